@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+/**
+ * The `paybatch` command. Each subcommand parses its arguments and calls one use
+ * case; this file owns the one top-level handler that turns errors into a clear
+ * message and an exit code.
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCode, PaybatchError } from '../errors.js';
+import { sandboxCommand } from './sandbox-command.js';
+
+export function buildProgram(): Command {
+  const program = new Command('paybatch')
+    .description('Batch payout file processor: validate payout CSVs, pay every row exactly once, follow and reconcile.')
+    .version('0.1.0')
+    .addCommand(sandboxCommand());
+  // Commands added whole do not inherit these settings: every command must throw
+  // instead of exiting, so that the handler below chooses the exit code.
+  for (const command of [program, ...program.commands]) command.exitOverride().showHelpAfterError();
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return process.exitCode === undefined ? ExitCode.ok : Number(process.exitCode);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    if (error instanceof PaybatchError) {
+      process.stderr.write(`paybatch: ${error.message}\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(`paybatch: unexpected error (a bug, please report it):\n${(error as Error).stack ?? String(error)}\n`);
+    return ExitCode.software;
+  }
+}
+
+const code = await main(process.argv);
+if (code !== ExitCode.ok) process.exit(code);

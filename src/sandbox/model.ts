@@ -1,0 +1,111 @@
+/**
+ * The sandbox's records and how they look on the wire.
+ *
+ * Glossary: a *transaction* pays one recipient from the client's balance; a
+ * *sender* is the client's customer, kept by `external_id` [2.2]; a *step* is
+ * the next scheduled change of a record, due at `next_at` on the sandbox clock.
+ */
+import type { Outcome } from './outcomes.js';
+import type { ReasonCode } from './reason-codes.js';
+import { REASON_CODES } from './reason-codes.js';
+
+/** [3.1] */
+export const TRANSACTION_STATES = [
+  'initial', 'verified', 'approved', 'pending', 'mispaid', 'received', 'processing',
+  'manual', 'paid', 'canceled', 'refunded', 'exception', 'error', 'stuck',
+] as const;
+export type TransactionState = (typeof TRANSACTION_STATES)[number];
+
+/** [3.3] */
+export const SENDER_STATES = ['initial', 'verified', 'approved', 'banned', 'rejected', 'disabled'] as const;
+export type SenderState = (typeof SENDER_STATES)[number];
+
+export type TransactionStep = 'expire' | 'receive' | 'process' | 'finish' | 'retry' | 'cancel' | 'refund';
+export type SenderStep = 'verify' | 'approve' | 'reject';
+
+export type Details = Record<string, string>;
+
+export interface TransactionRecord {
+  id: string;
+  external_id: string;
+  type: 'bank' | 'cash';
+  state: TransactionState;
+  reason_code: ReasonCode | null;
+  input_amount: string;
+  input_currency: string;
+  output_amount: string;
+  output_currency: string;
+  sender_id: string;
+  recipient: Details;
+  outcome: Outcome;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+  funded_at: number | null;
+  paid_at: number | null;
+  cancel_requested_at: number | null;
+  refunded_amount: string | null;
+  retries: number;
+  next_step: TransactionStep | null;
+  next_at: number | null;
+}
+
+export interface SenderRecord {
+  id: string;
+  external_id: string;
+  state: SenderState;
+  details: Details;
+  created_at: number;
+  updated_at: number;
+  next_step: SenderStep | null;
+  next_at: number | null;
+}
+
+/** States from which a cancellation can still stop the payout (so `may_cancel` is true). */
+const CANCELLABLE: ReadonlySet<TransactionState> = new Set([
+  'initial', 'verified', 'approved', 'pending', 'received', 'error', 'manual', 'exception',
+]);
+
+export const UNFUNDED: ReadonlySet<TransactionState> = new Set(['initial', 'verified', 'approved']);
+
+export function mayCancel(tx: TransactionRecord): boolean {
+  return CANCELLABLE.has(tx.state);
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function senderView(sender: SenderRecord): Record<string, unknown> {
+  return {
+    ...sender.details,
+    id: sender.id,
+    external_id: sender.external_id,
+    state: sender.state,
+    created_at: iso(sender.created_at),
+    updated_at: iso(sender.updated_at),
+  };
+}
+
+/** [2.5] and [D8]: the transaction object, with the sender in full. */
+export function transactionView(tx: TransactionRecord, sender: SenderRecord): Record<string, unknown> {
+  return {
+    id: tx.id,
+    external_id: tx.external_id,
+    type: tx.type,
+    state: tx.state,
+    state_reason: tx.reason_code ? REASON_CODES[tx.reason_code] : null,
+    state_reason_details: tx.reason_code ? { code: tx.reason_code } : null,
+    input_amount_in_cents: tx.input_amount,
+    input_currency: tx.input_currency,
+    output_amount_in_cents: tx.output_amount,
+    output_currency: tx.output_currency,
+    may_cancel: mayCancel(tx),
+    refunded_amount_in_cents: tx.refunded_amount,
+    sender: senderView(sender),
+    recipient: { ...tx.recipient },
+    created_at: iso(tx.created_at),
+    updated_at: iso(tx.updated_at),
+    expires_at: iso(tx.expires_at),
+    funded_at: iso(tx.funded_at),
+    paid_at: iso(tx.paid_at),
+  };
+}
