@@ -191,8 +191,10 @@ export class SandboxStore {
     const after = this.balance(currency) + delta;
     if (after < 0n) throw new Error(`balance of ${currency} would go negative`);
     this.statements.balanceSet.run(currency, after.toString());
-    const magnitude = delta < 0n ? -delta : delta;
-    this.statements.ledgerInsert.run(at, kind, transactionId, currency, magnitude.toString(), after.toString());
+    // Debits and credits are recorded as positive amounts (the kind says which way);
+    // an operator's adjustment keeps its sign, so the ledger alone sums to the balances.
+    const recorded = kind === 'adjustment' || delta >= 0n ? delta : -delta;
+    this.statements.ledgerInsert.run(at, kind, transactionId, currency, recorded.toString(), after.toString());
     return after;
   }
 
