@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { call, operator, testSandbox } from '../helpers/sandbox.js';
+import type { TestSandbox } from '../helpers/sandbox.js';
+import { createBody } from '../helpers/requests.js';
+
+describe('injected faults', () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+  });
+  afterAll(() => sandbox.stop());
+  beforeEach(async () => {
+    await operator(sandbox, 'DELETE', '/faults');
+  });
+
+  it('answers 500 and 503 at the configured rates without processing the request', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_500_rate: 1 });
+    const body = createBody('gbr');
+    const refused = await call(sandbox, 'POST', '/transactions', body);
+    expect(refused.status).toBe(500);
+    expect(refused.body.errors).toEqual(['service trouble (injected fault)']);
+    await operator(sandbox, 'PUT', '/faults', { http_500_rate: 0, http_503_rate: 1 });
+    expect((await call(sandbox, 'GET', '/corridors/GBR')).status).toBe(503);
+    expect((await operator(sandbox, 'GET', '/balances')).status).toBe(200);
+    await operator(sandbox, 'DELETE', '/faults');
+    expect((await call(sandbox, 'GET', `/transactions?external_id=${String(body.external_id)}`)).body).toEqual([]);
+  });
+
+  it('answers 429 with Retry-After', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_429_rate: 1, retry_after_s: 7 });
+    const answer = await call(sandbox, 'GET', '/corridors/GBR');
+    expect(answer.status).toBe(429);
+    expect(answer.headers.get('retry-after')).toBe('7');
+  });
+
+  it('adds latency from the configured range', async () => {
+    await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 120, max_ms: 150 } });
+    const started = performance.now();
+    expect((await call(sandbox, 'GET', '/corridors/GBR')).status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(115);
+  });
+
+  it('draws a fraction of requests, not all or none, at a fractional rate', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_503_rate: 0.5 });
+    const statuses = [];
+    for (let i = 0; i < 60; i++) statuses.push((await call(sandbox, 'GET', '/corridors/GBR')).status);
+    const refused = statuses.filter((s) => s === 503).length;
+    expect(refused).toBeGreaterThan(10);
+    expect(refused).toBeLessThan(50);
+  });
+
+  it('resets the connection after a create took effect: the transaction exists', async () => {
+    await operator(sandbox, 'PUT', '/faults', { reset_after_commit: { create: 1 } });
+    const body = createBody('gbr');
+    await expect(call(sandbox, 'POST', '/transactions', body)).rejects.toThrow();
+    await operator(sandbox, 'DELETE', '/faults');
+    const found = await call(sandbox, 'GET', `/transactions?external_id=${String(body.external_id)}`);
+    expect(found.body).toHaveLength(1);
+    const again = await call(sandbox, 'POST', '/transactions', body);
+    expect(again.status).toBe(422);
+    expect(again.body.meta.existing.transaction.id).toBe(found.body[0].id);
+  });
+
+  it('resets the connection after a fund took effect: debited once, and a second fund is refused', async () => {
+    const tx = (await call(sandbox, 'POST', '/transactions', createBody('gbr'))).body;
+    await operator(sandbox, 'PUT', '/faults', { reset_after_commit: { fund: 1 } });
+    await expect(call(sandbox, 'POST', `/transactions/${tx.id}/fund`)).rejects.toThrow();
+    await operator(sandbox, 'DELETE', '/faults');
+    expect((await call(sandbox, 'GET', `/transactions/${tx.id}`)).body.state).toBe('pending');
+    expect((await call(sandbox, 'POST', `/transactions/${tx.id}/fund`)).status).toBe(422);
+    const debits = (await operator(sandbox, 'GET', '/ledger')).body.filter((e: { transaction_id: string }) => e.transaction_id === tx.id);
+    expect(debits).toHaveLength(1);
+    expect(sandbox.logs.some((l) => /fund took effect; connection reset/.test(l))).toBe(true);
+  });
+
+  it('refuses a fault profile that is not valid, naming the key', async () => {
+    const answer = await operator(sandbox, 'PUT', '/faults', { http_500_rate: 3 });
+    expect(answer.status).toBe(422);
+    expect(answer.body.errors.faults[0]).toMatch(/http_500_rate/);
+  });
+});
