@@ -6,5 +6,7 @@ export interface ServiceEvent {
 }
 
 export interface EventSink {
+  /** Whether anyone listens for this event type; events nobody wants are not even built. */
+  wants(eventType: string): boolean;
   publish(event: ServiceEvent): void;
 }

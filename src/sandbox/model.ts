@@ -72,9 +72,31 @@ export function mayCancel(tx: TransactionRecord): boolean {
   return CANCELLABLE.has(tx.state);
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+let lastMs = Number.NaN;
+let lastIso = '';
+/** Many timestamps of one answer are equal (created = updated), so the last conversion is kept. */
+function iso(ms: number | null): string | null {
+  if (ms === null) return null;
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+/** Sender records are immutable (a change makes a new one), so each one's view is built once. */
+const senderViews = new WeakMap<SenderRecord, Record<string, unknown>>();
 
 export function senderView(sender: SenderRecord): Record<string, unknown> {
+  let view = senderViews.get(sender);
+  if (!view) {
+    view = buildSenderView(sender);
+    senderViews.set(sender, view);
+  }
+  return view;
+}
+
+function buildSenderView(sender: SenderRecord): Record<string, unknown> {
   return {
     ...sender.details,
     id: sender.id,

@@ -31,6 +31,7 @@ export type CorridorRecord = CorridorConfig & { active: boolean };
 
 const BLOCKED_SENDER: ReadonlySet<SenderState> = new Set(['rejected', 'banned', 'disabled']);
 const STEP_BATCH = 500;
+const MAX_STEPS_PER_RECORD = 16;
 
 export class SandboxService implements CorridorLookup {
   private readonly store: SandboxStore;
@@ -74,11 +75,10 @@ export class SandboxService implements CorridorLookup {
     return result;
   }
 
-  private raiseTransaction(tx: TransactionRecord, states: readonly TransactionState[]): void {
-    if (states.length === 0) return;
-    const sender = this.store.sender(tx.sender_id);
-    if (!sender) throw new Error(`sender ${tx.sender_id} of ${tx.id} is missing`);
-    const data = transactionView(tx, sender);
+  private raiseTransaction(tx: TransactionRecord, states: readonly TransactionState[], sender?: SenderRecord): void {
+    const wanted = (type: string): boolean => this.events.wants(type);
+    if (!states.some((s) => wanted(`transaction.${s}`) || (s === 'paid' && wanted('transaction.paid_out')))) return;
+    const data = this.view(tx, sender);
     for (const state of states) {
       this.pending.push({ eventType: `transaction.${state}`, objectId: tx.id, data });
       if (state === 'paid') this.pending.push({ eventType: 'transaction.paid_out', objectId: tx.id, data });
@@ -86,11 +86,12 @@ export class SandboxService implements CorridorLookup {
   }
 
   private raiseSender(sender: SenderRecord): void {
+    if (!this.events.wants(`sender.${sender.state}`)) return;
     this.pending.push({ eventType: `sender.${sender.state}`, objectId: sender.id, data: senderView(sender) });
   }
 
-  private view(tx: TransactionRecord): Record<string, unknown> {
-    const sender = this.store.sender(tx.sender_id);
+  private view(tx: TransactionRecord, known?: SenderRecord): Record<string, unknown> {
+    const sender = known ?? this.store.sender(tx.sender_id);
     if (!sender) throw new Error(`sender ${tx.sender_id} of ${tx.id} is missing`);
     return transactionView(tx, sender);
   }
@@ -170,8 +171,8 @@ export class SandboxService implements CorridorLookup {
         next_at: blocked ? null : at + this.config.funding_window_ms,
       };
       this.store.insertTransaction(tx);
-      this.raiseTransaction(tx, [tx.state]);
-      return { ...reply(201, this.view(tx)), resettable: 'create' as const };
+      this.raiseTransaction(tx, [tx.state], sender);
+      return { ...reply(201, this.view(tx, sender)), resettable: 'create' as const };
     });
   }
 
@@ -181,6 +182,7 @@ export class SandboxService implements CorridorLookup {
     const { external_id: _ignored, ...rest } = details;
     const known = this.store.senderByExternalId(externalId);
     if (known) {
+      if (sameDetails(known.details, rest)) return known;
       const updated = { ...known, details: rest, updated_at: at };
       this.store.saveSender(updated);
       return updated;
@@ -269,11 +271,17 @@ export class SandboxService implements CorridorLookup {
       this.saveSenderState(moved);
     }
     const transactions = this.store.dueTransactions(now, STEP_BATCH);
-    for (const tx of transactions) {
-      const result = applyTransactionStep(tx, tx.next_at as number, this.config.payout, this.random);
-      if (result.credit) this.store.moveBalance(result.tx.updated_at, 'credit', tx.input_currency, BigInt(result.credit), tx.id);
-      this.store.updateTransaction(result.tx);
-      this.raiseTransaction(result.tx, result.entered);
+    for (const due of transactions) {
+      // Steps due at the same moment (received, then processing) are applied in
+      // memory and written once; each still raises its own event with its own state.
+      let tx = due;
+      for (let steps = 0; tx.next_at !== null && tx.next_at <= now && steps < MAX_STEPS_PER_RECORD; steps++) {
+        const result = applyTransactionStep(tx, tx.next_at, this.config.payout, this.random);
+        if (result.credit) this.store.moveBalance(result.tx.updated_at, 'credit', tx.input_currency, BigInt(result.credit), tx.id);
+        tx = result.tx;
+        this.raiseTransaction(tx, result.entered);
+      }
+      this.store.updateTransaction(tx);
     }
     return senders.length + transactions.length;
   }
@@ -345,4 +353,9 @@ export class SandboxService implements CorridorLookup {
       return reply(200, senderView(moved));
     });
   }
+}
+
+function sameDetails(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }

@@ -10,7 +10,7 @@ import type { SenderRecord, TransactionRecord } from './model.js';
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE transactions (
      id TEXT PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, sender_id TEXT NOT NULL,
-     state TEXT NOT NULL, next_at INTEGER, doc TEXT NOT NULL);
+     state TEXT NOT NULL, next_at INTEGER, doc TEXT NOT NULL, recipient TEXT NOT NULL);
    CREATE INDEX transactions_next_at ON transactions(next_at) WHERE next_at IS NOT NULL;
    CREATE INDEX transactions_sender ON transactions(sender_id);
    CREATE TABLE senders (
@@ -67,13 +67,21 @@ export class SandboxStore {
 
   constructor(file = ':memory:') {
     this.db = new Database(file);
+    this.inMemory = file === ':memory:';
     if (file !== ':memory:') {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');
     }
     this.fresh = this.migrate();
     this.statements = this.prepare();
+    this.runAtomically = this.db.transaction((work: () => unknown) => work());
   }
+
+  private readonly inMemory: boolean;
+  /** Used nonces, when the database is in memory anyway: a Set is far cheaper than a B-tree insert. */
+  private readonly memoryNonces = new Set<string>();
+  /** Senders are read on every create and every answer but rarely change; cleared on any rollback. */
+  private readonly senderCache = new Map<string, SenderRecord>();
 
   /** True when this database was just created, so configuration seeds it. */
   readonly fresh: boolean;
@@ -94,15 +102,15 @@ export class SandboxStore {
   private prepare() {
     const db = this.db;
     return {
-      txById: db.prepare('SELECT doc FROM transactions WHERE id = ?').pluck(),
-      txByExternal: db.prepare('SELECT doc FROM transactions WHERE external_id = ?').pluck(),
-      txInsert: db.prepare('INSERT INTO transactions (id, external_id, sender_id, state, next_at, doc) VALUES (@id, @external_id, @sender_id, @state, @next_at, @doc)'),
+      txById: db.prepare('SELECT doc, recipient FROM transactions WHERE id = ?'),
+      txByExternal: db.prepare('SELECT doc, recipient FROM transactions WHERE external_id = ?'),
+      txInsert: db.prepare('INSERT INTO transactions (id, external_id, sender_id, state, next_at, doc, recipient) VALUES (@id, @external_id, @sender_id, @state, @next_at, @doc, @recipient)'),
       txUpdate: db.prepare('UPDATE transactions SET state = @state, next_at = @next_at, doc = @doc WHERE id = @id'),
-      txDue: db.prepare('SELECT doc FROM transactions WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, id LIMIT ?').pluck(),
-      txBySenderInState: db.prepare('SELECT doc FROM transactions WHERE sender_id = ? AND state = ?').pluck(),
-      txAll: db.prepare('SELECT doc FROM transactions ORDER BY rowid').pluck(),
+      txDue: db.prepare('SELECT doc, recipient FROM transactions WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, id LIMIT ?'),
+      txBySenderInState: db.prepare('SELECT doc, recipient FROM transactions WHERE sender_id = ? AND state = ?'),
+      txAll: db.prepare('SELECT doc, recipient FROM transactions ORDER BY rowid'),
       senderById: db.prepare('SELECT doc FROM senders WHERE id = ?').pluck(),
-      senderByExternal: db.prepare('SELECT doc FROM senders WHERE external_id = ?').pluck(),
+      senderIdByExternal: db.prepare('SELECT id FROM senders WHERE external_id = ?').pluck(),
       senderUpsert: db.prepare(`INSERT INTO senders (id, external_id, state, next_at, doc) VALUES (@id, @external_id, @state, @next_at, @doc)
         ON CONFLICT(id) DO UPDATE SET state = excluded.state, next_at = excluded.next_at, doc = excluded.doc`),
       senderDue: db.prepare('SELECT doc FROM senders WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, id LIMIT ?').pluck(),
@@ -112,7 +120,6 @@ export class SandboxStore {
       ledgerInsert: db.prepare('INSERT INTO ledger (at, kind, transaction_id, currency, amount, balance_after) VALUES (?, ?, ?, ?, ?, ?)'),
       ledgerAll: db.prepare('SELECT * FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?'),
       webhookInsert: db.prepare('INSERT INTO webhooks (id, event_type, uri, created_at) VALUES (@id, @event_type, @uri, @created_at)'),
-      webhookByType: db.prepare('SELECT * FROM webhooks WHERE event_type = ?'),
       webhookDelete: db.prepare('DELETE FROM webhooks WHERE id = ?'),
       webhooks: db.prepare('SELECT * FROM webhooks ORDER BY created_at, id'),
       deliveryInsert: db.prepare('INSERT INTO deliveries (at, webhook_id, event_type, object_id, uri, outcome, http_status, error) VALUES (@at, @webhook_id, @event_type, @object_id, @uri, @outcome, @http_status, @error)'),
@@ -123,9 +130,17 @@ export class SandboxStore {
     };
   }
 
+  /** One transaction wrapper, built once: better-sqlite3 builds new closures on every `db.transaction()` call. */
+  private readonly runAtomically: (work: () => unknown) => unknown;
+
   /** Runs `work` in one SQLite transaction: all of it happens, or none. */
   atomic<T>(work: () => T): T {
-    return this.db.transaction(work)();
+    try {
+      return this.runAtomically(work) as T;
+    } catch (error) {
+      this.senderCache.clear();
+      throw error;
+    }
   }
 
   close(): void {
@@ -133,43 +148,52 @@ export class SandboxStore {
   }
 
   transaction(id: string): TransactionRecord | undefined {
-    return parse(this.statements.txById.get(id));
+    return toTransaction(this.statements.txById.get(id) as TransactionRow | undefined);
   }
 
   transactionByExternalId(externalId: string): TransactionRecord | undefined {
-    return parse(this.statements.txByExternal.get(externalId));
+    return toTransaction(this.statements.txByExternal.get(externalId) as TransactionRow | undefined);
   }
 
   insertTransaction(tx: TransactionRecord): void {
-    this.statements.txInsert.run({ id: tx.id, external_id: tx.external_id, sender_id: tx.sender_id, state: tx.state, next_at: tx.next_at, doc: JSON.stringify(tx) });
+    const { recipient, ...rest } = tx;
+    this.statements.txInsert.run({ id: tx.id, external_id: tx.external_id, sender_id: tx.sender_id, state: tx.state, next_at: tx.next_at, doc: JSON.stringify(rest), recipient: JSON.stringify(recipient) });
   }
 
+  /** The recipient never changes after creation, so only the rest of the record is rewritten. */
   updateTransaction(tx: TransactionRecord): void {
-    this.statements.txUpdate.run({ id: tx.id, state: tx.state, next_at: tx.next_at, doc: JSON.stringify(tx) });
+    const { recipient: _unchanged, ...rest } = tx;
+    this.statements.txUpdate.run({ id: tx.id, state: tx.state, next_at: tx.next_at, doc: JSON.stringify(rest) });
   }
 
   dueTransactions(now: number, limit: number): TransactionRecord[] {
-    return (this.statements.txDue.all(now, limit) as string[]).map((doc) => JSON.parse(doc) as TransactionRecord);
+    return (this.statements.txDue.all(now, limit) as TransactionRow[]).map((row) => toTransaction(row) as TransactionRecord);
   }
 
   transactionsOfSenderInState(senderId: string, state: string): TransactionRecord[] {
-    return (this.statements.txBySenderInState.all(senderId, state) as string[]).map((doc) => JSON.parse(doc) as TransactionRecord);
+    return (this.statements.txBySenderInState.all(senderId, state) as TransactionRow[]).map((row) => toTransaction(row) as TransactionRecord);
   }
 
   *allTransactions(): Generator<TransactionRecord> {
-    for (const doc of this.statements.txAll.iterate()) yield JSON.parse(doc as string) as TransactionRecord;
+    for (const row of this.statements.txAll.iterate()) yield toTransaction(row as TransactionRow) as TransactionRecord;
   }
 
   sender(id: string): SenderRecord | undefined {
-    return parse(this.statements.senderById.get(id));
+    const cached = this.senderCache.get(id);
+    if (cached) return cached;
+    const sender = parse<SenderRecord>(this.statements.senderById.get(id));
+    if (sender) this.senderCache.set(sender.id, sender);
+    return sender;
   }
 
   senderByExternalId(externalId: string): SenderRecord | undefined {
-    return parse(this.statements.senderByExternal.get(externalId));
+    const id = this.statements.senderIdByExternal.get(externalId) as string | undefined;
+    return id === undefined ? undefined : this.sender(id);
   }
 
   saveSender(sender: SenderRecord): void {
     this.statements.senderUpsert.run({ id: sender.id, external_id: sender.external_id, state: sender.state, next_at: sender.next_at, doc: JSON.stringify(sender) });
+    this.senderCache.set(sender.id, sender);
   }
 
   dueSenders(now: number, limit: number): SenderRecord[] {
@@ -202,16 +226,27 @@ export class SandboxStore {
     return this.statements.ledgerAll.all(afterSeq, limit) as LedgerEntry[];
   }
 
+  /** Asked for every state change, so kept in memory; loaded once, then written through. */
+  private webhooksByType: Map<string, WebhookRecord> | undefined;
+
+  private registrations(): Map<string, WebhookRecord> {
+    this.webhooksByType ??= new Map(this.webhooks().map((w) => [w.event_type, w]));
+    return this.webhooksByType;
+  }
+
   insertWebhook(webhook: WebhookRecord): void {
     this.statements.webhookInsert.run(webhook);
+    this.registrations().set(webhook.event_type, webhook);
   }
 
   webhookForEvent(eventType: string): WebhookRecord | undefined {
-    return this.statements.webhookByType.get(eventType) as WebhookRecord | undefined;
+    return this.registrations().get(eventType);
   }
 
   deleteWebhook(id: string): boolean {
-    return this.statements.webhookDelete.run(id).changes > 0;
+    const deleted = this.statements.webhookDelete.run(id).changes > 0;
+    this.webhooksByType = undefined;
+    return deleted;
   }
 
   webhooks(): WebhookRecord[] {
@@ -228,17 +263,37 @@ export class SandboxStore {
 
   /** [D2] Records a nonce; false when it was already used. */
   useNonce(nonce: string): boolean {
-    return this.statements.nonceInsert.run(nonce).changes === 1;
+    if (!this.inMemory) return this.statements.nonceInsert.run(nonce).changes === 1;
+    if (this.memoryNonces.has(nonce)) return false;
+    this.memoryNonces.add(nonce);
+    return true;
   }
 
+  /** Settings are read on every request (clock offset, faults), so they are cached; this store is their only writer. */
+  private readonly settingsCache = new Map<string, unknown>();
+
   setting<T>(key: string): T | undefined {
-    const value = this.statements.settingGet.get(key) as string | undefined;
-    return value === undefined ? undefined : (JSON.parse(value) as T);
+    if (!this.settingsCache.has(key)) {
+      const value = this.statements.settingGet.get(key) as string | undefined;
+      this.settingsCache.set(key, value === undefined ? undefined : JSON.parse(value));
+    }
+    return this.settingsCache.get(key) as T | undefined;
   }
 
   setSetting(key: string, value: unknown): void {
     this.statements.settingSet.run(key, JSON.stringify(value));
+    this.settingsCache.set(key, value);
   }
+}
+
+interface TransactionRow {
+  doc: string;
+  recipient: string;
+}
+
+function toTransaction(row: TransactionRow | undefined): TransactionRecord | undefined {
+  if (!row) return undefined;
+  return { ...(JSON.parse(row.doc) as Omit<TransactionRecord, 'recipient'>), recipient: JSON.parse(row.recipient) as TransactionRecord['recipient'] };
 }
 
 function parse<T>(doc: unknown): T | undefined {

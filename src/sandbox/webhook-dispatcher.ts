@@ -29,6 +29,10 @@ export class WebhookDispatcher implements EventSink {
     private readonly log: (line: string) => void,
   ) {}
 
+  wants(eventType: string): boolean {
+    return !this.closed && this.store.webhookForEvent(eventType) !== undefined;
+  }
+
   publish(event: ServiceEvent): void {
     if (this.closed) return;
     const webhook = this.store.webhookForEvent(event.eventType);
