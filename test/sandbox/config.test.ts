@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { loadSandboxConfig, mergeDeep } from '../../src/sandbox/config.js';
@@ -9,6 +11,14 @@ describe('sandbox configuration', () => {
     expect(config.rates['USD/GBP']).toMatch(/^\d+\.\d+$/);
     expect(config.kyc.mode).toBe('waived');
     expect(config.funding_window_ms).toBe(3_600_000);
+  });
+
+  it('accepts every sandbox configuration shipped in fixtures/', () => {
+    const dir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+    const files = readdirSync(dir).filter((f) => /^sandbox-.*\.json$/.test(f));
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const file of files) expect(() => loadSandboxConfig({ file: `${dir}${file}` }), file).not.toThrow();
+    expect(loadSandboxConfig({ file: `${dir}sandbox-kyc-review.json` }).kyc.mode).toBe('review');
   });
 
   it('merges objects key by key and replaces arrays', () => {
