@@ -44,6 +44,10 @@ export async function startReceiver(secret: string, answer = 200): Promise<Recei
       deliveries
         .filter((d) => d.body.data?.id === id && d.body.event_type !== 'transaction.paid_out')
         .map((d) => String(d.body.event_type).replace('transaction.', '')),
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
