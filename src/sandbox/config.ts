@@ -3,10 +3,10 @@
  * user's file, then programmatic overrides. Validated at start; an error names
  * the file and the key.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import defaults from '../../config/sandbox.default.json' with { type: 'json' };
 import { ConfigError } from '../errors.js';
+import { describeIssues, mergeDeep, readJsonFile } from '../config/json.js';
 import { currencyDecimals, parseDecimal } from './money.js';
 
 const rate = z.number().min(0).max(1);
@@ -80,37 +80,6 @@ export const faultConfigSchema = faultsSchema;
 /** Partial at every depth: what a user file or a test may override. */
 export type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 export type SandboxConfigInput = DeepPartial<SandboxConfig>;
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Objects merge key by key; arrays and scalars replace. */
-export function mergeDeep(base: unknown, override: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(override)) return override === undefined ? base : override;
-  const merged: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) merged[key] = mergeDeep(base[key], value);
-  return merged;
-}
-
-/** Turns schema issues into one message per bad key, e.g. `faults.http_500_rate: ...`. */
-export function describeIssues(source: string, error: z.ZodError): string {
-  const lines = error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  return `${source} is not valid:\n${lines.join('\n')}`;
-}
-
-export function readJsonFile(file: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`cannot read ${what} ${file}: ${(error as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`${what} ${file} is not valid JSON: ${(error as Error).message}`);
-  }
-}
 
 export function loadSandboxConfig(options: { file?: string; overrides?: SandboxConfigInput } = {}): SandboxConfig {
   let raw: unknown = defaults;

@@ -4,7 +4,8 @@
  * corridors and faults, read the ledger and delivery log, and move time.
  */
 import type { FaultConfig, SandboxConfig } from './config.js';
-import { describeIssues, faultConfigSchema, mergeDeep } from './config.js';
+import { describeIssues, mergeDeep } from '../config/json.js';
+import { faultConfigSchema } from './config.js';
 import type { Reply } from './reply.js';
 import { failure, invalid, reply } from './reply.js';
 import { Router } from './router.js';

@@ -152,7 +152,9 @@ function checkCorridor(req: CreateRequest, corridors: CorridorLookup, out: Colle
   if (country === undefined || !isAlpha3Country(country) || out.errors.type || out.errors.input_currency_code || out.errors.output_currency_code) return;
   const serving = corridors.forCountry(country).filter((c) => c.type === req.type);
   const pair = `${req.input_currency_code} to ${req.output_currency_code}`;
-  const corridor = serving.find((c) => c.input_currency_codes.includes(req.input_currency_code) && c.output_currency_codes.includes(req.output_currency_code));
+  const candidates = serving.filter((c) => c.input_currency_codes.includes(req.input_currency_code) && c.output_currency_codes.includes(req.output_currency_code));
+  // A corridor that names the country wins over one for every country.
+  const corridor = candidates.find((c) => c.countries !== '*') ?? candidates[0];
   if (!corridor) {
     out.add('corridor', `no ${req.type} corridor to ${country} for ${pair}`);
     return;

@@ -2,7 +2,8 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { loadSandboxConfig, mergeDeep } from '../../src/sandbox/config.js';
+import { mergeDeep } from '../../src/config/json.js';
+import { loadSandboxConfig } from '../../src/sandbox/config.js';
 
 describe('sandbox configuration', () => {
   it('loads the defaults: corridors, rates and balances as data', () => {

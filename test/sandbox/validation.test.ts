@@ -81,6 +81,11 @@ describe('sandbox validation on create [2.1]-[2.4], [D5], [D6], [D12]', () => {
     expect(eurToNga.body.errors.corridor).toEqual(['no bank corridor to NGA for EUR to NGN']);
   });
 
+  it('prefers the corridor that names the country over the one for every country', async () => {
+    const ngaUsd = await call(sandbox, 'POST', '/transactions', createBody('ngaBank', { output_currency_code: 'USD' }));
+    expect(ngaUsd.status).toBe(201);
+  });
+
   it('requires the recipient fields of the corridor and checks their formats', async () => {
     const gbr = await call(sandbox, 'POST', '/transactions', createBody('gbr', { recipient: { sort_code: '', bank_account: '1234567' } }));
     expect(gbr.body.errors['recipient.sort_code']).toEqual(['is required for corridor gbr-bank']);

@@ -1,0 +1,24 @@
+/** The reader's and the row rules' options, from the configuration and the clock. */
+import type { Clock } from '../clock.js';
+import type { BatchConfig } from '../config/config.js';
+import { maxRowAmountMinor } from '../config/config.js';
+import type { RowRuleOptions } from '../validate/row-rules.js';
+import type { ReaderOptions } from './reader.js';
+
+export function readerOptions(batch: BatchConfig): ReaderOptions {
+  return {
+    delimiter: batch.delimiter === 'tab' ? '\t' : batch.delimiter,
+    columnMapping: batch.column_mapping,
+    maxFileBytes: batch.max_file_bytes,
+    maxRowCharacters: batch.max_row_characters,
+    maxColumns: batch.max_columns,
+  };
+}
+
+export function ruleOptions(batch: BatchConfig, clock: Clock): RowRuleOptions {
+  return {
+    today: new Date(clock.now()).toISOString().slice(0, 10),
+    decimalSeparator: batch.decimal_separator,
+    maxRowAmount: maxRowAmountMinor(batch),
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * A valid row becomes the exact body of `POST /transactions` [2.1]: sender and
+ * recipient objects without their column prefixes, the amount as a string of
+ * minor units, only the fields the row fills in.
+ */
+import type { RowFields } from '../validate/fields.js';
+import { RECIPIENT_FIELDS, SENDER_FIELDS } from '../validate/fields.js';
+
+export interface PayoutRequest {
+  external_id: string;
+  type: string;
+  input_currency_code: string;
+  output_currency_code: string;
+  output_amount_in_cents: string;
+  sender: Record<string, string>;
+  recipient: Record<string, string>;
+}
+
+function nested(values: RowFields, fields: readonly (keyof RowFields)[], prefix: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const field of fields) {
+    const value = values[field];
+    if (value) out[field.slice(prefix.length)] = value;
+  }
+  return out;
+}
+
+export function toPayoutRequest(values: RowFields, amountMinor: bigint): PayoutRequest {
+  return {
+    external_id: values.external_id as string,
+    type: values.type as string,
+    input_currency_code: values.input_currency_code as string,
+    output_currency_code: values.output_currency_code as string,
+    output_amount_in_cents: amountMinor.toString(),
+    sender: nested(values, SENDER_FIELDS, 'sender_'),
+    recipient: nested(values, RECIPIENT_FIELDS, 'recipient_'),
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * Reads a batch file as a stream: never held in memory whole. Bytes are hashed
+ * (SHA-256) and counted against the size limit, decoded as strict UTF-8, parsed
+ * by csv-parse, and yielded as rows keyed by batch column with the line each row
+ * starts on. Anything that makes the file unreadable as a batch is a
+ * BatchFileError naming the line.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable, pipeline } from 'node:stream';
+import { parse } from 'csv-parse';
+import type { Field, RowFields } from '../validate/fields.js';
+import type { ColumnPlan } from './columns.js';
+import { planColumns } from './columns.js';
+import type { Delimiter } from './delimiter.js';
+import { detectDelimiter } from './delimiter.js';
+import { countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
+import type { FileErrorCode } from './file-error.js';
+import { BatchFileError } from './file-error.js';
+
+export interface ReaderOptions {
+  delimiter: 'auto' | Delimiter;
+  columnMapping: Readonly<Record<string, string>>;
+  maxFileBytes: number;
+  maxRowCharacters: number;
+  maxColumns: number;
+}
+
+export interface BatchRow {
+  /** The line the row starts on; the header is line 1. */
+  line: number;
+  fields: RowFields;
+}
+
+export interface OpenedBatch {
+  delimiter: Delimiter;
+  columns: ColumnPlan;
+  rows: AsyncGenerator<BatchRow>;
+  /** SHA-256 of the file's bytes, once `rows` has been read to the end. */
+  sha256(): string;
+}
+
+interface ByteState {
+  hash: ReturnType<typeof createHash>;
+  bytes: number;
+  lines: number;
+}
+
+async function checkSize(path: string, maxFileBytes: number): Promise<void> {
+  let size: number;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new BatchFileError('file_unreadable', null, `${path} is not a regular file`);
+    size = info.size;
+  } catch (error) {
+    if (error instanceof BatchFileError) throw error;
+    throw new BatchFileError('file_unreadable', null, `cannot read the file: ${(error as Error).message}`);
+  }
+  if (size > maxFileBytes) throw tooLarge(size, maxFileBytes);
+  if (size === 0) throw new BatchFileError('empty_file', null, 'the file is empty');
+}
+
+const tooLarge = (size: number, max: number): BatchFileError =>
+  new BatchFileError('file_too_large', null, `the file is ${size} bytes, over the limit of ${max} bytes (batch.max_file_bytes)`);
+
+/** Leading bytes that continue a UTF-8 sequence begun in the previous chunk. */
+function continuationPrefix(chunk: Buffer): number {
+  let n = 0;
+  while (n < 3 && n < chunk.length && ((chunk[n] as number) & 0xc0) === 0x80) n += 1;
+  return n;
+}
+
+const newlinesBefore = (chunk: Buffer, end: number): number => {
+  let count = 0;
+  for (let i = 0; i < end; i++) if (chunk[i] === 0x0a) count += 1;
+  return count;
+};
+
+async function* textChunks(path: string, options: ReaderOptions, state: ByteState): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let first = true;
+  let last: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 }) as AsyncIterable<Buffer>) {
+    state.bytes += chunk.length;
+    if (state.bytes > options.maxFileBytes) throw tooLarge(state.bytes, options.maxFileBytes);
+    state.hash.update(chunk);
+    if (first) sniffStart(chunk);
+    first = false;
+    const nul = chunk.indexOf(0);
+    if (nul !== -1) {
+      throw new BatchFileError('binary_content', state.lines + newlinesBefore(chunk, nul), `line ${state.lines + newlinesBefore(chunk, nul)} contains a NUL byte: the file is binary, not CSV text`);
+    }
+    let text: string;
+    try {
+      text = decoder.decode(chunk, { stream: true });
+    } catch {
+      const offset = firstInvalidUtf8(chunk, continuationPrefix(chunk));
+      throw notUtf8Error(state.lines + newlinesBefore(chunk, offset < 0 ? chunk.length : offset), chunk);
+    }
+    state.lines += countLines(text);
+    last = chunk;
+    yield text;
+  }
+  try {
+    const rest = decoder.decode();
+    if (rest) yield rest;
+  } catch {
+    throw notUtf8Error(state.lines, last);
+  }
+}
+
+/** Reads text until the first line is complete, for the delimiter; returns it and what was read. */
+async function readFirstLine(chunks: AsyncIterator<string>, maxChars: number): Promise<{ firstLine: string; buffered: string }> {
+  let buffered = '';
+  for (;;) {
+    const newline = buffered.indexOf('\n');
+    if (newline !== -1) return { firstLine: buffered.slice(0, newline), buffered };
+    if (buffered.length > maxChars) throw new BatchFileError('row_too_large', 1, `the header line is longer than ${maxChars} characters (batch.max_row_characters)`);
+    const next = await chunks.next();
+    if (next.done) return { firstLine: buffered, buffered };
+    buffered += next.value;
+  }
+}
+
+const CSV_ERRORS: Record<string, FileErrorCode> = {
+  CSV_QUOTE_NOT_CLOSED: 'unclosed_quote',
+  CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: 'field_count',
+  CSV_MAX_RECORD_SIZE: 'row_too_large',
+  CSV_INVALID_CLOSING_QUOTE: 'invalid_quote',
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: 'invalid_quote',
+  CSV_INVALID_OPENING_QUOTE: 'invalid_quote',
+};
+
+/** csv-parse's errors, restated for a person, with the line. */
+function fileErrorFrom(error: unknown, rowStart: number, options: ReaderOptions): unknown {
+  if (error instanceof BatchFileError) return error;
+  const csv = error as { code?: string; lines?: number; message: string };
+  if (typeof csv.code !== 'string' || !csv.code.startsWith('CSV_')) return error;
+  const line = csv.lines ?? rowStart;
+  const code = CSV_ERRORS[csv.code] ?? 'csv_syntax';
+  switch (code) {
+    case 'unclosed_quote':
+      return new BatchFileError(code, rowStart, `line ${rowStart}: a quoted field opened in the row starting here is never closed (the file ends inside the quotes)`);
+    case 'field_count': {
+      const [, expected, got] = /expect (\d+), got (\d+)/.exec(csv.message) ?? [];
+      return new BatchFileError(code, line, `line ${line}: the row has ${got ?? 'a different number of'} fields, the header has ${expected ?? 'another number'}`);
+    }
+    case 'row_too_large':
+      return new BatchFileError(code, line, `line ${line}: a row is longer than ${options.maxRowCharacters} characters (batch.max_row_characters)`);
+    case 'invalid_quote':
+      return new BatchFileError(code, line, `line ${line}: a quote is misplaced; a quote inside a quoted field must be doubled ("")`);
+    default:
+      return new BatchFileError(code, line, `line ${line}: ${csv.message}`);
+  }
+}
+
+export async function openBatch(path: string, options: ReaderOptions): Promise<OpenedBatch> {
+  await checkSize(path, options.maxFileBytes);
+  const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
+  const chunks = textChunks(path, options, state);
+  const { firstLine, buffered } = await readFirstLine(chunks, options.maxRowCharacters);
+  const delimiter = options.delimiter === 'auto' ? detectDelimiter(firstLine) : options.delimiter;
+  const source = Readable.from((async function* () {
+    yield buffered;
+    yield* chunks;
+  })(), { objectMode: false, encoding: 'utf8' });
+  const parser = parse({
+    delimiter,
+    bom: true,
+    trim: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    info: true,
+    max_record_size: options.maxRowCharacters,
+  });
+  pipeline(source, parser, () => {});
+  const records = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number; empty_lines: number } }>;
+
+  let lastEnd = 0;
+  let lastEmpty = 0;
+  const next = async (): Promise<IteratorResult<{ record: string[]; info: { lines: number; empty_lines: number } }>> => {
+    try {
+      return await records.next();
+    } catch (error) {
+      throw fileErrorFrom(error, lastEnd + 1, options);
+    }
+  };
+
+  const header = await next();
+  if (header.done) throw new BatchFileError('empty_file', null, 'the file has no header and no rows');
+  lastEnd = header.value.info.lines;
+  lastEmpty = header.value.info.empty_lines;
+  const columns = planColumns(header.value.record, options.columnMapping, options.maxColumns);
+
+  async function* rows(): AsyncGenerator<BatchRow> {
+    let count = 0;
+    for (let item = await next(); !item.done; item = await next()) {
+      const { record, info } = item.value;
+      const line = lastEnd + 1 + (info.empty_lines - lastEmpty);
+      lastEnd = info.lines;
+      lastEmpty = info.empty_lines;
+      const fields: RowFields = {};
+      let empty = true;
+      for (let i = 0; i < record.length; i++) {
+        const value = (record[i] as string).trim();
+        if (value === '') continue;
+        empty = false;
+        const field = columns.fields[i];
+        if (field) fields[field as Field] = value;
+      }
+      if (empty) continue; // a row of empty cells, as spreadsheets leave at the end
+      count += 1;
+      yield { line, fields };
+    }
+    if (count === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
+  }
+
+  return { delimiter, columns, rows: rows(), sha256: () => state.hash.copy().digest('hex') };
+}

@@ -1,0 +1,68 @@
+/**
+ * paybatch's configuration: `paybatch.config.json` in the workspace, or the file
+ * given with --config. Validated at start; every bad key is named.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { describeIssues, readJsonFile } from './json.js';
+import { FIELDS } from '../validate/fields.js';
+import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
+
+const positive = z.number().int().positive();
+
+const batchSchema = z.strictObject({
+  /** `auto` detects comma, semicolon or tab from the header line. */
+  delimiter: z.enum(['auto', ',', ';', 'tab']).default('auto'),
+  decimal_separator: z.enum(['.', ',']).default('.'),
+  /** The file's own header (any case or spacing) to a batch column. */
+  column_mapping: z.record(z.string().min(1), z.enum(FIELDS, { message: 'must be a batch column name, such as recipient_iban' })).default({}),
+  max_file_bytes: positive.default(1024 * 1024 * 1024),
+  max_row_characters: positive.default(64 * 1024),
+  max_columns: positive.default(200),
+  /** Largest amount one row may pay, per output currency, in major units ("50000.00"). */
+  max_row_amount: z.record(z.string(), z.string()).default({}).superRefine((limits, ctx) => {
+    for (const [currency, amount] of Object.entries(limits)) {
+      const decimals = currencyDecimals(currency);
+      if (decimals === undefined) ctx.addIssue({ code: 'custom', path: [currency], message: 'not an ISO 4217 currency code' });
+      else if (!parseMajorAmount(amount, decimals).ok) ctx.addIssue({ code: 'custom', path: [currency], message: `"${amount}" is not a positive amount with at most ${decimals} decimals` });
+    }
+  }),
+  /** How many errors and warnings a report lists in detail; all are counted. */
+  max_reported_issues: positive.default(10_000),
+});
+
+export const configSchema = z.strictObject({
+  batch: batchSchema.default(() => batchSchema.parse({})),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type BatchConfig = Config['batch'];
+
+export const CONFIG_FILE_NAME = 'paybatch.config.json';
+
+/** The workspace folder: --home, else PAYBATCH_HOME, else ./paybatch-data. */
+export function workspaceHome(home: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return home ?? env.PAYBATCH_HOME ?? 'paybatch-data';
+}
+
+/** Loads --config FILE, else the workspace's paybatch.config.json if there is one, else the defaults. */
+export function loadConfig(options: { file?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+  const inWorkspace = join(workspaceHome(options.home, options.env), CONFIG_FILE_NAME);
+  const file = options.file ?? (existsSync(inWorkspace) ? inWorkspace : undefined);
+  const raw = file ? readJsonFile(file, 'configuration') : {};
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(describeIssues(`configuration ${file ?? '(defaults)'}`, parsed.error));
+  return parsed.data;
+}
+
+/** The per-row limits in minor units, for the row rules. */
+export function maxRowAmountMinor(batch: BatchConfig): Record<string, bigint> {
+  const limits: Record<string, bigint> = {};
+  for (const [currency, amount] of Object.entries(batch.max_row_amount)) {
+    const parsed = parseMajorAmount(amount, currencyDecimals(currency) as number);
+    if (parsed.ok) limits[currency] = parsed.minor;
+  }
+  return limits;
+}

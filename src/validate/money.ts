@@ -1,0 +1,58 @@
+/**
+ * Money as integer minor units [2.1], [8]: decimal strings become bigint without
+ * floating point, with ISO 4217 decimals (JPY 0, KWD 3, most 2).
+ */
+import currencyCodes from 'currency-codes';
+
+export function currencyDecimals(code: string): number | undefined {
+  if (!/^[A-Z]{3}$/.test(code)) return undefined;
+  return currencyCodes.code(code)?.digits;
+}
+
+export type AmountResult = { ok: true; minor: bigint } | { ok: false; code: string; message: string };
+
+/**
+ * "1234.56" in a currency of 2 decimals is 123456n. Trailing zeros beyond the
+ * currency's decimals are accepted (the value is still exact); any other extra
+ * digit is an error, never rounded away.
+ */
+export function parseMajorAmount(text: string, decimals: number, decimalSeparator: '.' | ',' = '.'): AmountResult {
+  const other = decimalSeparator === '.' ? ',' : '.';
+  if (text.startsWith('-')) return { ok: false, code: 'amount_not_positive', message: `the amount ${text} is negative; amounts must be positive` };
+  const pattern = decimalSeparator === '.' ? /^(\d+)(?:\.(\d+))?$/ : /^(\d+)(?:,(\d+))?$/;
+  const match = pattern.exec(text);
+  if (!match) {
+    const hint = text.includes(other) && /^[\d.,]+$/.test(text)
+      ? ` (the decimal separator is "${decimalSeparator}"; thousands separators are not allowed)`
+      : '';
+    return { ok: false, code: 'amount_invalid', message: `"${text}" is not a plain decimal amount${hint}` };
+  }
+  const whole = match[1] as string;
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > decimals) {
+    return { ok: false, code: 'amount_too_precise', message: `${text} has ${fraction.length} decimal places; the currency has ${decimals}` };
+  }
+  if (whole.length > 18) return { ok: false, code: 'amount_too_large', message: `${text} is too large` };
+  const minor = BigInt(whole + fraction.padEnd(decimals, '0'));
+  if (minor === 0n) return { ok: false, code: 'amount_not_positive', message: 'the amount must be greater than zero' };
+  return { ok: true, minor };
+}
+
+/** "123456" minor units, in minor units: digits only, positive. */
+export function parseMinorAmount(text: string): AmountResult {
+  if (!/^\d{1,18}$/.test(text)) {
+    return { ok: false, code: 'amount_invalid', message: `"${text}" is not a whole number of minor units` };
+  }
+  const minor = BigInt(text);
+  if (minor === 0n) return { ok: false, code: 'amount_not_positive', message: 'the amount must be greater than zero' };
+  return { ok: true, minor };
+}
+
+/** 123456n with 2 decimals is "1234.56"; exact, for people and reports. */
+export function formatMinor(minor: bigint, decimals: number): string {
+  const negative = minor < 0n;
+  const digits = (negative ? -minor : minor).toString().padStart(decimals + 1, '0');
+  const whole = decimals === 0 ? digits : digits.slice(0, -decimals);
+  const fraction = decimals === 0 ? '' : `.${digits.slice(-decimals)}`;
+  return `${negative ? '-' : ''}${whole}${fraction}`;
+}

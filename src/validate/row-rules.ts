@@ -1,0 +1,181 @@
+/**
+ * The rules for one row [2.1]-[2.4]: pure, no I/O, every error collected. The
+ * result carries the row's values normalised (IBAN without spaces, codes in
+ * upper case, phones without separators) and its amount in minor units.
+ */
+import type { Corridor } from './corridors.js';
+import { describeCorridors, findCorridor } from './corridors.js';
+import { checkCorridorFields } from './corridor-checks.js';
+import type { Field, RowFields } from './fields.js';
+import { alpha2Of, isEmail, isIpAddress, isRealDate, phoneFacts } from './formats.js';
+import type { FieldIssue } from './issue.js';
+import { Findings } from './findings.js';
+import { currencyDecimals, formatMinor, parseMajorAmount, parseMinorAmount } from './money.js';
+import { ibanElectronic } from './bank-accounts.js';
+
+export interface RowRuleOptions {
+  /** Today, YYYY-MM-DD: birth dates must be before it. */
+  today: string;
+  decimalSeparator: '.' | ',';
+  /** Largest amount a row may pay, per output currency, in minor units. */
+  maxRowAmount: Readonly<Record<string, bigint>>;
+  corridors?: readonly Corridor[];
+}
+
+export interface RowVerdict {
+  errors: FieldIssue[];
+  warnings: FieldIssue[];
+  /** The row's values, normalised; meaningful when there is no error. */
+  values: RowFields;
+  amountMinor: bigint | null;
+  corridor: Corridor | null;
+}
+
+const ENUMS: Partial<Record<Field, readonly string[]>> = {
+  type: ['bank', 'cash'],
+  sender_type: ['person', 'business'],
+  sender_gender: ['male', 'female'],
+  sender_identification_type: ['driving_license', 'passport', 'other'],
+  recipient_type: ['person', 'business'],
+  recipient_gender: ['male', 'female'],
+  recipient_bank_account_type: ['current', 'savings'],
+};
+
+const UPPER_CASE: readonly Field[] = ['input_currency_code', 'output_currency_code', 'sender_country_code', 'recipient_country_code', 'recipient_bic'];
+const PHONES: readonly Field[] = ['sender_phone_number', 'recipient_phone_number'];
+
+/** How people write values in spreadsheets, brought to the form the API takes. */
+export function normalise(fields: RowFields): RowFields {
+  const values: RowFields = { ...fields };
+  for (const field of Object.keys(ENUMS) as Field[]) if (values[field]) values[field] = (values[field] as string).toLowerCase();
+  for (const field of UPPER_CASE) if (values[field]) values[field] = (values[field] as string).toUpperCase().replace(/\s+/g, '');
+  for (const field of PHONES) if (values[field]) values[field] = (values[field] as string).replace(/[\s().-]+/g, '');
+  if (values.recipient_iban) values.recipient_iban = ibanElectronic(values.recipient_iban);
+  if (values.recipient_sort_code) values.recipient_sort_code = values.recipient_sort_code.replace(/[\s-]+/g, '');
+  if (values.recipient_bank_account) values.recipient_bank_account = values.recipient_bank_account.replace(/\s+/g, '');
+  return values;
+}
+
+function checkRequired(v: RowFields, fields: readonly Field[], out: Findings): void {
+  for (const field of fields) if (!v[field]) out.error(field, 'required', `${field} is required`);
+}
+
+function checkEnums(v: RowFields, out: Findings): void {
+  for (const [field, allowed] of Object.entries(ENUMS) as [Field, readonly string[]][]) {
+    const value = v[field];
+    if (value && !allowed.includes(value)) out.error(field, 'invalid_value', `${field} must be one of ${allowed.join(', ')}`);
+  }
+}
+
+function checkDates(v: RowFields, today: string, out: Findings): void {
+  for (const field of ['sender_birth_date', 'recipient_birth_date'] as const) {
+    const value = v[field];
+    if (!value) continue;
+    if (!isRealDate(value)) out.error(field, 'invalid_date', `${field} must be a real date written YYYY-MM-DD`);
+    else if (value >= today) out.error(field, 'date_not_in_past', `${field} must be in the past`);
+  }
+  const expiry = v.sender_identification_expiry;
+  if (expiry && !isRealDate(expiry)) out.error('sender_identification_expiry', 'invalid_date', 'sender_identification_expiry must be a real date written YYYY-MM-DD');
+  else if (expiry && expiry < today) out.warn('sender_identification_expiry', 'identification_expired', `the sender's identification expired on ${expiry}`);
+}
+
+function checkCountries(v: RowFields, out: Findings): void {
+  for (const field of ['sender_country_code', 'recipient_country_code'] as const) {
+    const value = v[field];
+    if (value && !alpha2Of(value)) out.error(field, 'invalid_country', `${field} must be an ISO 3166-1 alpha-3 country code, such as GBR or NGA`);
+  }
+}
+
+function checkContacts(v: RowFields, out: Findings): void {
+  for (const field of ['sender_email', 'recipient_email'] as const) {
+    if (v[field] && !isEmail(v[field] as string)) out.error(field, 'invalid_email', `${field} is not a well-formed email address`);
+  }
+  if (v.sender_ip && !isIpAddress(v.sender_ip)) out.error('sender_ip', 'invalid_ip', 'sender_ip is not a valid IPv4 or IPv6 address');
+  if (v.sender_identification_type && !v.sender_identification_number) {
+    out.error('sender_identification_number', 'required', 'sender_identification_number is required when sender_identification_type is given');
+  }
+  if (v.external_id && v.external_id.length > 255) out.error('external_id', 'too_long', 'external_id must be at most 255 characters');
+}
+
+function checkPhones(v: RowFields, out: Findings): void {
+  const sender = v.sender_phone_number;
+  if (sender) {
+    const facts = phoneFacts(sender);
+    if (!facts.e164) out.error('sender_phone_number', 'phone_not_e164', 'sender_phone_number must be in E.164 format: + and the country code, e.g. +447700900123');
+    else if (!facts.valid) out.error('sender_phone_number', 'phone_invalid', 'sender_phone_number is not a valid phone number');
+  }
+  const isPerson = (v.recipient_type ?? 'person') === 'person';
+  const recipient = v.recipient_phone_number;
+  if (!recipient) {
+    if (isPerson) out.error('recipient_phone_number', 'required', 'recipient_phone_number is required for a person recipient');
+    return;
+  }
+  const facts = phoneFacts(recipient);
+  const region = v.recipient_country_code ? alpha2Of(v.recipient_country_code) : undefined;
+  if (!facts.e164) out.error('recipient_phone_number', 'phone_not_e164', 'recipient_phone_number must be in international format: + and the country code');
+  else if (!facts.valid) out.error('recipient_phone_number', 'phone_invalid', 'recipient_phone_number is not a valid phone number');
+  else if (region && facts.region !== region) {
+    out.error('recipient_phone_number', 'phone_wrong_country', `recipient_phone_number is not a number of ${v.recipient_country_code}`);
+  }
+}
+
+function checkAmount(v: RowFields, options: RowRuleOptions, out: Findings): bigint | null {
+  for (const field of ['input_currency_code', 'output_currency_code'] as const) {
+    if (v[field] && currencyDecimals(v[field] as string) === undefined) out.error(field, 'invalid_currency', `${field} must be an ISO 4217 currency code, such as USD`);
+  }
+  if (v.output_amount && v.output_amount_in_cents) {
+    out.error('output_amount', 'amount_ambiguous', 'give the amount in only one of output_amount and output_amount_in_cents');
+    return null;
+  }
+  if (!v.output_amount && !v.output_amount_in_cents) {
+    out.error('output_amount', 'required', 'the amount is required, in output_amount or output_amount_in_cents');
+    return null;
+  }
+  const decimals = v.output_currency_code ? currencyDecimals(v.output_currency_code) : undefined;
+  const field = v.output_amount ? 'output_amount' : 'output_amount_in_cents';
+  if (field === 'output_amount' && decimals === undefined) return null;
+  const parsed = field === 'output_amount'
+    ? parseMajorAmount(v.output_amount as string, decimals as number, options.decimalSeparator)
+    : parseMinorAmount(v.output_amount_in_cents as string);
+  if (!parsed.ok) {
+    out.error(field, parsed.code, `${field}: ${parsed.message}`);
+    return null;
+  }
+  const limit = v.output_currency_code ? options.maxRowAmount[v.output_currency_code] : undefined;
+  if (limit !== undefined && parsed.minor > limit) {
+    const shown = decimals === undefined ? limit.toString() : formatMinor(limit, decimals);
+    out.error(field, 'amount_over_limit', `the amount is over the configured maximum per row of ${shown} ${v.output_currency_code}`);
+  }
+  return parsed.minor;
+}
+
+function resolveCorridor(v: RowFields, options: RowRuleOptions, out: Findings): Corridor | null {
+  if (!v.recipient_country_code || !v.type || !v.input_currency_code || !v.output_currency_code) return null;
+  if (['type', 'recipient_country_code', 'input_currency_code', 'output_currency_code'].some((f) => out.hasError(f))) return null;
+  const query = { country: v.recipient_country_code, type: v.type, input: v.input_currency_code, output: v.output_currency_code };
+  const corridor = findCorridor(query, options.corridors);
+  if (!corridor) {
+    out.error('recipient_country_code', 'no_corridor',
+      `no corridor pays ${v.type} to ${query.country} from ${query.input} to ${query.output}; the corridors are: ${describeCorridors(options.corridors)}`);
+    return null;
+  }
+  return corridor;
+}
+
+export function validateRow(fields: RowFields, options: RowRuleOptions): RowVerdict {
+  const values = normalise(fields);
+  const out = new Findings();
+  checkRequired(values, ['external_id', 'type', 'input_currency_code', 'output_currency_code'], out);
+  checkRequired(values, ['sender_external_id', 'sender_type', 'sender_first_name', 'sender_last_name', 'sender_birth_date', 'sender_country_code', 'sender_phone_number'], out);
+  checkRequired(values, ['recipient_first_name', 'recipient_last_name', 'recipient_country_code'], out);
+  checkEnums(values, out);
+  checkDates(values, options.today, out);
+  checkCountries(values, out);
+  checkContacts(values, out);
+  checkPhones(values, out);
+  const amountMinor = checkAmount(values, options, out);
+  const corridor = resolveCorridor(values, options, out);
+  checkCorridorFields(values, corridor, out);
+  return { errors: out.errors, warnings: out.warnings, values, amountMinor, corridor };
+}
+
