@@ -27,9 +27,12 @@ export function sniffStart(head: Buffer): void {
   if (zeros > 0 && evenZeros > sample.length / 4) {
     throw new BatchFileError('not_utf8', 1, `the file looks like UTF-16 text without a byte order mark, not UTF-8. ${RESAVE}.`);
   }
-  if (zeros > 0 || controls > sample.length / 100 + 2) {
-    throw new BatchFileError('binary_content', 1, 'the file is binary (it contains NUL or control bytes), not a CSV text file: was a spreadsheet (.xlsx) or an archive renamed to .csv?');
-  }
+  // NUL bytes are left to the reader, which can tell their line.
+  if (controls > sample.length / 100 + 2) throw binaryError(1);
+}
+
+export function binaryError(line: number): BatchFileError {
+  return new BatchFileError('binary_content', line, `line ${line} has NUL or control bytes: the file is binary, not CSV text (was a spreadsheet (.xlsx) or an archive renamed to .csv?)`);
 }
 
 /** Offset of the first byte that breaks UTF-8, or -1. `start` skips bytes that continue a sequence of the previous chunk. */

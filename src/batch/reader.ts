@@ -15,7 +15,7 @@ import type { ColumnPlan } from './columns.js';
 import { planColumns } from './columns.js';
 import type { Delimiter } from './delimiter.js';
 import { detectDelimiter } from './delimiter.js';
-import { countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
+import { binaryError, countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
 import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
 
@@ -88,9 +88,7 @@ async function* textChunks(path: string, options: ReaderOptions, state: ByteStat
     if (first) sniffStart(chunk);
     first = false;
     const nul = chunk.indexOf(0);
-    if (nul !== -1) {
-      throw new BatchFileError('binary_content', state.lines + newlinesBefore(chunk, nul), `line ${state.lines + newlinesBefore(chunk, nul)} contains a NUL byte: the file is binary, not CSV text`);
-    }
+    if (nul !== -1) throw binaryError(state.lines + newlinesBefore(chunk, nul));
     let text: string;
     try {
       text = decoder.decode(chunk, { stream: true });

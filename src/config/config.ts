@@ -19,6 +19,7 @@ const batchSchema = z.strictObject({
   /** The file's own header (any case or spacing) to a batch column. */
   column_mapping: z.record(z.string().min(1), z.enum(FIELDS, { message: 'must be a batch column name, such as recipient_iban' })).default({}),
   max_file_bytes: positive.default(1024 * 1024 * 1024),
+  /** Characters in the fields of one row (delimiters not counted), the header included. */
   max_row_characters: positive.default(64 * 1024),
   max_columns: positive.default(200),
   /** Largest amount one row may pay, per output currency, in major units ("50000.00"). */

@@ -15,8 +15,8 @@ export function checkIban(iban: string): IbanVerdict {
   const E = ValidationErrorsIBAN;
   if (codes.includes(E.NoIBANCountry)) return 'country_unknown';
   if (codes.includes(E.WrongBBANLength)) return 'length';
-  if (codes.includes(E.WrongIBANChecksum) || codes.includes(E.WrongAccountBankBranchChecksum)) return 'checksum';
-  return 'format';
+  if (codes.includes(E.WrongBBANFormat) || codes.includes(E.ChecksumNotNumber)) return 'format';
+  return 'checksum';
 }
 
 /** Spaces and lower case as people write IBANs, removed: the electronic format. */

@@ -9,6 +9,9 @@ export function currencyDecimals(code: string): number | undefined {
   return currencyCodes.code(code)?.digits;
 }
 
+/** 18 digits of minor units: what the service accepts, and what fits a signed 64-bit integer. */
+export const MAX_MINOR_UNITS = 999_999_999_999_999_999n;
+
 export type AmountResult = { ok: true; minor: bigint } | { ok: false; code: string; message: string };
 
 /**
@@ -32,8 +35,8 @@ export function parseMajorAmount(text: string, decimals: number, decimalSeparato
   if (fraction.length > decimals) {
     return { ok: false, code: 'amount_too_precise', message: `${text} has ${fraction.length} decimal places; the currency has ${decimals}` };
   }
-  if (whole.length > 18) return { ok: false, code: 'amount_too_large', message: `${text} is too large` };
   const minor = BigInt(whole + fraction.padEnd(decimals, '0'));
+  if (minor > MAX_MINOR_UNITS) return { ok: false, code: 'amount_too_large', message: `${text} is too large` };
   if (minor === 0n) return { ok: false, code: 'amount_not_positive', message: 'the amount must be greater than zero' };
   return { ok: true, minor };
 }

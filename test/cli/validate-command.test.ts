@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
+const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/templates/${name}`, import.meta.url));
+
+describe('paybatch validate', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'paybatch-validate-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const noWorkspace = { PAYBATCH_HOME: join(tmp, 'no-workspace') };
+
+  it.each(['gbr-bank.csv', 'eur-iban-bank.csv', 'global-usd-bank.csv', 'nga-bank.csv', 'nga-cash.csv'])('exits 0 for the template %s', async (name) => {
+    const result = await runCli(['validate', template(name)], { env: noWorkspace });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/rows, \d+ valid, 0 invalid, 0 warnings/);
+  });
+
+  it('exits 1 with a table of every error and the totals of the valid rows', async () => {
+    const result = await runCli(['validate', fixture('mixed.csv')], { env: noWorkspace });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/5 rows, 1 valid, 4 invalid, 2 warnings/);
+    expect(result.stdout).toMatch(/Warnings \(2\)[\s\S]*\n\s+5\s+sender_external_id\s+sender_details_differ\s+sender SND-0002 has other details than on line 3/);
+    expect(result.stdout).toMatch(/LINE\s+COLUMN\s+CODE\s+MESSAGE/);
+    expect(result.stdout).toMatch(/\n\s+2\s+external_id\s+duplicate_external_id\s+external_id MIX-1 is also on line 5/);
+    expect(result.stdout).toMatch(/\n\s+3\s+recipient_bank_account\s+uk_modulus_check_failed/);
+    expect(result.stdout).toMatch(/\n\s+3\s+sender_birth_date\s+invalid_date/);
+    expect(result.stdout).toMatch(/\n\s+4\s+output_amount\s+amount_too_precise/);
+    expect(result.stdout).toMatch(/GBP\s+7\.50\s+\(750 minor units\)/);
+  });
+
+  it('prints the documented JSON with --json', async () => {
+    const result = await runCli(['validate', fixture('mixed.csv'), '--json'], { env: noWorkspace });
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ file: fixture('mixed.csv'), rows: 5, valid: 1, invalid: 4, totals: { GBP: '750' }, error_count: 5, warning_count: 2, truncated: false });
+    expect(report.warnings.map((w: { line: number; code: string }) => `${w.line}:${w.code}`)).toEqual(['5:sender_details_differ', '6:sender_details_differ']);
+    expect(report.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.errors.map((e: { line: number; code: string }) => `${e.line}:${e.code}`)).toEqual([
+      '2:duplicate_external_id', '3:uk_modulus_check_failed', '3:invalid_date', '4:amount_too_precise', '5:duplicate_external_id',
+    ]);
+    for (const error of report.errors) expect(Object.keys(error).sort()).toEqual(['code', 'column', 'line', 'message']);
+  });
+
+  it('exits 2 when the file cannot be read as a batch, naming the line', async () => {
+    const text = await runCli(['validate', fixture('windows-1252.csv')], { env: noWorkspace });
+    expect(text.code).toBe(2);
+    expect(text.stderr).toMatch(/windows-1252\.csv, line 3: cannot be read as a batch \(not_utf8\)/);
+    const json = await runCli(['validate', fixture('field-count.csv'), '--json'], { env: noWorkspace });
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ file: fixture('field-count.csv'), sha256: expect.stringMatching(/^[0-9a-f]{64}$/), error: { code: 'field_count', line: 3, message: 'line 3: the row has 34 fields, the header has 33' } });
+    const missing = await runCli(['validate', join(tmp, 'nope.csv'), '--json'], { env: noWorkspace });
+    expect(missing.code).toBe(2);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ sha256: null, error: { code: 'file_unreadable' } });
+  });
+
+  it('reads the column mapping from --config, and from the workspace\'s paybatch.config.json', async () => {
+    const mapping = { batch: { column_mapping: { 'Payment Ref': 'external_id', 'beneficiary sort code': 'recipient_sort_code' } } };
+    const config = join(tmp, 'mapping.json');
+    writeFileSync(config, JSON.stringify(mapping));
+    expect((await runCli(['validate', fixture('own-headers.csv')], { env: noWorkspace })).code).toBe(2);
+    expect((await runCli(['validate', fixture('own-headers.csv'), '--config', config], { env: noWorkspace })).code).toBe(0);
+    const home = join(tmp, 'workspace');
+    (await import('node:fs')).mkdirSync(home);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify(mapping));
+    expect((await runCli(['validate', fixture('own-headers.csv'), '--home', home])).code).toBe(0);
+    expect((await runCli(['validate', fixture('own-headers.csv')], { env: { PAYBATCH_HOME: home } })).code).toBe(0);
+  });
+
+  it('exits 78 on a bad configuration, naming every bad key', async () => {
+    const config = join(tmp, 'bad.json');
+    writeFileSync(config, JSON.stringify({ batch: { delimiter: '|', max_row_amount: { GBP: '1.234', XYZ: '5' }, column_mapping: { IBAN: 'iban' } }, nonsense: 1 }));
+    const result = await runCli(['validate', fixture('valid-lf.csv'), '--config', config]);
+    expect(result.code).toBe(78);
+    for (const key of ['batch.delimiter', 'batch.max_row_amount.GBP', 'batch.max_row_amount.XYZ', 'batch.column_mapping.IBAN', 'nonsense']) {
+      expect(result.stderr).toContain(key);
+    }
+  });
+
+  it('exits 64 without a file', async () => {
+    expect((await runCli(['validate'])).code).toBe(64);
+  });
+});
