@@ -1,8 +1,9 @@
 /**
- * Streams a batch's rows through the row rules and the rules across rows. Yields
- * one verdict per row, and a late finding when a later row makes an earlier one
- * invalid (a duplicate external_id), so that a consumer never needs the whole
- * file in memory.
+ * Checks a batch's rows with the row rules and the rules across rows: one
+ * verdict per row as it is read, then, once the file is read, the findings
+ * across rows (duplicate external ids make rows invalid after all). A consumer
+ * never needs the whole file in memory, but treats a row as provisional until
+ * `finish()`.
  */
 import type { FieldIssue, Issue } from '../validate/issue.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
@@ -14,46 +15,61 @@ import { toPayoutRequest } from './payout-request.js';
 import type { BatchRow } from './reader.js';
 
 export interface RowChecked {
-  kind: 'row';
   line: number;
   errors: Issue[];
   warnings: Issue[];
-  /** The request body when the row is valid (so far: a later duplicate may still invalidate it). */
-  request: PayoutRequest | null;
+  /** True when the row is valid so far (a duplicate found at the end may still invalidate it). */
+  valid: boolean;
+  /** The request body of a valid row, built on demand (validation alone never needs it). */
+  request(): PayoutRequest;
   /** Minor units and output currency, when the amount itself is valid. */
   amount: { minor: bigint; currency: string } | null;
 }
 
-export interface EarlierRowInvalid {
-  kind: 'earlier';
+/** Found across rows once the whole file is read; an error makes that row invalid after all. */
+export interface LateFinding {
   line: number;
-  error: Issue;
+  severity: 'error' | 'warning';
+  issue: Issue;
 }
 
-export type CheckEvent = RowChecked | EarlierRowInvalid;
+export class RowChecker {
+  private readonly batch = new BatchRules();
 
-export async function* checkRows(rows: AsyncIterable<BatchRow>, columns: ColumnPlan, options: RowRuleOptions): AsyncGenerator<CheckEvent> {
-  const batch = new BatchRules();
-  const locate = (line: number) => (issue: FieldIssue): Issue => ({
-    line,
-    column: columns.labels[issue.field as keyof ColumnPlan['labels']] ?? issue.field,
-    code: issue.code,
-    message: issue.message,
-  });
-  for await (const { line, fields } of rows) {
-    const verdict = validateRow(fields, options);
-    const across = batch.check(line, verdict.values, verdict.amountMinor);
-    const errors = [...verdict.errors, ...across.errors].map(locate(line));
-    const warnings = [...verdict.warnings, ...across.warnings].map(locate(line));
+  constructor(
+    private readonly columns: ColumnPlan,
+    private readonly options: RowRuleOptions,
+  ) {}
+
+  private locate(line: number, issue: FieldIssue): Issue {
+    return { line, column: this.columns.labels[issue.field as keyof ColumnPlan['labels']] ?? issue.field, code: issue.code, message: issue.message };
+  }
+
+  check({ line, fields }: BatchRow): RowChecked {
+    const verdict = validateRow(fields, this.options);
+    const senderWarnings = this.batch.check(line, verdict.values, verdict.amountMinor);
+    const errors = verdict.errors.map((issue) => this.locate(line, issue));
+    const warnings = [...verdict.warnings, ...senderWarnings].map((issue) => this.locate(line, issue));
     const valid = errors.length === 0 && verdict.amountMinor !== null;
-    yield {
-      kind: 'row',
+    const currency = verdict.values.output_currency_code;
+    return {
       line,
       errors,
       warnings,
-      request: valid ? toPayoutRequest(verdict.values, verdict.amountMinor as bigint) : null,
-      amount: verdict.amountMinor !== null && verdict.values.output_currency_code ? { minor: verdict.amountMinor, currency: verdict.values.output_currency_code } : null,
+      valid,
+      request: () => {
+        if (!valid) throw new Error(`line ${line} is not valid: it has no request`);
+        return toPayoutRequest(verdict.values, verdict.amountMinor as bigint);
+      },
+      amount: verdict.amountMinor !== null && currency ? { minor: verdict.amountMinor, currency } : null,
     };
-    for (const earlier of across.earlier) yield { kind: 'earlier', line: earlier.line, error: locate(earlier.line)(earlier.issue) };
+  }
+
+  finish(): LateFinding[] {
+    const across = this.batch.finish();
+    return [
+      ...across.errors.map(({ line, issue }) => ({ line, severity: 'error' as const, issue: this.locate(line, issue) })),
+      ...across.warnings.map(({ line, issue }) => ({ line, severity: 'warning' as const, issue: this.locate(line, issue) })),
+    ];
   }
 }

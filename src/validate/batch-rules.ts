@@ -1,37 +1,23 @@
 /**
  * Rules across the rows of one file: the same external_id twice is an error on
- * both lines; the same recipient account and amount twice is a warning
- * (repeated payouts are legitimate); the same sender with different details is a
- * warning. Memory stays small for a million rows: ids are kept exactly, the
- * rest as compact fingerprints.
+ * every line that has it; the same recipient account and amount twice is a
+ * warning (repeated payouts are legitimate); the same sender with different
+ * details is a warning.
+ *
+ * Memory stays small for a million rows: each row leaves 96-bit fingerprints and
+ * its line in typed arrays (about 25 bytes), and duplicates are found by one sort
+ * when the file ends. So duplicate findings arrive at the end, for earlier rows
+ * too: a consumer treats every row as provisional until the file is read.
  */
 import type { RowFields } from './fields.js';
 import { SENDER_FIELDS } from './fields.js';
 import type { FieldIssue } from './issue.js';
 import { fieldIssue } from './issue.js';
+import { U32Column, U8Column, equalGroups, fingerprint96 } from './row-columns.js';
 
-export interface LaterFinding {
-  /** An earlier line that this row makes invalid. */
+export interface LineFinding {
   line: number;
   issue: FieldIssue;
-}
-
-export interface BatchFindings {
-  errors: FieldIssue[];
-  warnings: FieldIssue[];
-  earlier: LaterFinding[];
-}
-
-/** 53-bit FNV-1a style fingerprint: two 32-bit lanes, fast and compact. */
-export function fingerprint(text: string): number {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
 }
 
 /** Who receives the money: the account (or the pickup phone) the row pays to. */
@@ -42,49 +28,64 @@ export function payeeKey(v: RowFields): string {
 }
 
 export class BatchRules {
-  private readonly externalIds = new Map<string, number>();
-  private readonly flagged = new Set<number>();
-  private readonly payouts = new Map<number, number>();
+  private readonly lines = new U32Column();
+  private readonly idA = new U32Column();
+  private readonly idB = new U32Column();
+  private readonly idC = new U32Column();
+  private readonly payA = new U32Column();
+  private readonly payB = new U32Column();
+  /** Bit 1: the row has an external_id; bit 2: it has a valid amount (so it can repeat a payout). */
+  private readonly flags = new U8Column();
+  /** Sender id to the first line and a fingerprint of its details (senders repeat: few entries). */
   private readonly senders = new Map<string, { line: number; details: number }>();
 
-  /** `values` are the row's normalised values; `amount` its minor units, when valid. */
-  check(line: number, values: RowFields, amount: bigint | null): BatchFindings {
-    const found: BatchFindings = { errors: [], warnings: [], earlier: [] };
-    this.checkExternalId(line, values, found);
-    this.checkRepeatedPayout(line, values, amount, found);
-    this.checkSender(line, values, found);
-    return found;
+  /** Records the row; returns what can be told at once (a sender whose details changed). */
+  check(line: number, values: RowFields, amount: bigint | null): FieldIssue[] {
+    const [ia, ib, ic] = fingerprint96([values.external_id]);
+    this.lines.push(line);
+    this.idA.push(ia);
+    this.idB.push(ib);
+    this.idC.push(ic);
+    const payable = amount !== null && values.output_currency_code !== undefined;
+    const [pa, pb] = payable ? fingerprint96([payeeKey(values), values.output_currency_code, (amount as bigint).toString()]) : [0, 0];
+    this.payA.push(pa);
+    this.payB.push(pb);
+    this.flags.push((values.external_id ? 1 : 0) | (payable ? 2 : 0));
+    return this.checkSender(line, values);
   }
 
-  private checkExternalId(line: number, v: RowFields, found: BatchFindings): void {
-    if (!v.external_id) return;
-    const first = this.externalIds.get(v.external_id);
-    if (first === undefined) {
-      this.externalIds.set(v.external_id, line);
-      return;
+  /** Once the file is read: the duplicate external ids (errors) and repeated payouts (warnings), by line. */
+  finish(): { errors: LineFinding[]; warnings: LineFinding[] } {
+    const count = this.lines.length;
+    const line = (row: number): number => this.lines.get(row);
+    const errors: LineFinding[] = [];
+    for (const group of equalGroups(count, [this.idA, this.idB, this.idC], (row) => (this.flags.get(row) & 1) === 1)) {
+      const [first, second] = group as [number, number];
+      errors.push({ line: line(first), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(second)}; each row needs its own`) });
+      for (const row of group.slice(1)) {
+        errors.push({ line: line(row), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(first)}; each row needs its own`) });
+      }
     }
-    found.errors.push(fieldIssue('external_id', 'duplicate_external_id', `external_id ${v.external_id} is also on line ${first}; each row needs its own`));
-    if (!this.flagged.has(first)) {
-      this.flagged.add(first);
-      found.earlier.push({ line: first, issue: fieldIssue('external_id', 'duplicate_external_id', `external_id ${v.external_id} is also on line ${line}; each row needs its own`) });
+    const warnings: LineFinding[] = [];
+    for (const group of equalGroups(count, [this.payA, this.payB], (row) => (this.flags.get(row) & 2) === 2)) {
+      const first = line(group[0] as number);
+      for (const row of group.slice(1)) {
+        warnings.push({ line: line(row), issue: fieldIssue('recipient_bank_account', 'repeated_payout', `the same recipient and amount as line ${first}: check it is meant to be paid twice`) });
+      }
     }
+    return { errors, warnings };
   }
 
-  private checkRepeatedPayout(line: number, v: RowFields, amount: bigint | null, found: BatchFindings): void {
-    if (amount === null || !v.output_currency_code) return;
-    const key = fingerprint(`${payeeKey(v)}|${v.output_currency_code}|${amount}`);
-    const first = this.payouts.get(key);
-    if (first === undefined) this.payouts.set(key, line);
-    else found.warnings.push(fieldIssue('recipient_bank_account', 'repeated_payout', `the same recipient and amount as line ${first}: check it is meant to be paid twice`));
-  }
-
-  private checkSender(line: number, v: RowFields, found: BatchFindings): void {
-    if (!v.sender_external_id) return;
-    const details = fingerprint(SENDER_FIELDS.map((f) => v[f] ?? '').join('\u0000'));
+  private checkSender(line: number, v: RowFields): FieldIssue[] {
+    if (!v.sender_external_id) return [];
+    const [a, b] = fingerprint96(SENDER_FIELDS.map((f) => v[f]));
+    const details = a * 0x200000 + (b & 0x1fffff);
     const first = this.senders.get(v.sender_external_id);
-    if (!first) this.senders.set(v.sender_external_id, { line, details });
-    else if (first.details !== details) {
-      found.warnings.push(fieldIssue('sender_external_id', 'sender_details_differ', `sender ${v.sender_external_id} has other details than on line ${first.line}; the later ones will replace them at the service`));
+    if (!first) {
+      this.senders.set(v.sender_external_id, { line, details });
+      return [];
     }
+    if (first.details === details) return [];
+    return [fieldIssue('sender_external_id', 'sender_details_differ', `sender ${v.sender_external_id} has other details than on line ${first.line}; the later ones will replace them at the service`)];
   }
 }

@@ -4,9 +4,14 @@
  */
 import currencyCodes from 'currency-codes';
 
+/** currency-codes searches a list on every call; every row asks, so the answers are kept. */
+const decimalsByCode = new Map<string, number | undefined>();
+
 export function currencyDecimals(code: string): number | undefined {
-  if (!/^[A-Z]{3}$/.test(code)) return undefined;
-  return currencyCodes.code(code)?.digits;
+  if (decimalsByCode.has(code)) return decimalsByCode.get(code);
+  const decimals = /^[A-Z]{3}$/.test(code) ? currencyCodes.code(code)?.digits : undefined;
+  if (decimalsByCode.size < 1000) decimalsByCode.set(code, decimals);
+  return decimals;
 }
 
 /** 18 digits of minor units: what the service accepts, and what fits a signed 64-bit integer. */

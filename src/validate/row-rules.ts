@@ -41,13 +41,14 @@ const ENUMS: Partial<Record<Field, readonly string[]>> = {
   recipient_bank_account_type: ['current', 'savings'],
 };
 
+const ENUM_FIELDS = Object.keys(ENUMS) as Field[];
+const ENUM_ENTRIES = Object.entries(ENUMS) as [Field, readonly string[]][];
 const UPPER_CASE: readonly Field[] = ['input_currency_code', 'output_currency_code', 'sender_country_code', 'recipient_country_code', 'recipient_bic'];
 const PHONES: readonly Field[] = ['sender_phone_number', 'recipient_phone_number'];
 
-/** How people write values in spreadsheets, brought to the form the API takes. */
-export function normalise(fields: RowFields): RowFields {
-  const values: RowFields = { ...fields };
-  for (const field of Object.keys(ENUMS) as Field[]) if (values[field]) values[field] = (values[field] as string).toLowerCase();
+/** How people write values in spreadsheets, brought to the form the API takes. Changes `values` in place. */
+export function normalise(values: RowFields): RowFields {
+  for (const field of ENUM_FIELDS) if (values[field]) values[field] = (values[field] as string).toLowerCase();
   for (const field of UPPER_CASE) if (values[field]) values[field] = (values[field] as string).toUpperCase().replace(/\s+/g, '');
   for (const field of PHONES) if (values[field]) values[field] = (values[field] as string).replace(/[\s().-]+/g, '');
   if (values.recipient_iban) values.recipient_iban = ibanElectronic(values.recipient_iban);
@@ -61,7 +62,7 @@ function checkRequired(v: RowFields, fields: readonly Field[], out: Findings): v
 }
 
 function checkEnums(v: RowFields, out: Findings): void {
-  for (const [field, allowed] of Object.entries(ENUMS) as [Field, readonly string[]][]) {
+  for (const [field, allowed] of ENUM_ENTRIES) {
     const value = v[field];
     if (value && !allowed.includes(value)) out.error(field, 'invalid_value', `${field} must be one of ${allowed.join(', ')}`);
   }
@@ -162,6 +163,7 @@ function resolveCorridor(v: RowFields, options: RowRuleOptions, out: Findings): 
   return corridor;
 }
 
+/** Validates one row. `fields` is normalised in place: the reader hands each row over for good. */
 export function validateRow(fields: RowFields, options: RowRuleOptions): RowVerdict {
   const values = normalise(fields);
   const out = new Findings();

@@ -5,37 +5,43 @@ import { RULES, validRow } from '../helpers/rows.js';
 
 function run(rows: Record<string, string>[]) {
   const rules = new BatchRules();
-  return rows.map((overrides, index) => {
+  const immediate = rows.map((overrides, index) => {
     const verdict = validateRow(validRow('gbr', overrides), RULES);
     return rules.check(index + 2, verdict.values, verdict.amountMinor);
   });
+  const late = rules.finish();
+  const at = (list: typeof late.errors) => list.map((f) => `${f.line}:${f.issue.code}:${f.issue.message}`);
+  return { immediate, errors: at(late.errors), warnings: at(late.warnings) };
 }
 
 describe('rules across the rows of a file', () => {
-  it('makes the same external_id twice an error on both lines, and a third time on that line too', () => {
-    const [first, second, third, other] = run([{ external_id: 'A' }, { external_id: 'A', output_amount: '5' }, { external_id: 'A', output_amount: '6' }, { external_id: 'B', output_amount: '7' }]);
-    expect(first?.errors).toEqual([]);
-    expect(second?.errors).toEqual([expect.objectContaining({ field: 'external_id', code: 'duplicate_external_id', message: expect.stringMatching(/also on line 2/) })]);
-    expect(second?.earlier).toEqual([{ line: 2, issue: expect.objectContaining({ code: 'duplicate_external_id', message: expect.stringMatching(/also on line 3/) }) }]);
-    expect(third?.errors.map((e) => e.code)).toEqual(['duplicate_external_id']);
-    expect(third?.earlier).toEqual([]);
-    expect(other?.errors).toEqual([]);
+  it('makes the same external_id an error on every line that has it', () => {
+    const { errors } = run([{ external_id: 'A' }, { external_id: 'A', output_amount: '5' }, { external_id: 'A', output_amount: '6' }, { external_id: 'B', output_amount: '7' }]);
+    expect(errors.sort()).toEqual([
+      '2:duplicate_external_id:this external_id is also on line 3; each row needs its own',
+      '3:duplicate_external_id:this external_id is also on line 2; each row needs its own',
+      '4:duplicate_external_id:this external_id is also on line 2; each row needs its own',
+    ]);
+  });
+
+  it('tells ids apart that differ in one character, and ignores rows without one', () => {
+    const { errors } = run([{ external_id: 'A-1' }, { external_id: 'A-2', output_amount: '5' }, { external_id: 'a-1', output_amount: '6' }]);
+    expect(errors).toEqual([]);
   });
 
   it('warns when the same recipient account gets the same amount twice', () => {
-    const [, again, otherAmount] = run([{ external_id: 'A' }, { external_id: 'B' }, { external_id: 'C', output_amount: '99' }]);
-    expect(again?.warnings).toEqual([expect.objectContaining({ code: 'repeated_payout', message: expect.stringMatching(/line 2/) })]);
-    expect(again?.errors).toEqual([]);
-    expect(otherAmount?.warnings).toEqual([]);
+    const { warnings, errors } = run([{ external_id: 'A' }, { external_id: 'B' }, { external_id: 'C', output_amount: '99' }]);
+    expect(warnings).toEqual(['3:repeated_payout:the same recipient and amount as line 2: check it is meant to be paid twice']);
+    expect(errors).toEqual([]);
   });
 
-  it('warns when one sender_external_id comes with different details', () => {
-    const [, same, changed] = run([
+  it('warns at once when one sender_external_id comes with different details', () => {
+    const { immediate } = run([
       { external_id: 'A', output_amount: '1' },
       { external_id: 'B', output_amount: '2' },
       { external_id: 'C', output_amount: '3', sender_last_name: 'King' },
     ]);
-    expect(same?.warnings).toEqual([]);
-    expect(changed?.warnings).toEqual([expect.objectContaining({ field: 'sender_external_id', code: 'sender_details_differ', message: expect.stringMatching(/line 2/) })]);
+    expect(immediate[1]).toEqual([]);
+    expect(immediate[2]).toEqual([expect.objectContaining({ field: 'sender_external_id', code: 'sender_details_differ', message: expect.stringMatching(/line 2/) })]);
   });
 });

@@ -1,0 +1,30 @@
+/**
+ * One measurement of `bench:validate`, in its own process so that its peak RSS
+ * is its own: `parse FILE` runs csv-parse alone with the reader's options;
+ * `validate FILE` runs paybatch's whole validation. Prints one JSON line.
+ */
+import { createReadStream } from 'node:fs';
+import { parse } from 'csv-parse';
+import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
+import { validateFile } from '../src/batch/validate-file.js';
+import { systemClock } from '../src/clock.js';
+import { configSchema } from '../src/config/config.js';
+
+const [mode, file] = process.argv.slice(2) as [string, string];
+const batch = configSchema.parse({}).batch;
+const started = performance.now();
+let rows = 0;
+let invalid = 0;
+if (mode === 'parse') {
+  const parser = createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 }).pipe(
+    parse({ delimiter: ',', bom: true, trim: true, relax_quotes: true, skip_empty_lines: true, info: true, max_record_size: batch.max_row_characters }),
+  );
+  for await (const _record of parser) rows += 1;
+  rows -= 1; // the header
+} else {
+  const report = await validateFile(file, { reader: readerOptions(batch), rules: ruleOptions(batch, systemClock), maxReportedIssues: batch.max_reported_issues });
+  rows = report.rows;
+  invalid = report.invalid;
+}
+const seconds = (performance.now() - started) / 1000;
+console.log(JSON.stringify({ mode, rows, invalid, seconds, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }));

@@ -1,0 +1,84 @@
+/**
+ * Per-row numbers kept in typed arrays that grow by doubling: a million rows cost
+ * a few bytes each, not an object each.
+ */
+class Column<A extends Uint32Array | Uint8Array> {
+  length = 0;
+
+  constructor(
+    private data: A,
+    private readonly make: (size: number) => A,
+  ) {}
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const bigger = this.make(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = value;
+  }
+
+  get(index: number): number {
+    return this.data[index] as number;
+  }
+
+  /** The values pushed so far, without copying. */
+  view(): A {
+    return this.data.subarray(0, this.length) as A;
+  }
+}
+
+export class U32Column extends Column<Uint32Array> {
+  constructor(initialCapacity = 4096) {
+    super(new Uint32Array(initialCapacity), (n) => new Uint32Array(n));
+  }
+}
+
+export class U8Column extends Column<Uint8Array> {
+  constructor(initialCapacity = 4096) {
+    super(new Uint8Array(initialCapacity), (n) => new Uint8Array(n));
+  }
+}
+
+/** Three independent 32-bit FNV-1a style lanes over the parts, with a separator between parts. */
+export function fingerprint96(parts: readonly (string | undefined)[]): [number, number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  let c = 0x9747b28c;
+  for (const part of parts) {
+    const text = part ?? '';
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      a = Math.imul(a ^ code, 0x01000193);
+      b = Math.imul(b ^ code, 0x5bd1e995);
+      c = Math.imul(c ^ code, 0x27d4eb2f);
+    }
+    a = Math.imul(a ^ 0x1f, 0x01000193);
+    b = Math.imul(b ^ 0x1f, 0x5bd1e995);
+    c = Math.imul(c ^ 0x1f, 0x27d4eb2f);
+  }
+  return [a >>> 0, b >>> 0, c >>> 0];
+}
+
+/**
+ * Groups of rows sharing a key (given as up to three 32-bit lanes), in row
+ * order within each group: sort the row numbers once, walk once.
+ */
+export function equalGroups(count: number, lanes: readonly U32Column[], present: (row: number) => boolean): number[][] {
+  const [a, b, c] = lanes.map((lane) => lane.view()) as [Uint32Array, Uint32Array | undefined, Uint32Array | undefined];
+  let n = 0;
+  const order = new Uint32Array(count);
+  for (let row = 0; row < count; row++) if (present(row)) order[n++] = row;
+  const rows = order.subarray(0, n);
+  const same = (x: number, y: number): boolean => a[x] === a[y] && (b === undefined || b[x] === b[y]) && (c === undefined || c[x] === c[y]);
+  rows.sort((x, y) => (a[x] as number) - (a[y] as number) || (b ? (b[x] as number) - (b[y] as number) : 0) || (c ? (c[x] as number) - (c[y] as number) : 0) || x - y);
+  const groups: number[][] = [];
+  let start = 0;
+  for (let i = 1; i <= n; i++) {
+    if (i < n && same(rows[i] as number, rows[start] as number)) continue;
+    if (i - start > 1) groups.push(Array.from(rows.subarray(start, i)));
+    start = i;
+  }
+  return groups;
+}
