@@ -5,6 +5,7 @@
  * never needs the whole file in memory, but treats a row as provisional until
  * `finish()`.
  */
+import type { RowFields } from '../validate/fields.js';
 import type { FieldIssue, Issue } from '../validate/issue.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
 import { validateRow } from '../validate/row-rules.js';
@@ -26,11 +27,36 @@ export interface RowChecked {
   amount: { minor: bigint; currency: string } | null;
 }
 
+
 /** Found across rows once the whole file is read; an error makes that row invalid after all. */
 export interface LateFinding {
   line: number;
   severity: 'error' | 'warning';
   issue: Issue;
+}
+
+const NONE: Issue[] = [];
+
+class CheckedRow implements RowChecked {
+  readonly valid: boolean;
+  readonly amount: { minor: bigint; currency: string } | null;
+
+  constructor(
+    readonly line: number,
+    readonly errors: Issue[],
+    readonly warnings: Issue[],
+    private readonly values: RowFields,
+    private readonly amountMinor: bigint | null,
+  ) {
+    this.valid = errors.length === 0 && amountMinor !== null;
+    const currency = values.output_currency_code;
+    this.amount = amountMinor !== null && currency ? { minor: amountMinor, currency } : null;
+  }
+
+  request(): PayoutRequest {
+    if (!this.valid) throw new Error(`line ${this.line} is not valid: it has no request`);
+    return toPayoutRequest(this.values, this.amountMinor as bigint);
+  }
 }
 
 export class RowChecker {
@@ -48,28 +74,13 @@ export class RowChecker {
   check({ line, fields }: BatchRow): RowChecked {
     const verdict = validateRow(fields, this.options);
     const senderWarnings = this.batch.check(line, verdict.values, verdict.amountMinor);
-    const errors = verdict.errors.map((issue) => this.locate(line, issue));
-    const warnings = [...verdict.warnings, ...senderWarnings].map((issue) => this.locate(line, issue));
-    const valid = errors.length === 0 && verdict.amountMinor !== null;
-    const currency = verdict.values.output_currency_code;
-    return {
-      line,
-      errors,
-      warnings,
-      valid,
-      request: () => {
-        if (!valid) throw new Error(`line ${line} is not valid: it has no request`);
-        return toPayoutRequest(verdict.values, verdict.amountMinor as bigint);
-      },
-      amount: verdict.amountMinor !== null && currency ? { minor: verdict.amountMinor, currency } : null,
-    };
+    const locate = (issue: FieldIssue): Issue => this.locate(line, issue);
+    const errors = verdict.errors.length === 0 ? NONE : verdict.errors.map(locate);
+    const warnings = verdict.warnings.length + senderWarnings.length === 0 ? NONE : [...verdict.warnings, ...senderWarnings].map(locate);
+    return new CheckedRow(line, errors, warnings, verdict.values, verdict.amountMinor);
   }
 
-  finish(): LateFinding[] {
-    const across = this.batch.finish();
-    return [
-      ...across.errors.map(({ line, issue }) => ({ line, severity: 'error' as const, issue: this.locate(line, issue) })),
-      ...across.warnings.map(({ line, issue }) => ({ line, severity: 'warning' as const, issue: this.locate(line, issue) })),
-    ];
+  *finish(): Generator<LateFinding> {
+    for (const { line, severity, issue } of this.batch.finish()) yield { line, severity, issue: this.locate(line, issue) };
   }
 }

@@ -3,7 +3,7 @@
  * surrounding spaces, and spaces versus underscores; a column mapping from the
  * configuration maps a user's own headers ("Beneficiary IBAN") to batch columns.
  */
-import type { Field } from '../validate/fields.js';
+import type { Field, RowFields } from '../validate/fields.js';
 import { AMOUNT_COLUMNS, FIELDS, REQUIRED_COLUMNS } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';
 import { BatchFileError } from './file-error.js';
@@ -14,6 +14,21 @@ export interface ColumnPlan {
   /** The file's own name of each batch column it has, for messages. */
   labels: Partial<Record<Field, string>>;
   warnings: Issue[];
+}
+
+/**
+ * A function building a row's fields from a record, made for one file's column
+ * plan: an object literal with fixed keys is much cheaper per row than keyed
+ * stores, and gives every row one shape. The keys come only from the canonical
+ * column list (never from the file), and positions are numbers.
+ */
+export function rowBuilder(plan: ColumnPlan): (record: readonly string[]) => RowFields {
+  const entries = plan.fields.flatMap((field, index) => (field && KNOWN.has(field) ? [`${field}: v(r[${index}])`] : []));
+  const build = new Function('v', `return (r) => ({ ${entries.join(', ')} });`) as (v: (x: string | undefined) => string | undefined) => (r: readonly string[]) => RowFields;
+  return build((x) => {
+    const value = x?.trim();
+    return value === '' ? undefined : value;
+  });
 }
 
 export const normaliseHeader = (text: string): string => text.trim().toLowerCase().replace(/[\s_]+/g, '_');

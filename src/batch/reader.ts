@@ -10,9 +10,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
-import type { Field, RowFields } from '../validate/fields.js';
+import type { RowFields } from '../validate/fields.js';
 import type { ColumnPlan } from './columns.js';
-import { planColumns } from './columns.js';
+import { planColumns, rowBuilder } from './columns.js';
 import type { Delimiter } from './delimiter.js';
 import { detectDelimiter } from './delimiter.js';
 import { binaryError, countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
@@ -190,6 +190,7 @@ export async function openBatch(path: string, options: ReaderOptions): Promise<O
   lastEnd = header.value.info.lines;
   lastEmpty = header.value.info.empty_lines;
   const columns = planColumns(header.value.record, options.columnMapping, options.maxColumns);
+  const build = rowBuilder(columns);
 
   async function* rows(): AsyncGenerator<BatchRow> {
     let count = 0;
@@ -198,16 +199,8 @@ export async function openBatch(path: string, options: ReaderOptions): Promise<O
       const line = lastEnd + 1 + (info.empty_lines - lastEmpty);
       lastEnd = info.lines;
       lastEmpty = info.empty_lines;
-      const fields: RowFields = {};
-      let empty = true;
-      for (let i = 0; i < record.length; i++) {
-        const value = (record[i] as string).trim();
-        if (value === '') continue;
-        empty = false;
-        const field = columns.fields[i];
-        if (field) fields[field as Field] = value;
-      }
-      if (empty) continue; // a row of empty cells, as spreadsheets leave at the end
+      if (record.every((cell) => cell.trim() === '')) continue; // a row of empty cells, as spreadsheets leave at the end
+      const fields = build(record);
       count += 1;
       yield { line, fields };
     }

@@ -39,5 +39,6 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-const code = await main(process.argv);
-if (code !== ExitCode.ok) process.exit(code);
+// Not process.exit(): it would end the process before a piped standard output is
+// flushed, cutting a long report short. Commands leave no handles open.
+process.exitCode = await main(process.argv);

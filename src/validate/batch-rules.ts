@@ -13,7 +13,7 @@ import type { RowFields } from './fields.js';
 import { SENDER_FIELDS } from './fields.js';
 import type { FieldIssue } from './issue.js';
 import { fieldIssue } from './issue.js';
-import { U32Column, U8Column, equalGroups, fingerprint96 } from './row-columns.js';
+import { LineColumn, U32Column, U8Column, equalGroups, fingerprint96 } from './row-columns.js';
 
 export interface LineFinding {
   line: number;
@@ -28,7 +28,7 @@ export function payeeKey(v: RowFields): string {
 }
 
 export class BatchRules {
-  private readonly lines = new U32Column();
+  private readonly lines = new LineColumn();
   private readonly idA = new U32Column();
   private readonly idB = new U32Column();
   private readonly idC = new U32Column();
@@ -54,26 +54,27 @@ export class BatchRules {
     return this.checkSender(line, values);
   }
 
-  /** Once the file is read: the duplicate external ids (errors) and repeated payouts (warnings), by line. */
-  finish(): { errors: LineFinding[]; warnings: LineFinding[] } {
+  /**
+   * Once the file is read: the duplicate external ids (errors) and repeated
+   * payouts (warnings), by line. A generator: a file may hold many thousands,
+   * and a consumer that counts them need not hold them all.
+   */
+  *finish(): Generator<LineFinding & { severity: 'error' | 'warning' }> {
     const count = this.lines.length;
     const line = (row: number): number => this.lines.get(row);
-    const errors: LineFinding[] = [];
     for (const group of equalGroups(count, [this.idA, this.idB, this.idC], (row) => (this.flags.get(row) & 1) === 1)) {
       const [first, second] = group as [number, number];
-      errors.push({ line: line(first), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(second)}; each row needs its own`) });
+      yield { severity: 'error', line: line(first), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(second)}; each row needs its own`) };
       for (const row of group.slice(1)) {
-        errors.push({ line: line(row), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(first)}; each row needs its own`) });
+        yield { severity: 'error', line: line(row), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(first)}; each row needs its own`) };
       }
     }
-    const warnings: LineFinding[] = [];
     for (const group of equalGroups(count, [this.payA, this.payB], (row) => (this.flags.get(row) & 2) === 2)) {
       const first = line(group[0] as number);
       for (const row of group.slice(1)) {
-        warnings.push({ line: line(row), issue: fieldIssue('recipient_bank_account', 'repeated_payout', `the same recipient and amount as line ${first}: check it is meant to be paid twice`) });
+        yield { severity: 'warning', line: line(row), issue: fieldIssue('recipient_bank_account', 'repeated_payout', `the same recipient and amount as line ${first}: check it is meant to be paid twice`) };
       }
     }
-    return { errors, warnings };
   }
 
   private checkSender(line: number, v: RowFields): FieldIssue[] {

@@ -41,6 +41,44 @@ export class U8Column extends Column<Uint8Array> {
   }
 }
 
+/**
+ * Line numbers by row, stored as the few points where they stop being
+ * `row + first line` (a field with line breaks, skipped blank lines): usually
+ * nothing at all, instead of four bytes a row.
+ */
+export class LineColumn {
+  private readonly rows: number[] = [];
+  private readonly shifts: number[] = [];
+  private shift = 0;
+  length = 0;
+
+  push(line: number): void {
+    const shift = line - this.length;
+    if (shift !== this.shift) {
+      this.rows.push(this.length);
+      this.shifts.push(shift);
+      this.shift = shift;
+    }
+    this.length += 1;
+  }
+
+  get(row: number): number {
+    let low = 0;
+    let high = this.rows.length - 1;
+    let shift = 0;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      if ((this.rows[mid] as number) <= row) {
+        shift = this.shifts[mid] as number;
+        low = mid + 1;
+      } else {
+        high = mid - 1;
+      }
+    }
+    return row + shift;
+  }
+}
+
 /** Three independent 32-bit FNV-1a style lanes over the parts, with a separator between parts. */
 export function fingerprint96(parts: readonly (string | undefined)[]): [number, number, number] {
   let a = 0x811c9dc5;

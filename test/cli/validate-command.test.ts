@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { BIN, runCli } from '../helpers/cli.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
 const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/templates/${name}`, import.meta.url));
@@ -83,5 +84,25 @@ describe('paybatch validate', () => {
 
   it('exits 64 without a file', async () => {
     expect((await runCli(['validate'])).code).toBe(64);
+  });
+});
+
+describe('paybatch validate on a large file, through a pipe', () => {
+  it('writes the whole JSON report before exiting non-zero', async () => {
+    const { generateBatch } = await import('../../bench/generate-batch.js');
+    const dir = mkdtempSync(join(tmpdir(), 'paybatch-pipe-'));
+    try {
+      const file = join(dir, 'batch.csv');
+      await generateBatch(file, 50_000);
+      // A reader that lags, like `| jq` on a busy machine: the pipe fills and the writes queue.
+      const shell = `"${process.execPath}" "${BIN}" validate "${file}" --json | (sleep 0.5; cat); exit "\${PIPESTATUS[0]}"`;
+      const result = spawnSync('bash', ['-c', shell], { encoding: 'utf8', env: { ...process.env, PAYBATCH_HOME: join(dir, 'none') }, maxBuffer: 64 * 1024 * 1024 });
+      expect(result.status).toBe(1);
+      expect(result.stdout.length).toBeGreaterThan(65_536);
+      const report = JSON.parse(result.stdout);
+      expect(report).toMatchObject({ rows: 50_000, invalid: 500, error_count: 500 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,9 +9,9 @@ function run(rows: Record<string, string>[]) {
     const verdict = validateRow(validRow('gbr', overrides), RULES);
     return rules.check(index + 2, verdict.values, verdict.amountMinor);
   });
-  const late = rules.finish();
-  const at = (list: typeof late.errors) => list.map((f) => `${f.line}:${f.issue.code}:${f.issue.message}`);
-  return { immediate, errors: at(late.errors), warnings: at(late.warnings) };
+  const late = [...rules.finish()];
+  const at = (severity: string) => late.filter((f) => f.severity === severity).map((f) => `${f.line}:${f.issue.code}:${f.issue.message}`);
+  return { immediate, errors: at('error'), warnings: at('warning') };
 }
 
 describe('rules across the rows of a file', () => {
@@ -43,5 +43,19 @@ describe('rules across the rows of a file', () => {
     ]);
     expect(immediate[1]).toEqual([]);
     expect(immediate[2]).toEqual([expect.objectContaining({ field: 'sender_external_id', code: 'sender_details_differ', message: expect.stringMatching(/line 2/) })]);
+  });
+});
+
+describe('line numbers kept sparsely', () => {
+  it('gives back every row\'s line, through shifts from multi-line rows and blank lines', async () => {
+    const { LineColumn } = await import('../../src/validate/row-columns.js');
+    const lines = [2, 3, 5, 6, 7, 12, 13, 14, 20];
+    const column = new LineColumn();
+    lines.forEach((line) => column.push(line));
+    expect(lines.map((_, row) => column.get(row))).toEqual(lines);
+    const plain = new LineColumn();
+    for (let row = 0; row < 1000; row++) plain.push(row + 2);
+    expect(plain.get(0)).toBe(2);
+    expect(plain.get(999)).toBe(1001);
   });
 });
