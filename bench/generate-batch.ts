@@ -32,9 +32,9 @@ function nuban(bankCode: string, n: number): string {
   return serial + String((10 - (sum % 10)) % 10);
 }
 
-function row(i: number): string {
-  const s = i % 5000;
-  const sender = `SND-${s},person,Sender${s},Family${s},19${50 + (s % 40)}-0${1 + (s % 9)}-1${s % 9},GBR,London,+447400${String(100000 + s).slice(-6)},sender${s}@example.com`;
+function row(i: number, senders: number): string {
+  const s = i % senders;
+  const sender = `SND-${s},person,Sender${s},Family${s},19${50 + (s % 40)}-0${1 + (s % 9)}-1${s % 9},GBR,London,+447400${String(100000 + (s % 900000)).slice(-6)},sender${s}@example.com`;
   const amount = `${1 + (i % 4999)}.${String(i % 100).padStart(2, '0')}`;
   const broken = i % 100 === 99;
   const id = `BENCH-${i}`;
@@ -54,12 +54,13 @@ function row(i: number): string {
   }
 }
 
-export async function generateBatch(file: string, rows: number): Promise<void> {
+/** `senders`: how many distinct senders the rows cycle through. */
+export async function generateBatch(file: string, rows: number, senders = 5000): Promise<void> {
   const out = createWriteStream(file);
   out.write(`${HEADER.join(',')}\n`);
   let chunk: string[] = [];
   for (let i = 0; i < rows; i++) {
-    chunk.push(row(i));
+    chunk.push(row(i, senders));
     if (chunk.length === 5000 || i === rows - 1) {
       if (!out.write(`${chunk.join('\n')}\n`)) await once(out, 'drain');
       chunk = [];

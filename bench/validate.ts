@@ -1,6 +1,6 @@
 /**
  * `npm run bench:validate`: generates a batch of BENCH_ROWS rows (default
- * 1,000,000) across all corridors, then measures, each in its own process:
+ * 1,000,000) across all corridors, from BENCH_SENDERS senders (default 5,000), then measures, each in its own process:
  * csv-parse alone on it (with the reader's options), and paybatch's validation.
  * Prints rows/s of both, their ratio (goal: at least 0.5) and peak RSS (goal:
  * under 200 MB: validation streams).
@@ -18,6 +18,7 @@ import { generateBatch } from './generate-batch.js';
 
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const senders = Math.max(1, Number(process.env.BENCH_SENDERS ?? 5000));
 const worker = fileURLToPath(new URL('./validate-worker.js', import.meta.url));
 
 interface Measured {
@@ -33,9 +34,9 @@ const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-validate-'));
 try {
   const file = join(dir, 'batch.csv');
   const generating = performance.now();
-  await generateBatch(file, rows);
+  await generateBatch(file, rows, senders);
   const size = statSync(file).size;
-  console.log(`bench:validate  ${rows} rows across all corridors, ${(size / 1e6).toFixed(0)} MB (generated in ${((performance.now() - generating) / 1000).toFixed(1)} s)`);
+  console.log(`bench:validate  ${rows} rows across all corridors, ${senders} senders, ${(size / 1e6).toFixed(0)} MB (generated in ${((performance.now() - generating) / 1000).toFixed(1)} s)`);
   const runs: { parse: Measured; validate: Measured }[] = [];
   for (let round = 1; round <= rounds; round++) {
     const run = { parse: measure('parse', file), validate: measure('validate', file) };

@@ -73,10 +73,10 @@ export class RowChecker {
 
   check({ line, fields }: BatchRow): RowChecked {
     const verdict = validateRow(fields, this.options);
-    const senderWarnings = this.batch.check(line, verdict.values, verdict.amountMinor);
+    this.batch.check(line, verdict.values, verdict.amountMinor, verdict.senderFingerprint);
     const locate = (issue: FieldIssue): Issue => this.locate(line, issue);
     const errors = verdict.errors.length === 0 ? NONE : verdict.errors.map(locate);
-    const warnings = verdict.warnings.length + senderWarnings.length === 0 ? NONE : [...verdict.warnings, ...senderWarnings].map(locate);
+    const warnings = verdict.warnings.length === 0 ? NONE : verdict.warnings.map(locate);
     return new CheckedRow(line, errors, warnings, verdict.values, verdict.amountMinor);
   }
 

@@ -49,15 +49,17 @@ export interface PhoneFacts {
  * repeat across a batch, so answers are remembered (a bounded cache).
  */
 const phoneCache = new Map<string, PhoneFacts>();
-const PHONE_CACHE_LIMIT = 20_000;
+const PHONE_CACHE_LIMIT = 10_000;
 
-export function phoneFacts(text: string): PhoneFacts {
+/** `remember`: whether the number is likely to come again (a sender's), and so worth a place in the cache. */
+export function phoneFacts(text: string, remember = true): PhoneFacts {
   const cached = phoneCache.get(text);
   if (cached) return cached;
   const e164 = /^\+[1-9]\d{6,14}$/.test(text);
   const known = e164 ? libraryFacts(text) : { type: undefined, country: undefined };
   const valid = known.type !== undefined;
   const facts: PhoneFacts = { e164, valid, region: valid ? known.country : undefined, mobile: known.type === 'MOBILE' || known.type === 'FIXED_LINE_OR_MOBILE' };
+  if (!remember) return facts;
   if (phoneCache.size >= PHONE_CACHE_LIMIT) phoneCache.clear();
   phoneCache.set(text, facts);
   return facts;

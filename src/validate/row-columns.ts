@@ -79,13 +79,20 @@ export class LineColumn {
   }
 }
 
-/** Three independent 32-bit FNV-1a style lanes over the parts, with a separator between parts. */
-export function fingerprint96(parts: readonly (string | undefined)[]): [number, number, number] {
+/**
+ * Three independent 32-bit FNV-1a style lanes over some strings, with a
+ * separator after each, written into `FINGERPRINT` (no allocation: this runs
+ * several times for every row of a batch).
+ */
+export const FINGERPRINT = new Uint32Array(3);
+
+export function fingerprintOf(first: string | undefined, ...rest: (string | undefined)[]): Uint32Array;
+export function fingerprintOf(...parts: (string | undefined)[]): Uint32Array {
   let a = 0x811c9dc5;
   let b = 0x01000193;
   let c = 0x9747b28c;
-  for (const part of parts) {
-    const text = part ?? '';
+  for (let p = 0; p < parts.length; p++) {
+    const text = parts[p] ?? '';
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
       a = Math.imul(a ^ code, 0x01000193);
@@ -96,7 +103,33 @@ export function fingerprint96(parts: readonly (string | undefined)[]): [number, 
     b = Math.imul(b ^ 0x1f, 0x5bd1e995);
     c = Math.imul(c ^ 0x1f, 0x27d4eb2f);
   }
-  return [a >>> 0, b >>> 0, c >>> 0];
+  FINGERPRINT[0] = a;
+  FINGERPRINT[1] = b;
+  FINGERPRINT[2] = c;
+  return FINGERPRINT;
+}
+
+/** The same over the values of some fields of an object, without building a list of them. */
+export function fingerprintFields<T extends Record<string, string | undefined>>(values: T, fields: readonly (keyof T)[]): Uint32Array {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  let c = 0x9747b28c;
+  for (let f = 0; f < fields.length; f++) {
+    const text = values[fields[f] as keyof T] ?? '';
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      a = Math.imul(a ^ code, 0x01000193);
+      b = Math.imul(b ^ code, 0x5bd1e995);
+      c = Math.imul(c ^ code, 0x27d4eb2f);
+    }
+    a = Math.imul(a ^ 0x1f, 0x01000193);
+    b = Math.imul(b ^ 0x1f, 0x5bd1e995);
+    c = Math.imul(c ^ 0x1f, 0x27d4eb2f);
+  }
+  FINGERPRINT[0] = a;
+  FINGERPRINT[1] = b;
+  FINGERPRINT[2] = c;
+  return FINGERPRINT;
 }
 
 /**

@@ -25,7 +25,7 @@ describe('paybatch validate', () => {
     const result = await runCli(['validate', fixture('mixed.csv')], { env: noWorkspace });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/5 rows, 1 valid, 4 invalid, 2 warnings/);
-    expect(result.stdout).toMatch(/Warnings \(2\)[\s\S]*\n\s+5\s+sender_external_id\s+sender_details_differ\s+sender SND-0002 has other details than on line 3/);
+    expect(result.stdout).toMatch(/Warnings \(2\)[\s\S]*\n\s+5\s+sender_external_id\s+sender_details_differ\s+this sender_external_id has other details than on line 3/);
     expect(result.stdout).toMatch(/LINE\s+COLUMN\s+CODE\s+MESSAGE/);
     expect(result.stdout).toMatch(/\n\s+2\s+external_id\s+duplicate_external_id\s+this external_id is also on line 5/);
     expect(result.stdout).toMatch(/\n\s+3\s+recipient_bank_account\s+uk_modulus_check_failed/);

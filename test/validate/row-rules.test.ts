@@ -157,3 +157,17 @@ describe('row rules: money', () => {
     expect(all).toEqual(expect.arrayContaining(['external_id:required', 'sender_birth_date:invalid_date', 'recipient_iban:iban_invalid_length', 'output_amount:amount_too_precise', 'sender_email:invalid_email']));
   });
 });
+
+describe('row rules: sender verdicts remembered across rows', () => {
+  it('gives a repeated sender the same verdict, re-checks a changed one, and re-checks dates on another day', () => {
+    const bad = { sender_external_id: 'MEMO', sender_phone_number: '+447700900123' };
+    const good = { sender_external_id: 'MEMO', sender_phone_number: '+447400123456' };
+    expect(codes('gbr', bad)).toEqual(['sender_phone_number:phone_invalid']);
+    expect(codes('gbr', good)).toEqual([]);
+    expect(codes('gbr', bad)).toEqual(['sender_phone_number:phone_invalid']);
+    const born = { sender_external_id: 'MEMO-DAY', sender_birth_date: '2026-11-22' };
+    expect(codes('gbr', born)).toEqual(['sender_birth_date:date_not_in_past']);
+    expect(codes('gbr', born, { ...RULES, today: '2026-11-23' })).toEqual([]);
+    expect(codes('gbr', born)).toEqual(['sender_birth_date:date_not_in_past']);
+  });
+});
