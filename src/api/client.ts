@@ -1,0 +1,227 @@
+/**
+ * The payout service client. Signs every request [D2], puts a timeout on every
+ * call, never follows a redirect, refuses oversized answers, and classifies
+ * every answer (see errors.ts). Reads are retried with backoff; a write is
+ * retried only when it certainly did nothing (429); an unknown outcome goes back
+ * to the caller, who resolves it before doing anything else [D7].
+ */
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { PayoutRequest } from '../batch/payout-request.js';
+import type { ServiceErrorItem } from './errors.js';
+import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from './errors.js';
+import type { ServiceTransaction } from './answers.js';
+import { errorItems, parseList, parseTransaction, unwrap } from './answers.js';
+import type { BackoffPolicy } from './backoff.js';
+import { backoffDelay } from './backoff.js';
+import type { Credentials } from './signing.js';
+import { authHeaders } from './signing.js';
+
+export interface ClientOptions {
+  /** Includes any version prefix, e.g. https://payouts.example/v1 [D1]. */
+  baseUrl: string;
+  credentials: Credentials;
+  timeoutMs: number;
+  retry: BackoffPolicy;
+  /** Larger answers are refused: a hostile or broken service cannot exhaust memory. */
+  maxAnswerBytes: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  connections?: number;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  readable: boolean;
+  retryAfterMs: number | undefined;
+  location: string | undefined;
+}
+
+export interface CorridorRecord {
+  id: string;
+  type: string;
+  country_code: string;
+  input_currency_codes: string[];
+  output_currency_codes: string[];
+  active: boolean;
+}
+
+export interface WebhookRecord {
+  id: string;
+  event_type: string;
+  uri: string;
+}
+
+type Kind = 'read' | 'write';
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function retryAfter(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 3600) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.min(date - Date.now(), 3_600_000));
+}
+
+export class PayoutClient {
+  private readonly dispatcher: Dispatcher;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly base: string;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.dispatcher = new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 10_000 });
+    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  // ---- the endpoints of [4] and [D7]
+
+  async listCorridors(country: string): Promise<CorridorRecord[]> {
+    const list = parseList(await this.call('read', 'GET', `/corridors/${encodeURIComponent(country)}`, undefined, `corridors of ${country}`));
+    if (!list) throw new Retryable(`the corridors of ${country} came back in an unexpected shape`, undefined);
+    return list as CorridorRecord[];
+  }
+
+  async createTransaction(body: PayoutRequest): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('write', 'POST', '/transactions', body, `creating ${body.external_id}`), 'write', `creating ${body.external_id}`);
+  }
+
+  async findTransactions(externalId: string): Promise<ServiceTransaction[]> {
+    const what = `looking up ${externalId}`;
+    const list = parseList(await this.call('read', 'GET', `/transactions?external_id=${encodeURIComponent(externalId)}`, undefined, what));
+    const parsed = list?.map(parseTransaction);
+    if (!parsed || parsed.some((t) => t === null)) throw new Retryable(`${what}: the answer is not a list of transactions`, undefined);
+    return parsed as ServiceTransaction[];
+  }
+
+  async getTransaction(id: string): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('read', 'GET', `/transactions/${encodeURIComponent(id)}`, undefined, `reading ${id}`), 'read', `reading ${id}`);
+  }
+
+  /** [D10] With the amount guard: the service refuses if the amount is not the one we checked. */
+  async fundTransaction(id: string, guard: { input_amount_in_cents: string; input_currency: string }): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('write', 'POST', `/transactions/${encodeURIComponent(id)}/fund`, guard, `funding ${id}`), 'write', `funding ${id}`);
+  }
+
+  /** [D11] Accepted, then carried out asynchronously. */
+  async cancelTransaction(id: string): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('write', 'DELETE', `/transactions/${encodeURIComponent(id)}`, undefined, `cancelling ${id}`), 'write', `cancelling ${id}`);
+  }
+
+  async registerWebhook(eventType: string, uri: string): Promise<WebhookRecord> {
+    return (await this.call('write', 'POST', '/webhooks', { event_type: eventType, uri }, `registering ${eventType}`)) as WebhookRecord;
+  }
+
+  async listWebhooks(): Promise<WebhookRecord[]> {
+    const list = parseList(await this.call('read', 'GET', '/webhooks', undefined, 'listing webhooks'));
+    if (!list) throw new Retryable('the webhooks came back in an unexpected shape', undefined);
+    return list as WebhookRecord[];
+  }
+
+  async deleteWebhook(id: string): Promise<void> {
+    await this.call('write', 'DELETE', `/webhooks/${encodeURIComponent(id)}`, undefined, `removing webhook ${id}`);
+  }
+
+  // ---- the machinery
+
+  private transaction(object: unknown, kind: Kind, what: string): ServiceTransaction {
+    const tx = parseTransaction(object);
+    if (tx) return tx;
+    const message = `${what}: the answer is not a transaction`;
+    throw kind === 'write' ? new OutcomeUnknown(message) : new Retryable(message, undefined);
+  }
+
+  /** One call, retried per its kind; returns the unwrapped object of a 2xx answer. */
+  private async call(kind: Kind, method: string, path: string, body: unknown, what: string): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return this.classify(kind, await this.send(kind, method, path, body, what), what);
+      } catch (error) {
+        const again = error instanceof Retryable && attempt < this.options.retry.attempts;
+        if (!again) throw error;
+        await this.sleep(error.retryAfterMs ?? backoffDelay(this.options.retry, attempt, this.random));
+      }
+    }
+  }
+
+  private classify(kind: Kind, answer: Answer, what: string): unknown {
+    const { status } = answer;
+    const unknown = (why: string): Error => (kind === 'write' ? new OutcomeUnknown(`${what}: ${why}`) : new Retryable(`${what}: ${why}`, undefined));
+    if (status >= 200 && status < 300) {
+      if (!answer.readable) throw unknown(`the ${status} answer could not be read`);
+      return unwrap(answer.body).object;
+    }
+    const items: ServiceErrorItem[] = answer.readable ? errorItems(answer.body) : [];
+    if (status === 401 || status === 403) throw new AuthenticationRefused(status, items.map((i) => i.message).join('; ') || 'no reason given');
+    if (status === 429) throw new Retryable(`${what}: rate limited`, answer.retryAfterMs);
+    if (status >= 300 && status < 400) {
+      // Never followed: a redirect would carry our signature to wherever it points.
+      if (kind === 'write') throw new OutcomeUnknown(`${what}: unexpected redirect (${status}) to ${answer.location ?? 'nowhere'}, not followed`);
+      throw new Rejected(status, [{ field: 'base', message: `unexpected redirect to ${answer.location ?? 'nowhere'}, not followed` }], undefined, what);
+    }
+    if (status >= 400 && status < 500) throw new Rejected(status, items, answer.readable ? unwrap(answer.body).meta : undefined, what);
+    throw unknown(`the service answered ${status}`);
+  }
+
+  private async send(kind: Kind, method: string, path: string, body: unknown, what: string): Promise<Answer> {
+    const url = `${this.base}${path}`;
+    const text = body === undefined ? '' : JSON.stringify(body);
+    const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.options.credentials, method, url, text) };
+    if (text) headers['content-type'] = 'application/json';
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: text || undefined,
+        dispatcher: this.dispatcher,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+    } catch (error) {
+      // No answer (timeout, reset, refused): for a write, it may have taken effect all the same.
+      const message = `${what}: no answer (${(error as Error).message})`;
+      throw kind === 'write' ? new OutcomeUnknown(message, { cause: error }) : new Retryable(message, undefined, { cause: error });
+    }
+    const { bytes, complete } = await this.readCapped(response);
+    let parsed: unknown;
+    let readable = complete;
+    if (complete && bytes.length > 0) {
+      try {
+        parsed = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        readable = false;
+      }
+    }
+    const location = response.headers.location;
+    return { status: response.statusCode, body: parsed, readable, retryAfterMs: retryAfter(response.headers['retry-after']), location: Array.isArray(location) ? location[0] : location };
+  }
+
+  private async readCapped(response: Dispatcher.ResponseData): Promise<{ bytes: Buffer; complete: boolean }> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.options.maxAnswerBytes) {
+          response.body.destroy();
+          return { bytes: Buffer.alloc(0), complete: false };
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch {
+      return { bytes: Buffer.alloc(0), complete: false };
+    }
+    return { bytes: Buffer.concat(chunks), complete: true };
+  }
+}

@@ -1,0 +1,217 @@
+import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/api/client.js';
+import type { ClientOptions } from '../../src/api/client.js';
+import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from '../../src/api/errors.js';
+import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import { operator, testSandbox } from '../helpers/sandbox.js';
+import type { TestSandbox } from '../helpers/sandbox.js';
+import { createBody } from '../helpers/requests.js';
+
+const RETRY = { baseMs: 100, capMs: 10_000, attempts: 4 };
+
+function clientFor(target: { url: string; apiKey: string; apiSecret: string }, extra: Partial<ClientOptions> = {}) {
+  const sleeps: number[] = [];
+  const client = new PayoutClient({
+    baseUrl: target.url,
+    credentials: { apiKey: target.apiKey, apiSecret: target.apiSecret },
+    timeoutMs: 2000,
+    retry: RETRY,
+    maxAnswerBytes: 1024 * 1024,
+    random: () => 0.5,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...extra,
+  });
+  return { client, sleeps };
+}
+
+const request = (corridor: Parameters<typeof createBody>[0] = 'gbr', overrides: Parameters<typeof createBody>[1] = {}) => createBody(corridor, overrides) as unknown as PayoutRequest;
+
+describe('payout client against the sandbox', () => {
+  let sandbox: TestSandbox;
+  let client: PayoutClient;
+  let sleeps: number[];
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+    ({ client, sleeps } = clientFor(sandbox));
+  });
+  afterAll(async () => {
+    await client.close();
+    await sandbox.stop();
+  });
+  afterEach(async () => {
+    await operator(sandbox, 'DELETE', '/faults');
+    sleeps.length = 0;
+  });
+
+  it('creates, finds, reads, funds with the guard and cancels', async () => {
+    const body = request('gbr', { output_amount_in_cents: '79120' });
+    const created = await client.createTransaction(body);
+    expect(created).toMatchObject({ external_id: body.external_id, state: 'approved', input_amount_in_cents: '100000', input_currency: 'USD', may_cancel: true });
+    expect((await client.findTransactions(body.external_id)).map((t) => t.id)).toEqual([created.id]);
+    expect(await client.findTransactions('nothing-like-it')).toEqual([]);
+    expect((await client.getTransaction(created.id)).state).toBe('approved');
+    const funded = await client.fundTransaction(created.id, { input_amount_in_cents: '100000', input_currency: 'USD' });
+    expect(funded.state).toBe('pending');
+    expect((await client.cancelTransaction(created.id)).id).toBe(created.id);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('lists corridors and manages webhooks', async () => {
+    expect((await client.listCorridors('NGA')).map((c) => c.id).sort()).toEqual(['global-usd-bank', 'nga-bank', 'nga-cash']);
+    const hook = await client.registerWebhook('transaction.paid', 'http://127.0.0.1:9/hooks');
+    expect((await client.listWebhooks()).map((w) => w.id)).toContain(hook.id);
+    await client.deleteWebhook(hook.id);
+    expect(await client.listWebhooks()).toEqual([]);
+  });
+
+  it('reports a 422 as Rejected with every error, and a duplicate with the existing transaction [D6]', async () => {
+    const invalid = await client.createTransaction({ ...request(), output_amount_in_cents: 'x' }).catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(Rejected);
+    expect((invalid as Rejected).errors).toContainEqual({ field: 'output_amount_in_cents', message: 'must be an integer count of minor units, as a string' });
+    const body = request();
+    const first = await client.createTransaction(body);
+    const duplicate = (await client.createTransaction(body).catch((e: unknown) => e)) as Rejected;
+    expect(duplicate.concerns('external_id')).toBe(true);
+    expect((duplicate.meta?.existing as { transaction: { id: string } }).transaction.id).toBe(first.id);
+    const guard = await client.fundTransaction(first.id, { input_amount_in_cents: '1', input_currency: 'USD' }).catch((e: unknown) => e);
+    expect(guard).toBeInstanceOf(Rejected);
+    expect((guard as Rejected).concerns('input_amount_in_cents')).toBe(true);
+    expect(await client.getTransaction('tr_nope').catch((e: unknown) => (e as Rejected).status)).toBe(404);
+  });
+
+  it('stops on refused credentials with exit code 77', async () => {
+    const { client: wrong } = clientFor({ ...sandbox, apiSecret: 'not-the-secret' });
+    const error = await wrong.listCorridors('GBR').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationRefused);
+    expect((error as AuthenticationRefused).exitCode).toBe(77);
+    await wrong.close();
+  });
+
+  it('waits as long as a 429 asks, for reads and writes alike', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_429_rate: 1, retry_after_s: 3 });
+    const { client: patient, sleeps: waited } = clientFor(sandbox, {
+      sleep: async (ms) => {
+        waited.push(ms);
+        await operator(sandbox, 'DELETE', '/faults');
+      },
+    });
+    expect((await patient.createTransaction(request())).state).toBe('approved');
+    expect(waited).toEqual([3000]);
+    await patient.close();
+  });
+
+  it('retries a failed read with backoff, and gives up after the configured attempts', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_503_rate: 1 });
+    const error = await client.listCorridors('GBR').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Retryable);
+    expect(sleeps).toEqual([50, 100, 200]); // random 0.5 of 100, 200, 400
+  });
+
+  it('never repeats a write whose outcome is unknown: a 500, a reset after commit, a timeout', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_500_rate: 1 });
+    const refused = request();
+    expect(await client.createTransaction(refused).catch((e: unknown) => e)).toBeInstanceOf(OutcomeUnknown);
+    await operator(sandbox, 'DELETE', '/faults');
+    expect(await client.findTransactions(refused.external_id)).toEqual([]);
+
+    await operator(sandbox, 'PUT', '/faults', { reset_after_commit: { create: 1 } });
+    const reset = request();
+    expect(await client.createTransaction(reset).catch((e: unknown) => e)).toBeInstanceOf(OutcomeUnknown);
+    await operator(sandbox, 'DELETE', '/faults');
+    const [made] = await client.findTransactions(reset.external_id);
+    expect(made?.state).toBe('approved');
+
+    await operator(sandbox, 'PUT', '/faults', { reset_after_commit: { fund: 1 } });
+    expect(await client.fundTransaction(made?.id as string, { input_amount_in_cents: made?.input_amount_in_cents as string, input_currency: 'USD' }).catch((e: unknown) => e)).toBeInstanceOf(OutcomeUnknown);
+    await operator(sandbox, 'DELETE', '/faults');
+    expect((await client.getTransaction(made?.id as string)).state).toBe('pending');
+    expect(sleeps).toEqual([]);
+
+    const { client: hasty } = clientFor(sandbox, { timeoutMs: 100 });
+    await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 400, max_ms: 400 } });
+    expect(await hasty.createTransaction(request()).catch((e: unknown) => e)).toBeInstanceOf(OutcomeUnknown);
+    expect(await hasty.getTransaction(made?.id as string).catch((e: unknown) => e)).toBeInstanceOf(Retryable);
+    await hasty.close();
+  });
+
+  it('reads the live service\'s wrapped answers the same way [D4]', async () => {
+    const live = await testSandbox({ live_style: true });
+    const { client: liveClient } = clientFor(live);
+    try {
+      const created = await liveClient.createTransaction(request());
+      expect(created.state).toBe('approved');
+      expect((await liveClient.findTransactions(created.external_id))[0]?.id).toBe(created.id);
+      const error = (await liveClient.createTransaction({ ...request(), type: 'pigeon' }).catch((e: unknown) => e)) as Rejected;
+      expect(error.concerns('type')).toBe(true);
+    } finally {
+      await liveClient.close();
+      await live.stop();
+    }
+  });
+});
+
+describe('payout client against hostile answers', () => {
+  let hits = 0;
+  let elsewhereHits = 0;
+  let answer: (res: ServerResponse) => void = (res) => res.end();
+  const server = createServer((_req, res) => {
+    hits += 1;
+    answer(res);
+  });
+  const elsewhere = createServer((_req, res) => {
+    elsewhereHits += 1;
+    res.end('{}');
+  });
+  let target: { url: string; apiKey: string; apiSecret: string };
+  let elsewhereUrl = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    target = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k', apiSecret: 's' };
+    elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/steal`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    elsewhere.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await new Promise((resolve) => elsewhere.close(resolve));
+  });
+
+  async function both(respond: typeof answer) {
+    answer = respond;
+    const { client } = clientFor(target, { retry: { ...RETRY, attempts: 1 }, maxAnswerBytes: 64 * 1024 });
+    const write = await client.createTransaction(request()).catch((e: unknown) => e);
+    const read = await client.getTransaction('t1').catch((e: unknown) => e);
+    await client.close();
+    return { write, read };
+  }
+
+  it('refuses a huge answer without holding it', async () => {
+    const { write, read } = await both((res) => res.end(JSON.stringify({ id: 't', external_id: 'e', state: 'paid', pad: 'x'.repeat(1024 * 1024) })));
+    expect(write).toBeInstanceOf(OutcomeUnknown);
+    expect(read).toBeInstanceOf(Retryable);
+  });
+
+  it('treats invalid JSON and a transaction without its fields as unreadable', async () => {
+    let outcome = await both((res) => res.end('{"id": "t1", '));
+    expect(outcome.write).toBeInstanceOf(OutcomeUnknown);
+    expect(outcome.read).toBeInstanceOf(Retryable);
+    outcome = await both((res) => res.end(JSON.stringify({ id: 't1', state: 'teleported' })));
+    expect(outcome.write).toBeInstanceOf(OutcomeUnknown);
+    expect(outcome.read).toBeInstanceOf(Retryable);
+  });
+
+  it('does not follow a redirect to another host, so our signature goes nowhere else', async () => {
+    const { write, read } = await both((res) => res.writeHead(302, { location: elsewhereUrl }).end());
+    expect(write).toBeInstanceOf(OutcomeUnknown);
+    expect(read).toBeInstanceOf(Rejected);
+    expect((read as Rejected).status).toBe(302);
+    expect(elsewhereHits).toBe(0);
+    expect(hits).toBeGreaterThan(0);
+  });
+});
