@@ -4,6 +4,7 @@ import countries from 'i18n-iso-countries';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { PhoneType } from './phone-type.js';
 import { fastPhoneType } from './phone-type.js';
+import { Memo } from './memo.js';
 
 /** ISO 3166-1 alpha-3 to alpha-2, or undefined for a code that is not a country. */
 export function alpha2Of(alpha3: string): string | undefined {
@@ -48,19 +49,16 @@ export interface PhoneFacts {
  * Parsing a phone number with full metadata costs microseconds, and senders
  * repeat across a batch, so answers are remembered (a bounded cache).
  */
-const phoneCache = new Map<string, PhoneFacts>();
-const PHONE_CACHE_LIMIT = 10_000;
+const phoneCache = new Memo<string, PhoneFacts>(10_000);
 
 /** `remember`: whether the number is likely to come again (a sender's), and so worth a place in the cache. */
 export function phoneFacts(text: string, remember = true): PhoneFacts {
-  const cached = phoneCache.get(text);
+  const cached = remember ? phoneCache.get(text) : undefined;
   if (cached) return cached;
   const e164 = /^\+[1-9]\d{6,14}$/.test(text);
   const known = e164 ? libraryFacts(text) : { type: undefined, country: undefined };
   const valid = known.type !== undefined;
   const facts: PhoneFacts = { e164, valid, region: valid ? known.country : undefined, mobile: known.type === 'MOBILE' || known.type === 'FIXED_LINE_OR_MOBILE' };
-  if (!remember) return facts;
-  if (phoneCache.size >= PHONE_CACHE_LIMIT) phoneCache.clear();
-  phoneCache.set(text, facts);
+  if (remember) phoneCache.set(text, facts);
   return facts;
 }

@@ -9,6 +9,7 @@ import { checkCorridorFields } from './corridor-checks.js';
 import type { Field, RowFields } from './fields.js';
 import { SENDER_FIELDS } from './fields.js';
 import { fingerprintFields } from './row-columns.js';
+import { Memo } from './memo.js';
 import { alpha2Of, isEmail, isIpAddress, isRealDate, phoneFacts } from './formats.js';
 import type { FieldIssue } from './issue.js';
 import { Findings } from './findings.js';
@@ -118,9 +119,8 @@ interface SenderVerdict {
  * verdict depends only on their values and today: kept by an 85-bit fingerprint
  * of those (53 bits as the key, 32 more checked on every hit).
  */
-const senderVerdicts = new Map<number, SenderVerdict>();
+const senderVerdicts = new Memo<number, SenderVerdict>(10_000);
 let senderVerdictsDay = '';
-const SENDER_VERDICTS_LIMIT = 10_000;
 
 function senderVerdict(v: RowFields, today: string): { verdict: SenderVerdict; fingerprint: number } {
   if (today !== senderVerdictsDay) {
@@ -137,7 +137,6 @@ function senderVerdict(v: RowFields, today: string): { verdict: SenderVerdict; f
   const out = new Findings();
   checkSender(v, today, out);
   const verdict = { check: c, errors: out.errors, warnings: out.warnings };
-  if (senderVerdicts.size >= SENDER_VERDICTS_LIMIT) senderVerdicts.clear();
   senderVerdicts.set(key, verdict);
   return { verdict, fingerprint: key };
 }
