@@ -34,12 +34,26 @@ const batchSchema = z.strictObject({
   max_reported_issues: positive.default(10_000),
 });
 
+const serviceSchema = z.strictObject({
+  /** Includes any version prefix [D1]. Absent: paybatch starts the sandbox in-process (the embedded default). */
+  base_url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).optional(),
+  api_key: z.string().min(1).optional(),
+  api_secret: z.string().min(1).optional(),
+  /** A file holding the secret (a mounted secret), read at start. */
+  api_secret_file: z.string().min(1).optional(),
+  timeout_ms: positive.default(15_000),
+  max_answer_bytes: positive.default(4 * 1024 * 1024),
+  retry: z.strictObject({ base_ms: positive.default(250), cap_ms: positive.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
+});
+
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
+  service: serviceSchema.default(() => serviceSchema.parse({})),
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type BatchConfig = Config['batch'];
+export type ServiceConfig = Config['service'];
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 
@@ -48,13 +62,31 @@ export function workspaceHome(home: string | undefined, env: NodeJS.ProcessEnv =
   return home ?? env.PAYBATCH_HOME ?? 'paybatch-data';
 }
 
-/** Loads --config FILE, else the workspace's paybatch.config.json if there is one, else the defaults. */
+/** PAYBATCH_BASE_URL, PAYBATCH_API_KEY, PAYBATCH_API_SECRET and PAYBATCH_API_SECRET_FILE override the file. */
+function serviceFromEnvironment(raw: unknown, env: NodeJS.ProcessEnv): unknown {
+  const overrides: Record<string, string> = {};
+  if (env.PAYBATCH_BASE_URL) overrides.base_url = env.PAYBATCH_BASE_URL;
+  if (env.PAYBATCH_API_KEY) overrides.api_key = env.PAYBATCH_API_KEY;
+  if (env.PAYBATCH_API_SECRET) overrides.api_secret = env.PAYBATCH_API_SECRET;
+  if (env.PAYBATCH_API_SECRET_FILE) overrides.api_secret_file = env.PAYBATCH_API_SECRET_FILE;
+  if (Object.keys(overrides).length === 0) return raw;
+  const base = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+  const service = typeof base.service === 'object' && base.service !== null ? (base.service as Record<string, unknown>) : {};
+  return { ...base, service: { ...service, ...overrides } };
+}
+
+/** Loads --config FILE, else the workspace's paybatch.config.json if there is one, else the defaults; then the environment. */
 export function loadConfig(options: { file?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Config {
-  const inWorkspace = join(workspaceHome(options.home, options.env), CONFIG_FILE_NAME);
+  const env = options.env ?? process.env;
+  const inWorkspace = join(workspaceHome(options.home, env), CONFIG_FILE_NAME);
   const file = options.file ?? (existsSync(inWorkspace) ? inWorkspace : undefined);
-  const raw = file ? readJsonFile(file, 'configuration') : {};
+  const raw = serviceFromEnvironment(file ? readJsonFile(file, 'configuration') : {}, env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(describeIssues(`configuration ${file ?? '(defaults)'}`, parsed.error));
+  const service = parsed.data.service;
+  if (service.base_url && (!service.api_key || (!service.api_secret && !service.api_secret_file))) {
+    throw new ConfigError(`configuration ${file ?? '(defaults)'} is not valid:\n  service: a base_url needs api_key and api_secret (or api_secret_file); set them in the file or in PAYBATCH_API_KEY and PAYBATCH_API_SECRET`);
+  }
   return parsed.data;
 }
 

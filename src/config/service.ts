@@ -1,0 +1,59 @@
+/**
+ * Which payout service paybatch talks to: the configured one, or, with no base
+ * URL, the sandbox started in-process (the embedded default). The secret is
+ * read here and handed to the client only; `describe` never includes it.
+ */
+import { readFileSync } from 'node:fs';
+import { PayoutClient } from '../api/client.js';
+import type { Clock } from '../clock.js';
+import { ConfigError } from '../errors.js';
+import type { RunningSandbox } from '../sandbox/start.js';
+import { startSandbox } from '../sandbox/start.js';
+import type { ServiceConfig } from './config.js';
+
+export interface ServiceConnection {
+  client: PayoutClient;
+  /** The sandbox when it was started in-process, for its operator controls. */
+  embedded: RunningSandbox | null;
+  /** One line for people and logs: where, and as whom; never the secret. */
+  describe: string;
+  close(): Promise<void>;
+}
+
+function readSecret(file: string): string {
+  let secret: string;
+  try {
+    secret = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(`cannot read the API secret file ${file}: ${(error as Error).message}`);
+  }
+  if (!secret) throw new ConfigError(`the API secret file ${file} is empty`);
+  return secret;
+}
+
+export async function connectService(
+  service: ServiceConfig,
+  options: { clock?: Clock; sandboxLog?: (line: string) => void } = {},
+): Promise<ServiceConnection> {
+  const clientOptions = {
+    timeoutMs: service.timeout_ms,
+    maxAnswerBytes: service.max_answer_bytes,
+    retry: { baseMs: service.retry.base_ms, capMs: service.retry.cap_ms, attempts: service.retry.attempts },
+  };
+  if (service.base_url) {
+    const apiSecret = service.api_secret_file ? readSecret(service.api_secret_file) : (service.api_secret as string);
+    const client = new PayoutClient({ ...clientOptions, baseUrl: service.base_url, credentials: { apiKey: service.api_key as string, apiSecret } });
+    return { client, embedded: null, describe: `payout service ${service.base_url} (key ${service.api_key})`, close: () => client.close() };
+  }
+  const sandbox = await startSandbox({ config: { port: 0 }, clock: options.clock, log: options.sandboxLog });
+  const client = new PayoutClient({ ...clientOptions, baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret } });
+  return {
+    client,
+    embedded: sandbox,
+    describe: `embedded sandbox ${sandbox.url} (no service configured: nothing real is paid)`,
+    async close() {
+      await client.close();
+      await sandbox.stop();
+    },
+  };
+}

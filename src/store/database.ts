@@ -1,0 +1,58 @@
+/**
+ * Opening paybatch's SQLite database: WAL, full durability (a committed payout
+ * state survives a power cut, not only a crash), foreign keys, a busy timeout,
+ * and files readable by their owner only, since they hold account numbers.
+ * Numbered, append-only migrations are applied at start, each in its own
+ * transaction, and recorded in a ledger (STYLE 4).
+ */
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
+import Database from 'better-sqlite3';
+
+export interface Migration {
+  /** 1, 2, 3, ...: never renumbered, never edited once released. */
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export type SqliteDatabase = Database.Database;
+
+/** Restricts the database and its WAL and shared-memory files to the owner. */
+function restrict(file: string): void {
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
+}
+
+export function openDatabase(file: string): SqliteDatabase {
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  restrict(file);
+  return db;
+}
+
+/** Applies the migrations not applied yet, in order; returns the versions applied now. */
+export function migrate(db: SqliteDatabase, migrations: readonly Migration[], now: () => Date = () => new Date()): number[] {
+  const versions = migrations.map((m) => m.version);
+  versions.forEach((version, index) => {
+    if (version !== index + 1) throw new Error(`migrations must be numbered 1, 2, 3, ... without gaps; found ${version} at position ${index + 1}`);
+  });
+  const applied = new Set((db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]));
+  const known = Math.max(0, ...applied);
+  if (known > migrations.length) {
+    throw new Error(`the database is at schema version ${known}, newer than this paybatch knows (${migrations.length}): use a newer paybatch`);
+  }
+  const done: number[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, now().toISOString());
+    })();
+    done.push(migration.version);
+  }
+  return done;
+}
