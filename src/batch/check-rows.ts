@@ -80,6 +80,11 @@ export class RowChecker {
     return new CheckedRow(line, errors, warnings, verdict.values, verdict.amountMinor);
   }
 
+  /** Sizes the per-row memory once for about this many rows (see BatchRules.reserve). */
+  expectRows(rows: number): void {
+    this.batch.reserve(rows);
+  }
+
   *finish(): Generator<LateFinding> {
     for (const { line, severity, issue } of this.batch.finish()) yield { line, severity, issue: this.locate(line, issue) };
   }

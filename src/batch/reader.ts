@@ -39,6 +39,8 @@ export interface OpenedBatch {
   rows: AsyncGenerator<BatchRow>;
   /** SHA-256 of the file's bytes, once `rows` has been read to the end. */
   sha256(): string;
+  /** Bytes read from the file so far, and its size: with the rows seen, an estimate of the rows to come. */
+  progress(): { bytesRead: number; size: number };
 }
 
 interface ByteState {
@@ -47,7 +49,7 @@ interface ByteState {
   lines: number;
 }
 
-async function checkSize(path: string, maxFileBytes: number): Promise<void> {
+async function checkSize(path: string, maxFileBytes: number): Promise<number> {
   let size: number;
   try {
     const info = await stat(path);
@@ -59,6 +61,7 @@ async function checkSize(path: string, maxFileBytes: number): Promise<void> {
   }
   if (size > maxFileBytes) throw tooLarge(size, maxFileBytes);
   if (size === 0) throw new BatchFileError('empty_file', null, 'the file is empty');
+  return size;
 }
 
 const tooLarge = (size: number, max: number): BatchFileError =>
@@ -154,7 +157,7 @@ function fileErrorFrom(error: unknown, rowStart: number, options: ReaderOptions)
 }
 
 export async function openBatch(path: string, options: ReaderOptions): Promise<OpenedBatch> {
-  await checkSize(path, options.maxFileBytes);
+  const size = await checkSize(path, options.maxFileBytes);
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const chunks = textChunks(path, options, state);
   const { firstLine, buffered } = await readFirstLine(chunks, options.maxRowCharacters);
@@ -194,18 +197,23 @@ export async function openBatch(path: string, options: ReaderOptions): Promise<O
 
   async function* rows(): AsyncGenerator<BatchRow> {
     let count = 0;
-    for (let item = await next(); !item.done; item = await next()) {
-      const { record, info } = item.value;
-      const line = lastEnd + 1 + (info.empty_lines - lastEmpty);
-      lastEnd = info.lines;
-      lastEmpty = info.empty_lines;
-      if (record.every((cell) => cell.trim() === '')) continue; // a row of empty cells, as spreadsheets leave at the end
-      const fields = build(record);
-      count += 1;
-      yield { line, fields };
+    // csv-parse's errors are restated around the whole loop, not per row: an async
+    // wrapper around every read would cost a promise for each of a million rows.
+    try {
+      for (let item = await records.next(); !item.done; item = await records.next()) {
+        const { record, info } = item.value;
+        const line = lastEnd + 1 + (info.empty_lines - lastEmpty);
+        lastEnd = info.lines;
+        lastEmpty = info.empty_lines;
+        if (record.every((cell) => cell.trim() === '')) continue; // a row of empty cells, as spreadsheets leave at the end
+        count += 1;
+        yield { line, fields: build(record) };
+      }
+    } catch (error) {
+      throw fileErrorFrom(error, lastEnd + 1, options);
     }
     if (count === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
   }
 
-  return { delimiter, columns, rows: rows(), sha256: () => state.hash.copy().digest('hex') };
+  return { delimiter, columns, rows: rows(), sha256: () => state.hash.copy().digest('hex'), progress: () => ({ bytesRead: state.bytes, size }) };
 }

@@ -50,6 +50,8 @@ async function uncount(file: string, lines: ReadonlySet<number>, options: { read
   return undone;
 }
 
+const ESTIMATE_AFTER_ROWS = 10_000;
+
 export async function validateFile(
   file: string,
   options: { reader: ReaderOptions; rules: RowRuleOptions; maxReportedIssues: number },
@@ -74,6 +76,11 @@ export async function validateFile(
   for await (const row of opened.rows) {
     const checked = checker.check(row);
     report.rows += 1;
+    if (report.rows === ESTIMATE_AFTER_ROWS) {
+      // By now the bytes read tell the file's rows to within a few percent.
+      const { bytesRead, size } = opened.progress();
+      checker.expectRows(Math.ceil((size / bytesRead) * report.rows * 1.05));
+    }
     checked.errors.forEach(listError);
     checked.warnings.forEach(listWarning);
     if (checked.valid) {

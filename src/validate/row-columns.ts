@@ -11,12 +11,19 @@ class Column<A extends Uint32Array | Uint8Array> {
   ) {}
 
   push(value: number): void {
-    if (this.length === this.data.length) {
-      const bigger = this.make(this.data.length * 2);
-      bigger.set(this.data);
-      this.data = bigger;
-    }
+    if (this.length === this.data.length) this.resize(this.data.length * 2);
     this.data[this.length++] = value;
+  }
+
+  /** Grows once to hold `capacity` values, so that no doubling (with two copies alive) happens later. */
+  reserve(capacity: number): void {
+    if (capacity > this.data.length) this.resize(capacity);
+  }
+
+  private resize(capacity: number): void {
+    const bigger = this.make(capacity);
+    bigger.set(this.data.subarray(0, this.length));
+    this.data = bigger;
   }
 
   get(index: number): number {

@@ -67,9 +67,9 @@ export function normalise(values: RowFields): RowFields {
     const value = values[field];
     if (value && /[\s().-]/.test(value)) values[field] = value.replace(/[\s().-]+/g, '');
   }
-  if (values.recipient_iban) values.recipient_iban = ibanElectronic(values.recipient_iban);
-  if (values.recipient_sort_code) values.recipient_sort_code = values.recipient_sort_code.replace(/[\s-]+/g, '');
-  if (values.recipient_bank_account) values.recipient_bank_account = values.recipient_bank_account.replace(/\s+/g, '');
+  if (values.recipient_iban && /[^A-Z0-9]/.test(values.recipient_iban)) values.recipient_iban = ibanElectronic(values.recipient_iban);
+  if (values.recipient_sort_code && /[\s-]/.test(values.recipient_sort_code)) values.recipient_sort_code = values.recipient_sort_code.replace(/[\s-]+/g, '');
+  if (values.recipient_bank_account && /\s/.test(values.recipient_bank_account)) values.recipient_bank_account = values.recipient_bank_account.replace(/\s+/g, '');
   return values;
 }
 

@@ -59,3 +59,16 @@ describe('line numbers kept sparsely', () => {
     expect(plain.get(999)).toBe(1001);
   });
 });
+
+describe('per-row columns', () => {
+  it('keep their values when room is reserved, and still grow past the reservation', async () => {
+    const { U32Column } = await import('../../src/validate/row-columns.js');
+    const column = new U32Column(4);
+    for (let i = 0; i < 6; i++) column.push(i * 10);
+    column.reserve(100);
+    for (let i = 6; i < 300; i++) column.push(i * 10);
+    expect(column.length).toBe(300);
+    expect([column.get(0), column.get(5), column.get(6), column.get(299)]).toEqual([0, 50, 60, 2990]);
+    expect(Array.from(column.view().subarray(0, 3))).toEqual([0, 10, 20]);
+  });
+});
