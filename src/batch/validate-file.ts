@@ -7,6 +7,7 @@
  */
 import type { Issue } from '../validate/issue.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
+import type { LateFinding, RowChecked } from './check-rows.js';
 import { RowChecker } from './check-rows.js';
 import type { Delimiter } from './delimiter.js';
 import type { ReaderOptions } from './reader.js';
@@ -52,9 +53,17 @@ async function uncount(file: string, lines: ReadonlySet<number>, options: { read
 
 const ESTIMATE_AFTER_ROWS = 10_000;
 
+/** What a caller may do with each row as it is checked (intake stores them). */
+export interface ValidationHooks {
+  row?(checked: RowChecked): void | Promise<void>;
+  /** A finding across rows, once the file is read; an error makes that row invalid after all. */
+  late?(finding: LateFinding): void | Promise<void>;
+}
+
 export async function validateFile(
   file: string,
   options: { reader: ReaderOptions; rules: RowRuleOptions; maxReportedIssues: number },
+  hooks: ValidationHooks = {},
 ): Promise<ValidationReport> {
   const opened = await openBatch(file, options.reader);
   const report: ValidationReport = {
@@ -83,6 +92,7 @@ export async function validateFile(
     }
     checked.errors.forEach(listError);
     checked.warnings.forEach(listWarning);
+    if (hooks.row) await hooks.row(checked);
     if (checked.valid) {
       report.valid += 1;
       const { minor, currency } = checked.amount as { minor: bigint; currency: string };
@@ -93,6 +103,7 @@ export async function validateFile(
   }
   const madeInvalid = new Set<number>();
   for (const late of checker.finish()) {
+    if (hooks.late) await hooks.late(late);
     if (late.severity === 'warning') listWarning(late.issue);
     else {
       listError(late.issue);

@@ -1,0 +1,62 @@
+/**
+ * paybatch's schema, as numbered, append-only migrations (STYLE 4): a released
+ * migration is never edited; a change is a new one.
+ *
+ * Glossary: a *batch* is one file taken from the inbox; a *row* is one of its
+ * lines, with its *phase* in paybatch's pipeline (checking, invalid, refused,
+ * not_sent, ready, creating, created, funding, funded, cancelling, final) and,
+ * once created, the service's *state* of its transaction.
+ */
+import type { Migration } from './database.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'batches and rows',
+    sql: `
+      CREATE TABLE batches (
+        id TEXT PRIMARY KEY,
+        file_name TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        rows_total INTEGER NOT NULL DEFAULT 0,
+        rows_valid INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        received_at TEXT NOT NULL,
+        settled_at TEXT
+      );
+      CREATE INDEX batches_sha256 ON batches(sha256);
+
+      CREATE TABLE rows (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        line INTEGER NOT NULL,
+        external_id TEXT,
+        request TEXT,
+        phase TEXT NOT NULL,
+        outcome TEXT,
+        errors TEXT,
+        transaction_id TEXT,
+        state TEXT,
+        state_reason TEXT,
+        state_reason_code TEXT,
+        input_amount TEXT,
+        input_currency TEXT,
+        output_amount TEXT,
+        output_currency TEXT,
+        created_at TEXT,
+        funded_at TEXT,
+        settled_at TEXT,
+        observed_at TEXT,
+        reads INTEGER NOT NULL DEFAULT 0,
+        next_read_at INTEGER,
+        PRIMARY KEY (batch_id, line)
+      ) WITHOUT ROWID;
+      -- An external_id is submitted once, ever: only rows that were or will be sent count.
+      CREATE UNIQUE INDEX rows_submitted_external_id ON rows(external_id)
+        WHERE phase NOT IN ('checking', 'invalid', 'refused', 'not_sent');
+      CREATE INDEX rows_batch_phase ON rows(batch_id, phase);
+    `,
+  },
+];

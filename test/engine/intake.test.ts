@@ -1,0 +1,133 @@
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { configSchema } from '../../src/config/config.js';
+import type { IntakeDeps } from '../../src/engine/intake.js';
+import { takeFile } from '../../src/engine/intake.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { Workspace } from '../../src/workspace/workspace.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
+
+const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/templates/${name}`, import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
+
+describe('taking files in from the inbox', () => {
+  let dir: string;
+  let workspace: Workspace;
+  let store: SqliteStore;
+  let deps: IntakeDeps;
+  const clock = new ManualClock('2026-11-21T22:00:00.000Z');
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-'));
+    workspace = openWorkspace(join(dir, 'ws'));
+    store = SqliteStore.open(workspace.database);
+    deps = { workspace, store, batch: configSchema.parse({}).batch, policy: 'reject_file', clock };
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const drop = (source: string, name: string): string => {
+    const path = join(workspace.folders.inbox, name);
+    copyFileSync(source, path);
+    clock.advance(1000);
+    return path;
+  };
+  const rowsOf = async (batch: string) => {
+    const rows = [];
+    for await (const row of store.rows(batch)) rows.push(row);
+    return rows;
+  };
+
+  it('claims a valid file into processing/ and stores its rows ready to send, in file order', async () => {
+    const outcome = await takeFile(drop(template('gbr-bank.csv'), 'payouts.csv'), deps);
+    expect(outcome).toMatchObject({ kind: 'accepted', ready: 2, refused: 0, invalid: 0 });
+    if (outcome.kind !== 'accepted') return;
+    expect(readdirSync(workspace.folders.inbox)).toEqual([]);
+    expect(existsSync(outcome.file)).toBe(true);
+    expect(outcome.file.startsWith(workspace.folders.processing)).toBe(true);
+    const batch = await store.batch(outcome.batch);
+    expect(batch).toMatchObject({ status: 'accepted', file_name: 'payouts.csv', rows_total: 2, rows_valid: 2, policy: 'reject_file' });
+    expect(batch?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const rows = await rowsOf(outcome.batch);
+    expect(rows.map((r) => [r.line, r.external_id, r.phase])).toEqual([[2, 'GBR-2026-0001', 'ready'], [3, 'GBR-2026-0002', 'ready']]);
+    expect(rows[0]?.request).toMatchObject({ output_amount_in_cents: '125000', recipient: { sort_code: '089999' } });
+  });
+
+  it('refuses the same content taken twice, unless forced', async () => {
+    const first = await takeFile(drop(template('nga-cash.csv'), 'monday.csv'), deps);
+    expect(first.kind).toBe('accepted');
+    const again = await takeFile(drop(template('nga-cash.csv'), 'monday-again.csv'), deps);
+    expect(again.kind).toBe('duplicate');
+    if (again.kind !== 'duplicate') return;
+    expect(again.earlier.id).toBe(first.kind === 'accepted' ? first.batch : '');
+    expect(existsSync(again.file)).toBe(true);
+    expect(readFileSync(again.noteFile, 'utf8')).toMatch(/same content .* as batch B20261121-[0-9a-f]{8}.*--force/s);
+    const forced = await takeFile(drop(template('nga-cash.csv'), 'monday-forced.csv'), { ...deps, force: true });
+    expect(forced).toMatchObject({ kind: 'accepted', ready: 0, refused: 2 });
+  });
+
+  it('rejects a file with invalid rows under reject_file: nothing sendable, the file and its report in failed/', async () => {
+    const outcome = await takeFile(drop(fixture('mixed.csv'), 'mixed.csv'), deps);
+    expect(outcome.kind).toBe('rejected');
+    if (outcome.kind !== 'rejected') return;
+    expect(outcome.file.startsWith(workspace.folders.failed)).toBe(true);
+    expect(existsSync(outcome.file)).toBe(true);
+    const text = readFileSync(outcome.reportFile, 'utf8');
+    expect(text).toMatch(/5 rows, 1 valid, 4 invalid/);
+    expect(text).toMatch(/uk_modulus_check_failed/);
+    expect(text).toMatch(/Nothing of this file was sent/);
+    expect(JSON.parse(readFileSync(`${outcome.file}.report.json`, 'utf8'))).toMatchObject({ batch: outcome.batch, invalid: 4 });
+    expect((await store.batch(outcome.batch))?.status).toBe('rejected');
+    expect((await rowsOf(outcome.batch)).map((r) => r.phase)).toEqual(['invalid', 'invalid', 'invalid', 'invalid', 'not_sent']);
+    // The ids of a rejected file stay free: the corrected file goes through.
+    const corrected = readFileSync(template('gbr-bank.csv'), 'utf8').replace('GBR-2026-0001', 'MIX-5');
+    writeFileSync(join(workspace.folders.inbox, 'corrected.csv'), corrected);
+    expect(await takeFile(join(workspace.folders.inbox, 'corrected.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 2 });
+  });
+
+  it('sends the valid rows under skip_invalid, keeping the invalid ones with their errors', async () => {
+    const outcome = await takeFile(drop(fixture('mixed.csv'), 'mixed.csv'), { ...deps, policy: 'skip_invalid' });
+    expect(outcome).toMatchObject({ kind: 'accepted', ready: 1, invalid: 4 });
+    if (outcome.kind !== 'accepted') return;
+    const rows = await rowsOf(outcome.batch);
+    expect(rows.map((r) => r.phase)).toEqual(['invalid', 'invalid', 'invalid', 'invalid', 'ready']);
+    expect(rows[0]?.errors).toEqual([expect.objectContaining({ line: 2, code: 'duplicate_external_id' })]);
+    expect(rows[1]?.errors.map((e) => e.code).sort()).toEqual(['invalid_date', 'uk_modulus_check_failed']);
+  });
+
+  it('moves a file that cannot be read as a batch to failed/, with the reason and line', async () => {
+    const outcome = await takeFile(drop(fixture('windows-1252.csv'), 'excel.csv'), deps);
+    expect(outcome.kind).toBe('unreadable');
+    if (outcome.kind !== 'unreadable') return;
+    expect(existsSync(outcome.file)).toBe(true);
+    expect(readFileSync(outcome.reportFile, 'utf8')).toMatch(/excel\.csv, line 3: cannot be read as a batch \(not_utf8\)/);
+    expect((await store.batch(outcome.batch))?.status).toBe('rejected');
+  });
+
+  it('refuses rows whose external_id an earlier batch used, before anything is sent', async () => {
+    await takeFile(drop(template('eur-iban-bank.csv'), 'first.csv'), deps);
+    const reused = readFileSync(template('eur-iban-bank.csv'), 'utf8').replace('EUR-2026-0002', 'EUR-2026-0099').replace('EUR-2026-0003', 'EUR-2026-0098');
+    writeFileSync(join(workspace.folders.inbox, 'second.csv'), reused);
+    const outcome = await takeFile(join(workspace.folders.inbox, 'second.csv'), deps);
+    expect(outcome).toMatchObject({ kind: 'accepted', ready: 2, refused: 1 });
+    if (outcome.kind !== 'accepted') return;
+    expect((await rowsOf(outcome.batch)).map((r) => [r.external_id, r.phase, r.outcome])).toEqual([
+      ['EUR-2026-0001', 'refused', 'external_id_already_used'],
+      ['EUR-2026-0099', 'ready', null],
+      ['EUR-2026-0098', 'ready', null],
+    ]);
+  });
+
+  it('lets only one of two takers claim a file, and tells the other it is gone', async () => {
+    const path = drop(template('nga-bank.csv'), 'race.csv');
+    const outcomes = await Promise.all([takeFile(path, deps), takeFile(path, deps)]);
+    expect(outcomes.map((o) => o.kind).sort()).toEqual(['accepted', 'gone']);
+    expect(await takeFile(join(workspace.folders.inbox, 'never-there.csv'), deps)).toEqual({ kind: 'gone', name: 'never-there.csv' });
+  });
+});
