@@ -19,6 +19,8 @@ export interface RowChecked {
   line: number;
   errors: Issue[];
   warnings: Issue[];
+  /** The row's external_id as written (normalised), valid or not: results name every row. */
+  externalId: string | null;
   /** True when the row is valid so far (a duplicate found at the end may still invalidate it). */
   valid: boolean;
   /** The request body of a valid row, built on demand (validation alone never needs it). */
@@ -39,6 +41,7 @@ const NONE: Issue[] = [];
 
 class CheckedRow implements RowChecked {
   readonly valid: boolean;
+  readonly externalId: string | null;
   readonly amount: { minor: bigint; currency: string } | null;
 
   constructor(
@@ -49,6 +52,7 @@ class CheckedRow implements RowChecked {
     private readonly amountMinor: bigint | null,
   ) {
     this.valid = errors.length === 0 && amountMinor !== null;
+    this.externalId = values.external_id ?? null;
     const currency = values.output_currency_code;
     this.amount = amountMinor !== null && currency ? { minor: amountMinor, currency } : null;
   }

@@ -8,13 +8,17 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { sandboxCommand } from './sandbox-command.js';
 import { validateCommand } from './validate-command.js';
+import { runCommand } from './run-command.js';
+import { demoCommand } from './demo-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('paybatch')
     .description('Batch payout file processor: validate payout CSVs, pay every row exactly once, follow and reconcile.')
     .version('0.1.0')
     .addCommand(sandboxCommand())
-    .addCommand(validateCommand());
+    .addCommand(validateCommand())
+    .addCommand(runCommand())
+    .addCommand(demoCommand());
   // Commands added whole do not inherit these settings: every command must throw
   // instead of exiting, so that the handler below chooses the exit code.
   for (const command of [program, ...program.commands]) command.exitOverride().showHelpAfterError();

@@ -48,14 +48,37 @@ const serviceSchema = z.strictObject({
   retry: z.strictObject({ base_ms: positive.default(250), cap_ms: positive.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
 });
 
+const money = z.string().regex(/^\d{1,18}$/, 'minor units as an integer string');
+
+const engineSchema = z.strictObject({
+  /** Calls to the service in flight at once. */
+  concurrency: positive.max(256).default(8),
+  /** [4] The client checks the computed input amount before funding: the most one row may cost, per input currency, in minor units. */
+  max_input_per_row: z.record(z.string(), money).default({}),
+  /** The most one batch may cost, per input currency, in minor units. */
+  batch_budget: z.record(z.string(), money).default({}),
+  /** Fund within this long after creation, inside the service's one hour [8]; later, the row is sender_not_approved. */
+  funding_deadline_ms: positive.default(50 * 60 * 1000),
+  /** [D17] The polling budget: reads of one transaction in its first window, then one per later interval. */
+  polling: z.strictObject({
+    first_window_ms: positive.default(3_600_000),
+    first_window_reads: positive.default(6),
+    later_interval_ms: positive.default(3_600_000),
+    /** All reads together, per second. */
+    reads_per_second: positive.default(5),
+  }).default(() => ({ first_window_ms: 3_600_000, first_window_reads: 6, later_interval_ms: 3_600_000, reads_per_second: 5 })),
+});
+
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
   service: serviceSchema.default(() => serviceSchema.parse({})),
+  engine: engineSchema.default(() => engineSchema.parse({})),
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type BatchConfig = Config['batch'];
 export type ServiceConfig = Config['service'];
+export type EngineConfig = Config['engine'];
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 

@@ -38,7 +38,7 @@ export interface IntakeDeps {
 const STORE_CHUNK = 1000;
 
 /** A name unique in processing/ and failed/: the time, then the file's own name. */
-function claimName(name: string, at: number): string {
+export function claimName(name: string, at: number): string {
   return `${new Date(at).toISOString().replace(/[:.]/g, '-')}--${name}`;
 }
 
@@ -80,7 +80,7 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     }, {
       async row(checked) {
         const request = checked.valid ? checked.request() : null;
-        pending.push({ line: checked.line, external_id: request?.external_id ?? null, request, errors: checked.errors });
+        pending.push({ line: checked.line, external_id: checked.externalId, request, errors: checked.errors });
         if (pending.length >= STORE_CHUNK) await flush();
       },
       async late(finding) {

@@ -24,6 +24,8 @@ export const MIGRATIONS: readonly Migration[] = [
         rows_total INTEGER NOT NULL DEFAULT 0,
         rows_valid INTEGER NOT NULL DEFAULT 0,
         reason TEXT,
+        -- Set when the balance ran out: nothing more of this batch is funded.
+        funding_stopped INTEGER NOT NULL DEFAULT 0,
         received_at TEXT NOT NULL,
         settled_at TEXT
       );

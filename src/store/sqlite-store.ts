@@ -4,7 +4,8 @@ import type { Issue } from '../validate/issue.js';
 import type { SqliteDatabase } from './database.js';
 import { migrate, openDatabase } from './database.js';
 import { MIGRATIONS } from './migrations.js';
-import type { BatchRecord, IntakeStore, NewRow, RowRecord } from './store.js';
+import type { ResultRow } from '../reports/results.js';
+import type { BatchRecord, IntakeStore, NewRow, Observation, PipelineRow, PipelineStore, Reservation, RowRecord } from './store.js';
 
 interface RowColumns {
   batch_id: string;
@@ -16,7 +17,21 @@ interface RowColumns {
   request: string | null;
 }
 
-export class SqliteStore implements IntakeStore {
+/** States in the order a transaction moves through them; an older observation never moves a row back [3.1]. */
+const STATE_RANK: Record<string, number> = {
+  initial: 0, verified: 1, approved: 2, pending: 3, mispaid: 4, received: 4, processing: 5,
+  error: 6, manual: 6, exception: 6, stuck: 6, paid: 9, canceled: 8, refunded: 9,
+};
+
+const PIPELINE_COLUMNS = 'batch_id, line, external_id, request, phase, outcome, transaction_id, state, input_amount, input_currency, created_at, reads';
+
+interface PipelineColumns extends Omit<PipelineRow, 'request'> {
+  request: string;
+}
+
+const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
+
+export class SqliteStore implements IntakeStore, PipelineStore {
   private constructor(private readonly db: SqliteDatabase) {}
 
   static open(file: string): SqliteStore {
@@ -106,6 +121,115 @@ export class SqliteStore implements IntakeStore {
         };
       }
       after = (rows[rows.length - 1] as RowColumns).line;
+    }
+  }
+
+  // ---- the pipeline
+
+  async openBatches(): Promise<BatchRecord[]> {
+    return this.db.prepare("SELECT * FROM batches WHERE status = 'accepted' ORDER BY received_at, id").all() as BatchRecord[];
+  }
+
+  async rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number): Promise<PipelineRow[]> {
+    const marks = phases.map(() => '?').join(', ');
+    const rows = this.db.prepare(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id = ? AND phase IN (${marks}) AND line > ? ORDER BY line LIMIT ?`)
+      .all(batchId, ...phases, afterLine, limit) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]> {
+    const marks = phases.map(() => '?').join(', ');
+    const rows = this.db.prepare(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN (${marks}) AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted') ORDER BY batch_id, line`)
+      .all(...phases) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null): Promise<boolean> {
+    const marks = from.map(() => '?').join(', ');
+    const set = outcome === undefined ? '' : ', outcome = ?';
+    const args = outcome === undefined ? [to, batchId, line, ...from] : [to, outcome, batchId, line, ...from];
+    return this.db.prepare(`UPDATE rows SET phase = ?${set} WHERE batch_id = ? AND line = ? AND phase IN (${marks})`).run(...args).changes === 1;
+  }
+
+  async observe(batchId: string, line: number, o: Observation, phase?: string, at?: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const row = this.db.prepare('SELECT state, observed_at, created_at FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { state: string | null; observed_at: string | null; created_at: string | null } | undefined;
+      if (!row) return false;
+      const newer = row.observed_at === null || o.updated_at === null || o.updated_at > row.observed_at
+        || (o.updated_at === row.observed_at && (STATE_RANK[o.state] ?? 0) >= (STATE_RANK[row.state ?? ''] ?? 0));
+      if (!newer) return false;
+      this.db.prepare(`UPDATE rows SET transaction_id = ?, state = ?, state_reason = ?, state_reason_code = ?,
+          input_amount = COALESCE(?, input_amount), input_currency = COALESCE(?, input_currency),
+          output_amount = COALESCE(?, output_amount), output_currency = COALESCE(?, output_currency),
+          observed_at = COALESCE(?, observed_at), created_at = COALESCE(created_at, ?),
+          settled_at = CASE WHEN ? IN ('paid', 'refunded', 'canceled') THEN COALESCE(settled_at, ?) ELSE settled_at END,
+          phase = COALESCE(?, phase)
+        WHERE batch_id = ? AND line = ?`).run(
+        o.transaction_id, o.state, o.state_reason, o.state_reason_code, o.input_amount, o.input_currency, o.output_amount, o.output_currency,
+        o.updated_at, at ?? o.updated_at, o.state, at ?? o.updated_at, phase ?? null, batchId, line);
+      return true;
+    })();
+  }
+
+  async reserveFunding(batchId: string, line: number, budget: bigint | null): Promise<Reservation> {
+    return this.db.transaction((): Reservation => {
+      const batch = this.db.prepare('SELECT funding_stopped FROM batches WHERE id = ?').get(batchId) as { funding_stopped: number } | undefined;
+      if (!batch || batch.funding_stopped) return 'stopped';
+      const row = this.db.prepare("SELECT input_amount, input_currency FROM rows WHERE batch_id = ? AND line = ? AND phase = 'created'").get(batchId, line) as { input_amount: string | null; input_currency: string | null } | undefined;
+      if (!row || row.input_amount === null) return 'stopped';
+      if (budget !== null) {
+        const committed = this.db.prepare(`SELECT input_amount FROM rows WHERE batch_id = ? AND input_currency = ?
+          AND (phase IN ('funding', 'funded') OR (phase = 'final' AND funded_at IS NOT NULL))`).pluck().all(batchId, row.input_currency) as string[];
+        const spent = committed.reduce((sum, amount) => sum + BigInt(amount), 0n);
+        if (spent + BigInt(row.input_amount) > budget) return 'over_budget';
+      }
+      this.db.prepare("UPDATE rows SET phase = 'funding' WHERE batch_id = ? AND line = ?").run(batchId, line);
+      return 'reserved';
+    })();
+  }
+
+  /** Marks a row funded (the service accepted the funding) with the time. */
+  async recordFunded(batchId: string, line: number, at: string): Promise<void> {
+    this.db.prepare("UPDATE rows SET phase = 'funded', funded_at = COALESCE(funded_at, ?) WHERE batch_id = ? AND line = ? AND phase IN ('funding', 'created')").run(at, batchId, line);
+  }
+
+  async refuseRow(batchId: string, line: number, from: readonly string[], outcome: string, message: string): Promise<boolean> {
+    const marks = from.map(() => '?').join(', ');
+    const errors = JSON.stringify([{ line, column: 'external_id', code: outcome, message }]);
+    return this.db.prepare(`UPDATE rows SET phase = 'final', outcome = ?, errors = ? WHERE batch_id = ? AND line = ? AND phase IN (${marks})`)
+      .run(outcome, errors, batchId, line, ...from).changes === 1;
+  }
+
+  async stopFunding(batchId: string): Promise<void> {
+    this.db.prepare('UPDATE batches SET funding_stopped = 1 WHERE id = ?').run(batchId);
+  }
+
+  async scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void> {
+    this.db.prepare('UPDATE rows SET next_read_at = ?, reads = reads + ? WHERE batch_id = ? AND line = ?').run(nextReadAt, counted ? 1 : 0, batchId, line);
+  }
+
+  async dueReads(now: number, limit: number): Promise<PipelineRow[]> {
+    const rows = this.db.prepare(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL AND next_read_at <= ?
+      AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted') ORDER BY next_read_at LIMIT ?`).all(now, limit) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async unsettledRows(batchId: string): Promise<number> {
+    return this.db.prepare("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling')").pluck().get(batchId) as number;
+  }
+
+  async settleBatch(batchId: string, at: string): Promise<void> {
+    this.db.prepare("UPDATE batches SET status = 'settled', settled_at = ? WHERE id = ? AND status = 'accepted'").run(at, batchId);
+  }
+
+  async *resultRows(batchId: string): AsyncIterable<ResultRow> {
+    const page = this.db.prepare(`SELECT line, external_id, transaction_id, phase, outcome, state, state_reason, state_reason_code,
+      input_amount, input_currency, output_amount, output_currency, errors FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
+    for (let after = 0; ; ) {
+      const rows = page.all(batchId, after) as ResultRow[];
+      if (rows.length === 0) return;
+      yield* rows;
+      after = (rows[rows.length - 1] as ResultRow).line;
     }
   }
 

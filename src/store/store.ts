@@ -5,6 +5,7 @@
  */
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
+import type { ResultRow } from '../reports/results.js';
 
 export type BatchStatus = 'intake' | 'accepted' | 'rejected' | 'settled';
 export type IntakePolicy = 'reject_file' | 'skip_invalid';
@@ -61,4 +62,64 @@ export interface IntakeStore {
   /** The rows of a batch in file order, streamed. */
   rows(batchId: string): AsyncIterable<RowRecord>;
   close(): Promise<void>;
+}
+
+/** What the service said about a transaction at one moment [2.5]. */
+export interface Observation {
+  transaction_id: string;
+  state: string;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  input_amount: string | null;
+  input_currency: string | null;
+  output_amount: string | null;
+  output_currency: string | null;
+  /** The service's updated_at, to keep only newer observations; null when it gave none. */
+  updated_at: string | null;
+}
+
+export interface PipelineRow {
+  batch_id: string;
+  line: number;
+  external_id: string;
+  request: PayoutRequest;
+  phase: string;
+  outcome: string | null;
+  transaction_id: string | null;
+  state: string | null;
+  input_amount: string | null;
+  input_currency: string | null;
+  created_at: string | null;
+  reads: number;
+}
+
+export type Reservation = 'reserved' | 'over_budget' | 'stopped';
+
+export interface PipelineStore {
+  openBatches(): Promise<BatchRecord[]>;
+  /** Rows of a batch in some phases, in file order, a page at a time. */
+  rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number): Promise<PipelineRow[]>;
+  /** Rows of every open batch in some phases (what a restart must resolve). */
+  allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]>;
+  /** Moves a row from one of `from` to `to`; false when it was not in one of them (someone moved it first). */
+  movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null): Promise<boolean>;
+  /** Applies an observation unless the row already knows a newer one; sets `phase` too when given. */
+  observe(batchId: string, line: number, observation: Observation, phase?: string, at?: string): Promise<boolean>;
+  /**
+   * From created to funding, atomically: refused when the batch stopped funding
+   * or when the row would take the batch over its budget for the currency.
+   */
+  reserveFunding(batchId: string, line: number, budget: bigint | null): Promise<Reservation>;
+  /** The service accepted the funding (or a read shows the transaction funded). */
+  recordFunded(batchId: string, line: number, at: string): Promise<void>;
+  stopFunding(batchId: string): Promise<void>;
+  /** Ends a row that the service refused (nothing was created), keeping the service's reasons. */
+  refuseRow(batchId: string, line: number, from: readonly string[], outcome: string, message: string): Promise<boolean>;
+  /** Counts a read and sets when the next one is due (ms since the epoch). */
+  scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void>;
+  dueReads(now: number, limit: number): Promise<PipelineRow[]>;
+  unsettledRows(batchId: string): Promise<number>;
+  settleBatch(batchId: string, at: string): Promise<void>;
+  /** Every row of a batch in file order, as the result file shows it. */
+  resultRows(batchId: string): AsyncIterable<ResultRow>;
 }

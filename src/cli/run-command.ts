@@ -1,0 +1,52 @@
+/** `paybatch run`: take the inbox, pay every valid row exactly once, follow, write results. */
+import { Command } from 'commander';
+import { systemClock } from '../clock.js';
+import { loadConfig, workspaceHome } from '../config/config.js';
+import { connectService } from '../config/service.js';
+import { engineLog } from '../engine/log.js';
+import type { RunReport } from '../engine/run.js';
+import { runOnce } from '../engine/run.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import { openWorkspace } from '../workspace/workspace.js';
+import { parseDuration } from './duration.js';
+
+export function renderRun(report: RunReport): string {
+  const lines: string[] = [];
+  for (const outcome of report.intake) {
+    if (outcome.kind === 'rejected') lines.push(`rejected ${outcome.batch}: ${outcome.report.invalid} invalid rows, nothing sent; report ${outcome.reportFile}`);
+    if (outcome.kind === 'unreadable') lines.push(`unreadable ${outcome.batch}: ${outcome.error.message}; report ${outcome.reportFile}`);
+    if (outcome.kind === 'duplicate') lines.push(`refused ${outcome.file}: same content as batch ${outcome.earlier.id}; note ${outcome.noteFile}`);
+  }
+  for (const batch of report.batches) {
+    const states = Object.entries(batch.by_state).map(([state, n]) => `${state} ${n}`).join(', ');
+    lines.push(`${batch.batch} (${batch.file}): ${batch.rows} rows: ${states}${batch.unsettled > 0 ? `; ${batch.unsettled} still in flight` : '; all final'}`);
+    lines.push(`  results ${batch.results_file}`);
+  }
+  if (lines.length === 0) lines.push('nothing to do: the inbox is empty and no batch is in flight');
+  return `${lines.join('\n')}\n`;
+}
+
+export function runCommand(): Command {
+  return new Command('run')
+    .description('Take every file in the inbox, pay each valid row exactly once, follow every payout, write results.')
+    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
+    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
+    .option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)', parseDuration, 5 * 60_000)
+    .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
+    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean }) => {
+      const config = loadConfig({ file: opts.config, home: opts.home });
+      const workspace = openWorkspace(workspaceHome(opts.home));
+      const store = SqliteStore.open(workspace.database);
+      const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
+      const connection = await connectService(config.service, { sandboxLog: () => {} });
+      process.stderr.write(`paybatch: using ${connection.describe}\n`);
+      try {
+        const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait });
+        process.stdout.write(renderRun(report));
+      } finally {
+        close();
+        await connection.close();
+        await store.close();
+      }
+    });
+}

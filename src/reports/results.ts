@@ -1,0 +1,82 @@
+/**
+ * The result file of a batch: one row per input line, in input order, with its
+ * state and reason, written atomically (a temporary file, then a rename) so a
+ * reader never sees half of it. Text a spreadsheet would run as a formula is
+ * neutralised, except real numbers and E.164 phone numbers.
+ */
+import { rename, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { stringify } from 'csv-stringify';
+
+export const RESULT_COLUMNS = [
+  'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code',
+  'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error',
+] as const;
+
+/** CSV formula injection: =, +, -, @ (and tab, carriage return) at the start make a spreadsheet evaluate the cell. */
+export function neutralise(value: string): string {
+  if (!/^[=+\-@\t\r]/.test(value)) return value;
+  if (/^[+-]?\d+(\.\d+)?$/.test(value) || /^\+[1-9]\d{6,14}$/.test(value)) return value;
+  return `'${value}`;
+}
+
+export interface ResultRow {
+  line: number;
+  external_id: string | null;
+  transaction_id: string | null;
+  phase: string;
+  outcome: string | null;
+  state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  input_amount: string | null;
+  input_currency: string | null;
+  output_amount: string | null;
+  output_currency: string | null;
+  errors: string | null;
+}
+
+/** The state a person reads: the service's state, or what paybatch decided when nothing was sent. */
+export function resultState(row: ResultRow): string {
+  if (row.phase === 'invalid') return 'invalid';
+  if (row.phase === 'refused' || row.phase === 'not_sent') return row.outcome ?? 'not_sent';
+  if (row.phase === 'ready' || row.phase === 'creating') return 'not_sent_yet';
+  return row.state ?? 'unknown';
+}
+
+function errorText(row: ResultRow): string {
+  const parts: string[] = [];
+  if (row.outcome && row.phase !== 'refused' && row.phase !== 'not_sent') parts.push(row.outcome);
+  if (row.errors) {
+    for (const e of JSON.parse(row.errors) as { column: string; code: string; message: string }[]) parts.push(`${e.column}: ${e.code}: ${e.message}`);
+  }
+  return parts.join(' | ');
+}
+
+export async function writeResults(outbox: string, batchId: string, rows: AsyncIterable<ResultRow> | Iterable<ResultRow>): Promise<string> {
+  const file = join(outbox, `${batchId}.results.csv`);
+  const temporary = `${file}.tmp-${process.pid}`;
+  const out = createWriteStream(temporary);
+  const csv = stringify({ header: true, columns: [...RESULT_COLUMNS] });
+  csv.pipe(out);
+  for await (const row of rows) {
+    const record = [
+      String(row.line), row.external_id ?? '', row.transaction_id ?? '', resultState(row), row.state_reason ?? '', row.state_reason_code ?? '',
+      row.input_amount ?? '', row.input_currency ?? '', row.output_amount ?? '', row.output_currency ?? '', errorText(row),
+    ].map(neutralise);
+    if (!csv.write(record)) await once(csv, 'drain');
+  }
+  csv.end();
+  await once(out, 'finish');
+  await rename(temporary, file);
+  return file;
+}
+
+export async function writeSummary(outbox: string, batchId: string, summary: unknown): Promise<string> {
+  const file = join(outbox, `${batchId}.summary.json`);
+  await writeFile(`${file}.tmp-${process.pid}`, `${JSON.stringify(summary, null, 2)}\n`);
+  await rename(`${file}.tmp-${process.pid}`, file);
+  return file;
+}
