@@ -70,6 +70,10 @@ export class Pipeline {
   /** After a restart: settle what was in flight before anything new is sent. */
   async resume(): Promise<void> {
     const { store } = this.deps;
+    // A crash between two steps (created, not yet funding; funded, not yet scheduled) leaves a
+    // row with no read due: read it now, and the read carries it on from its recorded phase.
+    const orphans = await store.scheduleOrphans(this.deps.clock.now());
+    if (orphans > 0) this.deps.log('resumed_rows', { rows: orphans });
     await Promise.all((await store.allRowsInPhases(['creating'])).map((row) => this.limit(() => this.guarded(row, () => this.sendRow(row)))));
     await Promise.all((await store.allRowsInPhases(['funding'])).map((row) => this.limit(() => this.guarded(row, () => this.resolveFunding(row, 0)))));
   }

@@ -214,6 +214,11 @@ export class SqliteStore implements IntakeStore, PipelineStore {
     return rows.map(toPipelineRow);
   }
 
+  async scheduleOrphans(now: number): Promise<number> {
+    return this.db.prepare(`UPDATE rows SET next_read_at = ? WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL
+      AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted')`).run(now).changes;
+  }
+
   async unsettledRows(batchId: string): Promise<number> {
     return this.db.prepare("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling')").pluck().get(batchId) as number;
   }

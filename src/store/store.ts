@@ -118,6 +118,8 @@ export interface PipelineStore {
   /** Counts a read and sets when the next one is due (ms since the epoch). */
   scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void>;
   dueReads(now: number, limit: number): Promise<PipelineRow[]>;
+  /** Rows in flight with no read scheduled (a crash came between two steps): due at `now`. Returns how many. */
+  scheduleOrphans(now: number): Promise<number>;
   unsettledRows(batchId: string): Promise<number>;
   settleBatch(batchId: string, at: string): Promise<void>;
   /** Every row of a batch in file order, as the result file shows it. */

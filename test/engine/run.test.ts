@@ -1,0 +1,125 @@
+import { readdirSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EngineContext } from '../helpers/engine.js';
+import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+
+const RESULT_COLUMNS = ['line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error'];
+
+describe('paybatch run: the payout engine against the sandbox', () => {
+  let ctx: EngineContext;
+  afterEach(async () => ctx.stop());
+
+  it('pays every row of every corridor exactly once, writes results in input order, and archives the settled batches', async () => {
+    ctx = await engineContext();
+    for (const name of ['gbr-bank.csv', 'eur-iban-bank.csv', 'global-usd-bank.csv', 'nga-bank.csv', 'nga-cash.csv']) ctx.drop(template(`templates/${name}`), name);
+    const report = await ctx.run();
+    expect(report.batches).toHaveLength(5);
+    for (const batch of report.batches) {
+      expect(batch).toMatchObject({ status: 'settled', unsettled: 0 });
+      const rows = await ctx.results(batch.batch);
+      expect(Object.keys(rows[0] ?? {})).toEqual(RESULT_COLUMNS);
+      expect(rows.map((r) => r.state)).toEqual(rows.map(() => 'paid'));
+      expect(rows.map((r) => Number(r.line))).toEqual(rows.map((_, i) => i + 2));
+      for (const row of rows) expect(row.transaction_id).toMatch(/^tr_/);
+    }
+    const debits = debitsPerTransaction(ctx.sandbox);
+    expect(debits.size).toBe(11);
+    expect([...debits.values()].every((n) => n === 1)).toBe(true);
+    expect(readdirSync(ctx.workspace.folders.archive)).toHaveLength(5);
+    expect(readdirSync(ctx.workspace.folders.processing)).toEqual([]);
+    expect(readdirSync(ctx.workspace.folders.inbox)).toEqual([]);
+  });
+
+  it('reports each deterministic outcome with its state_reason code, and keeps following the ones in attention states', async () => {
+    ctx = await engineContext();
+    ctx.drop(template('demo-batch.csv'));
+    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const [batch] = report.batches;
+    expect(batch?.by_state).toEqual({ error: 1, exception: 1, invalid: 2, manual: 1, paid: 12, stuck: 1 });
+    expect(batch?.unsettled).toBe(4);
+    const rows = await ctx.results(batch?.batch as string);
+    const byId = Object.fromEntries(rows.map((r) => [r.external_id, r]));
+    expect(byId['DEMO-012']).toMatchObject({ state: 'paid' });
+    expect(byId['DEMO-013']).toMatchObject({ state: 'error', state_reason_code: 'recipient_phone_number_invalid' });
+    expect(byId['DEMO-014']).toMatchObject({ state: 'manual', state_reason_code: 'recipient_account_invalid' });
+    expect(byId['DEMO-015']).toMatchObject({ state: 'stuck', state_reason_code: 'provider_timeout' });
+    expect(byId['DEMO-016']).toMatchObject({ state: 'exception', state_reason_code: 'internal_exception' });
+    expect(byId['DEMO-017']).toMatchObject({ state: 'invalid', transaction_id: '' });
+    expect(byId['DEMO-017']?.error).toMatch(/uk_modulus_check_failed/);
+    expect(readdirSync(ctx.workspace.folders.processing)).toHaveLength(1);
+  });
+
+  it('refuses a file taken twice, and a row whose external_id an earlier batch paid, before any call', async () => {
+    ctx = await engineContext();
+    ctx.drop(template('templates/nga-cash.csv'), 'first.csv');
+    await ctx.run();
+    const before = debitsPerTransaction(ctx.sandbox).size;
+    ctx.drop(template('templates/nga-cash.csv'), 'again.csv');
+    const report = await ctx.run();
+    expect(report.intake.map((o) => o.kind)).toEqual(['duplicate']);
+    expect(readdirSync(ctx.workspace.folders.failed).some((f) => f.endsWith('again.csv'))).toBe(true);
+    expect(debitsPerTransaction(ctx.sandbox).size).toBe(before);
+  });
+
+  it('stops funding when the balance runs out, cancelling or not sending the rest as insufficient_funds', async () => {
+    ctx = await engineContext({ balances: { USD: '600000' } });
+    ctx.drop(template('templates/global-usd-bank.csv'), 'a.csv'); // 5000.00 + 75.10 USD
+    const report = await ctx.run({ engine: { concurrency: 1 } });
+    const rows = await ctx.results(report.batches[0]?.batch as string);
+    expect(rows.map((r) => r.state)).toEqual(['paid', 'paid']);
+    ctx.drop(template('templates/gbr-bank.csv'), 'b.csv'); // needs about 1966 USD: more than is left
+    const second = await ctx.run({ engine: { concurrency: 1 } });
+    const refused = await ctx.results(second.batches.find((b) => b.file === 'b.csv')?.batch as string);
+    expect(refused.map((r) => [r.state, r.error])).toEqual([['canceled', 'insufficient_funds'], ['insufficient_funds', '']]);
+    expect(BigInt(ctx.sandbox.store.balances().USD as string)).toBeGreaterThanOrEqual(0n);
+    expect([...debitsPerTransaction(ctx.sandbox).values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('cancels a row whose computed input amount is over the per-row maximum (quote_rejected)', async () => {
+    ctx = await engineContext();
+    ctx.drop(template('templates/global-usd-bank.csv'));
+    const report = await ctx.run({ engine: { max_input_per_row: { USD: '100000' } } });
+    const rows = await ctx.results(report.batches[0]?.batch as string);
+    expect(rows.map((r) => [r.external_id, r.state, r.error])).toEqual([['USD-2026-0001', 'canceled', 'quote_rejected'], ['USD-2026-0002', 'paid', '']]);
+    expect(debitsPerTransaction(ctx.sandbox).size).toBe(1);
+  });
+
+  it('does not send rows on a corridor the service has disabled', async () => {
+    ctx = await engineContext();
+    ctx.sandbox.service.setCorridorActive('nga-cash', false);
+    ctx.drop(template('templates/nga-cash.csv'));
+    const report = await ctx.run();
+    const rows = await ctx.results(report.batches[0]?.batch as string);
+    expect(rows.map((r) => r.state)).toEqual(['corridor_inactive', 'corridor_inactive']);
+    expect(ctx.sandbox.store.allTransactions().next().done).toBe(true);
+  });
+
+  it('waits for KYC approval before funding, and gives up at the funding deadline (sender_not_approved)', async () => {
+    ctx = await engineContext({ kyc: { mode: 'review', verify_after_ms: 20, approve_after_ms: 20 } });
+    ctx.drop(template('templates/nga-cash.csv'));
+    const approved = await ctx.run();
+    expect((await ctx.results(approved.batches[0]?.batch as string)).map((r) => r.state)).toEqual(['paid', 'paid']);
+    await ctx.stop();
+    ctx = await engineContext({ kyc: { mode: 'review', verify_after_ms: 5000, approve_after_ms: 5000 } });
+    ctx.drop(template('templates/nga-cash.csv'));
+    const late = await ctx.run({ engine: { funding_deadline_ms: 100 } });
+    expect((await ctx.results(late.batches[0]?.batch as string)).map((r) => [r.state, r.error])).toEqual([['canceled', 'sender_not_approved'], ['canceled', 'sender_not_approved']]);
+    expect(debitsPerTransaction(ctx.sandbox).size).toBe(0);
+  });
+
+  it('pays each row once through resets after commit, 5xx and 429 storms', async () => {
+    ctx = await engineContext({
+      seed: 7,
+      faults: { http_500_rate: 0.1, http_503_rate: 0.05, http_429_rate: 0.05, retry_after_s: 0, reset_after_commit: { create: 0.3, fund: 0.3 } },
+    });
+    for (const name of ['gbr-bank.csv', 'eur-iban-bank.csv', 'global-usd-bank.csv', 'nga-bank.csv', 'nga-cash.csv']) ctx.drop(template(`templates/${name}`), name);
+    let report = await ctx.run({}, 5000);
+    for (let again = 0; again < 5 && report.batches.some((b) => b.unsettled > 0); again++) report = await ctx.run({}, 5000);
+    const states = (await Promise.all(report.batches.map((b) => ctx.results(b.batch)))).flat().map((r) => r.state);
+    expect(states).toEqual(states.map(() => 'paid'));
+    const debits = debitsPerTransaction(ctx.sandbox);
+    expect(debits.size).toBe(11);
+    expect([...debits.values()].every((n) => n === 1)).toBe(true);
+    expect([...ctx.sandbox.store.allTransactions()]).toHaveLength(11);
+  });
+});

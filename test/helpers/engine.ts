@@ -1,0 +1,84 @@
+/** Runs the engine in-process against a fast sandbox, in a fresh workspace. */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PayoutClient } from '../../src/api/client.js';
+import { systemClock } from '../../src/clock.js';
+import { configSchema } from '../../src/config/config.js';
+import type { RunReport } from '../../src/engine/run.js';
+import { runOnce } from '../../src/engine/run.js';
+import type { SandboxConfigInput } from '../../src/sandbox/config.js';
+import type { RunningSandbox } from '../../src/sandbox/start.js';
+import { startSandbox } from '../../src/sandbox/start.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { Workspace } from '../../src/workspace/workspace.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
+
+/** Payouts in milliseconds, so that tests wait for events, not for time. */
+export const FAST_SANDBOX: SandboxConfigInput = {
+  port: 0,
+  tick_ms: 5,
+  payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [10, 40], slow_delay_ms: [50, 100], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 },
+};
+
+export const FAST_ENGINE = { polling: { first_window_ms: 60_000, first_window_reads: 3000, later_interval_ms: 1000, reads_per_second: 500 } };
+
+export const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
+
+export interface EngineContext {
+  dir: string;
+  workspace: Workspace;
+  store: SqliteStore;
+  sandbox: RunningSandbox;
+  drop(source: string, name?: string): void;
+  run(config?: Record<string, unknown>, waitMs?: number): Promise<RunReport>;
+  results(batch: string): Promise<Record<string, string>[]>;
+  stop(): Promise<void>;
+}
+
+export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Promise<EngineContext> {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-engine-'));
+  const workspace = openWorkspace(join(dir, 'ws'));
+  const store = SqliteStore.open(workspace.database);
+  const sandbox = await startSandbox({ config: { ...FAST_SANDBOX, ...sandboxConfig } });
+  let dropped = 0;
+  return {
+    dir, workspace, store, sandbox,
+    drop(source, name) {
+      dropped += 1;
+      copyFileSync(source, join(workspace.folders.inbox, name ?? `batch-${dropped}.csv`));
+    },
+    async run(config = {}, waitMs = 5000) {
+      const parsed = configSchema.parse({ ...config, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
+      const client = new PayoutClient({
+        baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
+        timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024,
+      });
+      try {
+        return await runOnce({ workspace, store, client, config: parsed, clock: systemClock, log: () => {}, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
+      } finally {
+        await client.close();
+      }
+    },
+    async results(batch) {
+      const { parse } = await import('csv-parse/sync');
+      const { readFileSync } = await import('node:fs');
+      return parse(readFileSync(join(workspace.folders.outbox, `${batch}.results.csv`)), { columns: true }) as Record<string, string>[];
+    },
+    async stop() {
+      await store.close();
+      await sandbox.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Debits per transaction in the sandbox's ledger: "nothing paid twice" made checkable. */
+export function debitsPerTransaction(sandbox: RunningSandbox): Map<string, number> {
+  const debits = new Map<string, number>();
+  for (const entry of sandbox.store.ledger(0, 1_000_000)) {
+    if (entry.kind === 'debit' && entry.transaction_id) debits.set(entry.transaction_id, (debits.get(entry.transaction_id) ?? 0) + 1);
+  }
+  return debits;
+}
