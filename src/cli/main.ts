@@ -10,6 +10,7 @@ import { sandboxCommand } from './sandbox-command.js';
 import { validateCommand } from './validate-command.js';
 import { runCommand } from './run-command.js';
 import { demoCommand } from './demo-command.js';
+import { cancelCommand } from './cancel-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('paybatch')
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .addCommand(sandboxCommand())
     .addCommand(validateCommand())
     .addCommand(runCommand())
+    .addCommand(cancelCommand())
     .addCommand(demoCommand());
   // Commands added whole do not inherit these settings: every command must throw
   // instead of exiting, so that the handler below chooses the exit code.

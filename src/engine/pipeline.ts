@@ -189,8 +189,9 @@ export class Pipeline {
   /** What an observation of the transaction means for the row, and what to do next. */
   private async apply(row: PipelineRow, tx: ServiceTransaction, counted: boolean): Promise<void> {
     const { store } = this.deps;
-    const funded = row.phase === 'funded' || FUNDED_STATES.has(tx.state);
-    const final = isFinal(tx.state, funded || (tx.raw.funded_at !== null && tx.raw.funded_at !== undefined));
+    // Funded by what paybatch recorded, what the state shows, or what the service says (funded_at is not in every service's answers).
+    const funded = row.phase === 'funded' || row.funded_at !== null || FUNDED_STATES.has(tx.state) || (tx.raw.funded_at !== null && tx.raw.funded_at !== undefined);
+    const final = isFinal(tx.state, funded);
     if (final) {
       await store.observe(row.batch_id, row.line, toObservation(tx), 'final', this.now());
       if (funded) await store.recordFunded(row.batch_id, row.line, this.now());
@@ -273,6 +274,29 @@ export class Pipeline {
     }
     const waiting = await store.rowsInPhases(batchId, ['created'], 0, 100_000);
     await Promise.all(waiting.map((row) => this.cancel(row, 'insufficient_funds')));
+  }
+
+  /**
+   * [1], [D11] Cancels on request (paybatch cancel): a row that is created or funded and
+   * whose transaction may still be cancelled. Returns what was done.
+   */
+  async cancelOnRequest(row: PipelineRow): Promise<{ done: boolean; state: string; reason: string }> {
+    const { store, client } = this.deps;
+    const tx = await client.getTransaction(row.transaction_id as string);
+    await store.observe(row.batch_id, row.line, toObservation(tx));
+    if (!tx.may_cancel) return { done: false, state: tx.state, reason: `the service does not allow it in state ${tx.state} (may_cancel is false)` };
+    if (!(await store.movePhase(row.batch_id, row.line, ['created', 'funded'], 'cancelling', 'cancelled_on_request'))) {
+      return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };
+    }
+    try {
+      await client.cancelTransaction(tx.id);
+    } catch (error) {
+      if (!(error instanceof Rejected)) throw error;
+      return { done: false, state: tx.state, reason: error.message };
+    }
+    this.deps.log('cancel_requested', { batch: row.batch_id, line: row.line, transaction: tx.id, state: tx.state });
+    await this.scheduleNextRead({ ...row, phase: 'cancelling' }, false);
+    return { done: true, state: tx.state, reason: 'cancellation requested' };
   }
 
   /** Cancels a created transaction we decided not to fund, and follows it to canceled. */

@@ -55,6 +55,8 @@ export interface RunReport {
   batches: BatchSummary[];
 }
 
+const RESULTS_EVERY_MS = 5000;
+
 /** CSV files in the inbox, oldest first; hidden and other files are left alone. */
 async function inboxFiles(inbox: string): Promise<string[]> {
   const names = (await readdir(inbox)).filter((n) => !n.startsWith('.') && n.toLowerCase().endsWith('.csv'));
@@ -130,13 +132,21 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
 
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const until = deps.clock.now() + deps.waitMs;
+  const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
+  let lastResults = deps.clock.now();
   while (pending.length > 0) {
     for (const batch of pending) await settleIfDone(deps, batch);
     pending = (await Promise.all(pending.map(async (b) => ((await deps.store.unsettledRows(b)) > 0 ? b : null)))).filter((b): b is string => b !== null);
     if (pending.length === 0 || deps.clock.now() >= until) break;
+    if (deps.clock.now() - lastResults >= RESULTS_EVERY_MS) {
+      // Results follow the states as they change, not only at the end.
+      for (const batch of pending) await report(deps, batch);
+      lastResults = deps.clock.now();
+    }
     const read = await pipeline.follow();
-    if (read === 0) await sleep(deps.tickMs ?? 1000);
+    // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
+    await sleep(Math.max(deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));
   }
   const touched = new Set([...open, ...intake.flatMap((o) => ('batch' in o && o.kind === 'accepted' ? [o.batch] : []))]);
   const batches: BatchSummary[] = [];

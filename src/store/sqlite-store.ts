@@ -23,7 +23,7 @@ const STATE_RANK: Record<string, number> = {
   error: 6, manual: 6, exception: 6, stuck: 6, paid: 9, canceled: 8, refunded: 9,
 };
 
-const PIPELINE_COLUMNS = 'batch_id, line, external_id, request, phase, outcome, transaction_id, state, input_amount, input_currency, created_at, reads';
+const PIPELINE_COLUMNS = 'batch_id, line, external_id, request, phase, outcome, transaction_id, state, input_amount, input_currency, created_at, funded_at, reads';
 
 interface PipelineColumns extends Omit<PipelineRow, 'request'> {
   request: string;

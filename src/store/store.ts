@@ -90,6 +90,8 @@ export interface PipelineRow {
   input_amount: string | null;
   input_currency: string | null;
   created_at: string | null;
+  /** When paybatch recorded the funding; null while unfunded. */
+  funded_at: string | null;
   reads: number;
 }
 

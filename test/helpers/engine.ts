@@ -33,6 +33,7 @@ export interface EngineContext {
   sandbox: RunningSandbox;
   drop(source: string, name?: string): void;
   run(config?: Record<string, unknown>, waitMs?: number): Promise<RunReport>;
+  client(): PayoutClient;
   results(batch: string): Promise<Record<string, string>[]>;
   stop(): Promise<void>;
 }
@@ -60,6 +61,12 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
       } finally {
         await client.close();
       }
+    },
+    client() {
+      return new PayoutClient({
+        baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
+        timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024,
+      });
     },
     async results(batch) {
       const { parse } = await import('csv-parse/sync');

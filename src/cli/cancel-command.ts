@@ -1,0 +1,47 @@
+/** `paybatch cancel --batch B [--external-id X] [--state error,manual]`. */
+import { Command } from 'commander';
+import { systemClock } from '../clock.js';
+import { loadConfig, workspaceHome } from '../config/config.js';
+import { connectService } from '../config/service.js';
+import type { CancelLine } from '../engine/cancel.js';
+import { cancelRows } from '../engine/cancel.js';
+import { engineLog } from '../engine/log.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import { openWorkspace } from '../workspace/workspace.js';
+import { parseDuration } from './duration.js';
+
+const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+
+export function renderCancel(lines: readonly CancelLine[]): string {
+  if (lines.length === 0) return 'no row matched: nothing to cancel\n';
+  return `${lines.map((l) => `${String(l.line).padStart(6)}  ${l.external_id}  ${l.state_before} -> ${l.state_after ?? '?'}  ${l.cancelled ? 'cancelled' : `not cancelled: ${l.reason}`}`).join('\n')}\n`;
+}
+
+export function cancelCommand(): Command {
+  return new Command('cancel')
+    .description('Cancel rows of a batch whose payout can still be stopped, and follow them to canceled or refunded.')
+    .requiredOption('--batch <id>', 'the batch (as in the result file names)')
+    .option('--external-id <ids>', 'only these external ids (comma-separated, or repeat the option)', list)
+    .option('--state <states>', 'only rows in these states, e.g. error,manual', list)
+    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
+    .option('--config <file>', 'configuration file')
+    .option('--wait <duration>', 'how long to follow the cancellations', parseDuration, 2 * 60_000)
+    .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number }) => {
+      const config = loadConfig({ file: opts.config, home: opts.home });
+      const workspace = openWorkspace(workspaceHome(opts.home));
+      const store = SqliteStore.open(workspace.database);
+      const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
+      const connection = await connectService(config.service);
+      try {
+        const lines = await cancelRows(
+          { batch: opts.batch, externalIds: opts.externalId, states: opts.state },
+          { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait },
+        );
+        process.stdout.write(renderCancel(lines));
+      } finally {
+        close();
+        await connection.close();
+        await store.close();
+      }
+    });
+}
