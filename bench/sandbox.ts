@@ -7,18 +7,16 @@
  *   BENCH_PAIRS (default 20000), BENCH_CONCURRENCY (default 32),
  *   BENCH_SANDBOX_NODE_ARGS (e.g. "--cpu-prof" to profile the sandbox process)
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { authHeaders } from '../src/api/signing.js';
+import { peakRssMb, startSandboxProcess } from './sandbox-process.js';
 
 const GOAL_PAIRS_PER_SECOND = 2000;
 const pairs = Number(process.env.BENCH_PAIRS ?? 20_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
-const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 const RECIPIENTS = [
   { type: 'bank', input: 'USD', output: 'GBP', recipient: { first_name: 'Alan', last_name: 'Turing', country_code: 'GBR', phone_number: '+447700900456', city: 'London', street: '1 Road', postal_code: 'MK3 6EB', sort_code: '089999', bank_account: '66374958', bank_account_type: 'current' } },
@@ -27,31 +25,12 @@ const RECIPIENTS = [
   { type: 'cash', input: 'USD', output: 'NGN', recipient: { first_name: 'Wole', last_name: 'Soyinka', country_code: 'NGA', phone_number: '+2348031234567' } },
 ] as const;
 
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
-
-async function startSandboxProcess(configFile: string): Promise<{ url: string; key: string; secret: string; pid: number; stop: () => void }> {
-  const nodeArgs = (process.env.BENCH_SANDBOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, bin, 'sandbox', '--port', '0', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /base URL\s+(\S+)\n\s+API key\s+(\S+)\n\s+API secret\s+(\S+)/.exec(out);
-      if (m) resolve({ url: m[1] as string, key: m[2] as string, secret: m[3] as string, pid: child.pid as number, stop: () => child.kill('SIGTERM') });
-    });
-  });
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-'));
   const configFile = join(dir, 'sandbox.json');
   writeFileSync(configFile, JSON.stringify({ balances: { USD: '900000000000000000', EUR: '900000000000000000' } }));
-  const sandbox = await startSandboxProcess(configFile);
+  const nodeArgs = (process.env.BENCH_SANDBOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const sandbox = await startSandboxProcess(configFile, nodeArgs);
   const origin = new URL(sandbox.url).origin;
   const basePath = new URL(sandbox.url).pathname;
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });

@@ -78,22 +78,42 @@ export class Pipeline {
     await Promise.all((await store.allRowsInPhases(['funding'])).map((row) => this.limit(() => this.guarded(row, () => this.resolveFunding(row, 0)))));
   }
 
-  /** Sends every ready row of a batch, at most `concurrency` calls in flight. */
+  /**
+   * Sends every ready row of a batch, at most `concurrency` calls in flight. The
+   * rows come from the store a page at a time, and the next page is fetched while
+   * the last rows of this one are still in flight, so the window never drains.
+   */
   async submit(batchId: string): Promise<void> {
     await this.refuseInactiveCorridors(batchId);
+    const inFlight = new Set<Promise<void>>();
+    const window = this.deps.engine.concurrency * 2;
     for (let after = 0; ; ) {
       const rows = await this.deps.store.rowsInPhases(batchId, ['ready'], after, 500);
-      if (rows.length === 0) return;
-      await Promise.all(rows.map((row) => this.limit(() => this.guarded(row, () => this.sendRow(row)))));
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        while (inFlight.size >= window) await Promise.race(inFlight);
+        const sent = this.limit(() => this.guarded(row, () => this.sendRow(row)));
+        inFlight.add(sent);
+        void sent.finally(() => inFlight.delete(sent));
+      }
       after = (rows[rows.length - 1] as PipelineRow).line;
     }
+    await Promise.all(inFlight);
   }
 
   /** [1], [D12] Before sending, the corridors the batch uses are read; rows on an inactive one are not sent. */
   private async refuseInactiveCorridors(batchId: string): Promise<void> {
     const { store, client } = this.deps;
-    const active = new Map<string, boolean>();
     const key = (r: PipelineRow['request']): string => `${r.recipient.country_code}|${r.type}|${r.input_currency_code}|${r.output_currency_code}`;
+    const countries = new Set<string>();
+    for (let after = 0; ; ) {
+      const rows = await store.rowsInPhases(batchId, ['ready'], after, 1000);
+      if (rows.length === 0) break;
+      for (const row of rows) countries.add(row.request.recipient.country_code as string);
+      after = (rows[rows.length - 1] as PipelineRow).line;
+    }
+    const corridors = new Map(await Promise.all([...countries].map(async (c) => [c, await client.listCorridors(c)] as const)));
+    const active = new Map<string, boolean>();
     for (let after = 0; ; ) {
       const rows = await store.rowsInPhases(batchId, ['ready'], after, 1000);
       if (rows.length === 0) return;
@@ -101,8 +121,7 @@ export class Pipeline {
         const { request } = row;
         const country = request.recipient.country_code as string;
         if (!active.has(key(request))) {
-          const corridors = await client.listCorridors(country);
-          const serving = corridors.filter((c) => c.type === request.type && c.input_currency_codes.includes(request.input_currency_code) && c.output_currency_codes.includes(request.output_currency_code));
+          const serving = (corridors.get(country) ?? []).filter((c) => c.type === request.type && c.input_currency_codes.includes(request.input_currency_code) && c.output_currency_codes.includes(request.output_currency_code));
           active.set(key(request), serving.some((c) => c.active));
         }
         if (!active.get(key(request))) {

@@ -1,6 +1,7 @@
 /** The SQLite implementation of the store: better-sqlite3, synchronous, so each method is atomic. */
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
+import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.js';
 import { migrate, openDatabase } from './database.js';
 import { MIGRATIONS } from './migrations.js';
@@ -32,7 +33,27 @@ interface PipelineColumns extends Omit<PipelineRow, 'request'> {
 const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
 
 export class SqliteStore implements IntakeStore, PipelineStore {
-  private constructor(private readonly db: SqliteDatabase) {}
+  private readonly statements = new Map<string, Statement>();
+  /** One transaction wrapper, built once: better-sqlite3 builds new closures on every `db.transaction()`. */
+  private readonly runAtomically: (work: () => unknown) => unknown;
+
+  private constructor(private readonly db: SqliteDatabase) {
+    this.runAtomically = db.transaction((work: () => unknown) => work());
+  }
+
+  /** Each statement is compiled once: compiling is most of the cost of a small query. */
+  private sql(text: string): Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  private atomic<T>(work: () => T): T {
+    return this.runAtomically(work) as T;
+  }
 
   static open(file: string): SqliteStore {
     const db = openDatabase(file);
@@ -41,24 +62,24 @@ export class SqliteStore implements IntakeStore, PipelineStore {
   }
 
   async acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined> {
-    return this.db.prepare("SELECT * FROM batches WHERE sha256 = ? AND status IN ('accepted', 'settled') ORDER BY received_at LIMIT 1").get(sha256) as BatchRecord | undefined;
+    return this.sql("SELECT * FROM batches WHERE sha256 = ? AND status IN ('accepted', 'settled') ORDER BY received_at LIMIT 1").get(sha256) as BatchRecord | undefined;
   }
 
   async beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at'>): Promise<string> {
-    return this.db.transaction(() => {
+    return this.atomic(() => {
       const stem = `B${batch.received_at.slice(0, 10).replace(/-/g, '')}-${batch.sha256.slice(0, 8)}`;
       let id = stem;
-      for (let n = 2; this.db.prepare('SELECT 1 FROM batches WHERE id = ?').get(id); n++) id = `${stem}-${n}`;
-      this.db.prepare(`INSERT INTO batches (id, file_name, sha256, size_bytes, status, policy, received_at)
+      for (let n = 2; this.sql('SELECT 1 FROM batches WHERE id = ?').get(id); n++) id = `${stem}-${n}`;
+      this.sql(`INSERT INTO batches (id, file_name, sha256, size_bytes, status, policy, received_at)
         VALUES (@id, @file_name, @sha256, @size_bytes, 'intake', @policy, @received_at)`).run({ id, ...batch });
       return id;
-    })();
+    });
   }
 
   async addRows(batchId: string, rows: readonly NewRow[]): Promise<void> {
-    const insert = this.db.prepare(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, output_amount, output_currency)
+    const insert = this.sql(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, output_amount, output_currency)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.db.transaction(() => {
+    this.atomic(() => {
       for (const row of rows) {
         insert.run(
           batchId,
@@ -71,45 +92,45 @@ export class SqliteStore implements IntakeStore, PipelineStore {
           row.request?.output_currency_code ?? null,
         );
       }
-      this.db.prepare('UPDATE batches SET rows_total = rows_total + ? WHERE id = ?').run(rows.length, batchId);
-    })();
+      this.sql('UPDATE batches SET rows_total = rows_total + ? WHERE id = ?').run(rows.length, batchId);
+    });
   }
 
   async invalidateRow(batchId: string, line: number, error: Issue): Promise<void> {
-    this.db.transaction(() => {
-      const row = this.db.prepare('SELECT errors FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { errors: string | null } | undefined;
+    this.atomic(() => {
+      const row = this.sql('SELECT errors FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { errors: string | null } | undefined;
       if (!row) return;
       const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
-      this.db.prepare("UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?").run(JSON.stringify(errors), batchId, line);
-    })();
+      this.sql("UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?").run(JSON.stringify(errors), batchId, line);
+    });
   }
 
   async rejectBatch(batchId: string, reason: string): Promise<void> {
-    this.db.transaction(() => {
-      this.db.prepare("UPDATE rows SET phase = 'not_sent' WHERE batch_id = ? AND phase = 'checking'").run(batchId);
-      this.db.prepare("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ?").run(reason, batchId);
-    })();
+    this.atomic(() => {
+      this.sql("UPDATE rows SET phase = 'not_sent' WHERE batch_id = ? AND phase = 'checking'").run(batchId);
+      this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ?").run(reason, batchId);
+    });
   }
 
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number }> {
-    return this.db.transaction(() => {
-      const refused = this.db.prepare(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
+    return this.atomic(() => {
+      const refused = this.sql(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
         WHERE batch_id = ? AND phase = 'checking' AND external_id IN (
           SELECT external_id FROM rows WHERE batch_id <> ? AND phase NOT IN ('checking', 'invalid', 'refused', 'not_sent'))`).run(batchId, batchId).changes;
-      const ready = this.db.prepare("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND phase = 'checking'").run(batchId).changes;
-      const invalid = (this.db.prepare("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase = 'invalid'").pluck().get(batchId)) as number;
-      this.db.prepare("UPDATE batches SET status = 'accepted', rows_valid = ? WHERE id = ?").run(ready, batchId);
+      const ready = this.sql("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND phase = 'checking'").run(batchId).changes;
+      const invalid = (this.sql("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase = 'invalid'").pluck().get(batchId)) as number;
+      this.sql("UPDATE batches SET status = 'accepted', rows_valid = ? WHERE id = ?").run(ready, batchId);
       return { ready, refused, invalid };
-    })();
+    });
   }
 
   async batch(id: string): Promise<BatchRecord | undefined> {
-    return this.db.prepare('SELECT * FROM batches WHERE id = ?').get(id) as BatchRecord | undefined;
+    return this.sql('SELECT * FROM batches WHERE id = ?').get(id) as BatchRecord | undefined;
   }
 
   async *rows(batchId: string): AsyncIterable<RowRecord> {
     // Pages of rows, not one long-lived cursor: other operations may write in between.
-    const page = this.db.prepare('SELECT batch_id, line, external_id, phase, outcome, errors, request FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000');
+    const page = this.sql('SELECT batch_id, line, external_id, phase, outcome, errors, request FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000');
     for (let after = 0; ; ) {
       const rows = page.all(batchId, after) as RowColumns[];
       if (rows.length === 0) return;
@@ -127,19 +148,19 @@ export class SqliteStore implements IntakeStore, PipelineStore {
   // ---- the pipeline
 
   async openBatches(): Promise<BatchRecord[]> {
-    return this.db.prepare("SELECT * FROM batches WHERE status = 'accepted' ORDER BY received_at, id").all() as BatchRecord[];
+    return this.sql("SELECT * FROM batches WHERE status = 'accepted' ORDER BY received_at, id").all() as BatchRecord[];
   }
 
   async rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number): Promise<PipelineRow[]> {
     const marks = phases.map(() => '?').join(', ');
-    const rows = this.db.prepare(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id = ? AND phase IN (${marks}) AND line > ? ORDER BY line LIMIT ?`)
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id = ? AND phase IN (${marks}) AND line > ? ORDER BY line LIMIT ?`)
       .all(batchId, ...phases, afterLine, limit) as PipelineColumns[];
     return rows.map(toPipelineRow);
   }
 
   async allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]> {
     const marks = phases.map(() => '?').join(', ');
-    const rows = this.db.prepare(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN (${marks}) AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted') ORDER BY batch_id, line`)
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN (${marks}) AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted') ORDER BY batch_id, line`)
       .all(...phases) as PipelineColumns[];
     return rows.map(toPipelineRow);
   }
@@ -148,17 +169,17 @@ export class SqliteStore implements IntakeStore, PipelineStore {
     const marks = from.map(() => '?').join(', ');
     const set = outcome === undefined ? '' : ', outcome = ?';
     const args = outcome === undefined ? [to, batchId, line, ...from] : [to, outcome, batchId, line, ...from];
-    return this.db.prepare(`UPDATE rows SET phase = ?${set} WHERE batch_id = ? AND line = ? AND phase IN (${marks})`).run(...args).changes === 1;
+    return this.sql(`UPDATE rows SET phase = ?${set} WHERE batch_id = ? AND line = ? AND phase IN (${marks})`).run(...args).changes === 1;
   }
 
   async observe(batchId: string, line: number, o: Observation, phase?: string, at?: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const row = this.db.prepare('SELECT state, observed_at, created_at FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { state: string | null; observed_at: string | null; created_at: string | null } | undefined;
+    return this.atomic(() => {
+      const row = this.sql('SELECT state, observed_at, created_at FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { state: string | null; observed_at: string | null; created_at: string | null } | undefined;
       if (!row) return false;
       const newer = row.observed_at === null || o.updated_at === null || o.updated_at > row.observed_at
         || (o.updated_at === row.observed_at && (STATE_RANK[o.state] ?? 0) >= (STATE_RANK[row.state ?? ''] ?? 0));
       if (!newer) return false;
-      this.db.prepare(`UPDATE rows SET transaction_id = ?, state = ?, state_reason = ?, state_reason_code = ?,
+      this.sql(`UPDATE rows SET transaction_id = ?, state = ?, state_reason = ?, state_reason_code = ?,
           input_amount = COALESCE(?, input_amount), input_currency = COALESCE(?, input_currency),
           output_amount = COALESCE(?, output_amount), output_currency = COALESCE(?, output_currency),
           observed_at = COALESCE(?, observed_at), created_at = COALESCE(created_at, ?),
@@ -168,67 +189,67 @@ export class SqliteStore implements IntakeStore, PipelineStore {
         o.transaction_id, o.state, o.state_reason, o.state_reason_code, o.input_amount, o.input_currency, o.output_amount, o.output_currency,
         o.updated_at, at ?? o.updated_at, o.state, at ?? o.updated_at, phase ?? null, batchId, line);
       return true;
-    })();
+    });
   }
 
   async reserveFunding(batchId: string, line: number, budget: bigint | null): Promise<Reservation> {
-    return this.db.transaction((): Reservation => {
-      const batch = this.db.prepare('SELECT funding_stopped FROM batches WHERE id = ?').get(batchId) as { funding_stopped: number } | undefined;
+    return this.atomic((): Reservation => {
+      const batch = this.sql('SELECT funding_stopped FROM batches WHERE id = ?').get(batchId) as { funding_stopped: number } | undefined;
       if (!batch || batch.funding_stopped) return 'stopped';
-      const row = this.db.prepare("SELECT input_amount, input_currency FROM rows WHERE batch_id = ? AND line = ? AND phase = 'created'").get(batchId, line) as { input_amount: string | null; input_currency: string | null } | undefined;
+      const row = this.sql("SELECT input_amount, input_currency FROM rows WHERE batch_id = ? AND line = ? AND phase = 'created'").get(batchId, line) as { input_amount: string | null; input_currency: string | null } | undefined;
       if (!row || row.input_amount === null) return 'stopped';
       if (budget !== null) {
-        const committed = this.db.prepare(`SELECT input_amount FROM rows WHERE batch_id = ? AND input_currency = ?
+        const committed = this.sql(`SELECT input_amount FROM rows WHERE batch_id = ? AND input_currency = ?
           AND (phase IN ('funding', 'funded') OR (phase = 'final' AND funded_at IS NOT NULL))`).pluck().all(batchId, row.input_currency) as string[];
         const spent = committed.reduce((sum, amount) => sum + BigInt(amount), 0n);
         if (spent + BigInt(row.input_amount) > budget) return 'over_budget';
       }
-      this.db.prepare("UPDATE rows SET phase = 'funding' WHERE batch_id = ? AND line = ?").run(batchId, line);
+      this.sql("UPDATE rows SET phase = 'funding' WHERE batch_id = ? AND line = ?").run(batchId, line);
       return 'reserved';
-    })();
+    });
   }
 
   /** Marks a row funded (the service accepted the funding) with the time. */
   async recordFunded(batchId: string, line: number, at: string): Promise<void> {
-    this.db.prepare("UPDATE rows SET phase = 'funded', funded_at = COALESCE(funded_at, ?) WHERE batch_id = ? AND line = ? AND phase IN ('funding', 'created')").run(at, batchId, line);
+    this.sql("UPDATE rows SET phase = 'funded', funded_at = COALESCE(funded_at, ?) WHERE batch_id = ? AND line = ? AND phase IN ('funding', 'created')").run(at, batchId, line);
   }
 
   async refuseRow(batchId: string, line: number, from: readonly string[], outcome: string, message: string): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
     const errors = JSON.stringify([{ line, column: 'external_id', code: outcome, message }]);
-    return this.db.prepare(`UPDATE rows SET phase = 'final', outcome = ?, errors = ? WHERE batch_id = ? AND line = ? AND phase IN (${marks})`)
+    return this.sql(`UPDATE rows SET phase = 'final', outcome = ?, errors = ? WHERE batch_id = ? AND line = ? AND phase IN (${marks})`)
       .run(outcome, errors, batchId, line, ...from).changes === 1;
   }
 
   async stopFunding(batchId: string): Promise<void> {
-    this.db.prepare('UPDATE batches SET funding_stopped = 1 WHERE id = ?').run(batchId);
+    this.sql('UPDATE batches SET funding_stopped = 1 WHERE id = ?').run(batchId);
   }
 
   async scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void> {
-    this.db.prepare('UPDATE rows SET next_read_at = ?, reads = reads + ? WHERE batch_id = ? AND line = ?').run(nextReadAt, counted ? 1 : 0, batchId, line);
+    this.sql('UPDATE rows SET next_read_at = ?, reads = reads + ? WHERE batch_id = ? AND line = ?').run(nextReadAt, counted ? 1 : 0, batchId, line);
   }
 
   async dueReads(now: number, limit: number): Promise<PipelineRow[]> {
-    const rows = this.db.prepare(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL AND next_read_at <= ?
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL AND next_read_at <= ?
       AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted') ORDER BY next_read_at LIMIT ?`).all(now, limit) as PipelineColumns[];
     return rows.map(toPipelineRow);
   }
 
   async scheduleOrphans(now: number): Promise<number> {
-    return this.db.prepare(`UPDATE rows SET next_read_at = ? WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL
+    return this.sql(`UPDATE rows SET next_read_at = ? WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL
       AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted')`).run(now).changes;
   }
 
   async unsettledRows(batchId: string): Promise<number> {
-    return this.db.prepare("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling')").pluck().get(batchId) as number;
+    return this.sql("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling')").pluck().get(batchId) as number;
   }
 
   async settleBatch(batchId: string, at: string): Promise<void> {
-    this.db.prepare("UPDATE batches SET status = 'settled', settled_at = ? WHERE id = ? AND status = 'accepted'").run(at, batchId);
+    this.sql("UPDATE batches SET status = 'settled', settled_at = ? WHERE id = ? AND status = 'accepted'").run(at, batchId);
   }
 
   async *resultRows(batchId: string): AsyncIterable<ResultRow> {
-    const page = this.db.prepare(`SELECT line, external_id, transaction_id, phase, outcome, state, state_reason, state_reason_code,
+    const page = this.sql(`SELECT line, external_id, transaction_id, phase, outcome, state, state_reason, state_reason_code,
       input_amount, input_currency, output_amount, output_currency, errors FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
     for (let after = 0; ; ) {
       const rows = page.all(batchId, after) as ResultRow[];

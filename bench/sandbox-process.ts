@@ -1,0 +1,32 @@
+/** Starts `paybatch sandbox` as its own process for a benchmark, so that it has a core of its own. */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+export interface SandboxProcess {
+  url: string;
+  key: string;
+  secret: string;
+  pid: number;
+  stop(): void;
+}
+
+export function startSandboxProcess(configFile: string, nodeArgs: string[] = []): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'sandbox', '--port', '0', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /base URL\s+(\S+)\n\s+API key\s+(\S+)\n\s+API secret\s+(\S+)/.exec(out);
+      if (m) resolve({ url: m[1] as string, key: m[2] as string, secret: m[3] as string, pid: child.pid as number, stop: () => child.kill('SIGTERM') });
+    });
+  });
+}
+
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
