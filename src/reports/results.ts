@@ -43,12 +43,13 @@ export function resultState(row: ResultRow): string {
   if (row.phase === 'invalid') return 'invalid';
   if (row.phase === 'refused' || row.phase === 'not_sent') return row.outcome ?? 'not_sent';
   if (row.phase === 'ready' || row.phase === 'creating') return 'not_sent_yet';
-  return row.state ?? 'unknown';
+  // Ended without a transaction (the service refused the create): what paybatch recorded.
+  return row.state ?? row.outcome ?? 'unknown';
 }
 
 function errorText(row: ResultRow): string {
   const parts: string[] = [];
-  if (row.outcome && row.phase !== 'refused' && row.phase !== 'not_sent') parts.push(row.outcome);
+  if (row.outcome && row.phase !== 'refused' && row.phase !== 'not_sent' && row.state !== null) parts.push(row.outcome);
   if (row.errors) {
     for (const e of JSON.parse(row.errors) as { column: string; code: string; message: string }[]) parts.push(`${e.column}: ${e.code}: ${e.message}`);
   }

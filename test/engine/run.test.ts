@@ -123,3 +123,53 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     expect([...ctx.sandbox.store.allTransactions()]).toHaveLength(11);
   });
 });
+
+describe('paybatch run: refusals and budgets', () => {
+  let ctx: EngineContext;
+  afterEach(async () => ctx.stop());
+
+  it('reports a row the service refuses with 422 as rejected_by_service, with its reason, and goes on with the others', async () => {
+    // The service requires an email on this corridor; paybatch's rules do not: the service must catch it.
+    const { loadSandboxConfig } = await import('../../src/sandbox/config.js');
+    const corridors = loadSandboxConfig().corridors.map((c) => (c.id === 'nga-cash' ? { ...c, required_recipient_fields: [...c.required_recipient_fields, 'email'] } : c));
+    ctx = await engineContext({ corridors });
+    ctx.drop(template('templates/nga-cash.csv'));
+    ctx.drop(template('templates/nga-bank.csv'));
+    const report = await ctx.run();
+    const cash = await ctx.results(report.batches.find((b) => b.file === 'batch-1.csv')?.batch as string);
+    expect(cash.map((r) => r.state)).toEqual(['rejected_by_service', 'rejected_by_service']);
+    expect(cash[0]?.error).toMatch(/recipient\.email is required for corridor nga-cash/);
+    const bank = await ctx.results(report.batches.find((b) => b.file === 'batch-2.csv')?.batch as string);
+    expect(bank.map((r) => r.state)).toEqual(['paid', 'paid']);
+  });
+
+  it('stops funding in the middle of a batch when the balance runs out', async () => {
+    ctx = await engineContext({ balances: { EUR: '250000' } }); // 2000.00 fits, 99.99 fits, 480.00 does not
+    ctx.drop(template('templates/eur-iban-bank.csv'));
+    const report = await ctx.run({ engine: { concurrency: 1 } });
+    const rows = await ctx.results(report.batches[0]?.batch as string);
+    expect(rows.map((r) => [r.external_id, r.state, r.error])).toEqual([
+      ['EUR-2026-0001', 'paid', ''],
+      ['EUR-2026-0002', 'paid', ''],
+      ['EUR-2026-0003', 'canceled', 'insufficient_funds'],
+    ]);
+    expect(ctx.sandbox.store.balances().EUR).toBe(String(250000 - 200000 - 9999));
+  });
+
+  it('reads a transaction no more often than the polling budget allows', async () => {
+    ctx = await engineContext();
+    ctx.drop(template('demo-batch.csv'));
+    const started = Date.now();
+    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' }, engine: { polling: { first_window_ms: 600, first_window_reads: 3, later_interval_ms: 60_000, reads_per_second: 100 } } }, 1500);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1400);
+    const stuck = (await ctx.results(report.batches[0]?.batch as string)).find((r) => r.state === 'stuck');
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(ctx.workspace.database, { readonly: true });
+    const counted = db.prepare('SELECT reads FROM rows WHERE external_id = ?').pluck().get(stuck?.external_id) as number;
+    db.close();
+    // 3 reads in the first window, then none for a minute.
+    expect(counted).toBeLessThanOrEqual(3);
+    expect(counted).toBeGreaterThanOrEqual(1);
+  });
+});
