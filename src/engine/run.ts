@@ -11,7 +11,7 @@ import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
 import type { ResultRow } from '../reports/results.js';
 import { resultState, writeResults, writeSummary } from '../reports/results.js';
-import type { SqliteStore } from '../store/sqlite-store.js';
+import type { IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
 import { claimName, takeFile } from './intake.js';
@@ -20,7 +20,8 @@ import { Pipeline } from './pipeline.js';
 
 export interface RunDeps {
   workspace: Workspace;
-  store: SqliteStore;
+  /** The narrow store interface (STYLE 3): SQLite today, another store later. */
+  store: IntakeStore & PipelineStore;
   client: PayoutClient;
   config: Config;
   clock: Clock;
