@@ -93,50 +93,50 @@ export class LineColumn {
  */
 export const FINGERPRINT = new Uint32Array(3);
 
-export function fingerprintOf(first: string | undefined, ...rest: (string | undefined)[]): Uint32Array;
-export function fingerprintOf(...parts: (string | undefined)[]): Uint32Array {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  let c = 0x9747b28c;
-  for (let p = 0; p < parts.length; p++) {
-    const text = parts[p] ?? '';
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      a = Math.imul(a ^ code, 0x01000193);
-      b = Math.imul(b ^ code, 0x5bd1e995);
-      c = Math.imul(c ^ code, 0x27d4eb2f);
-    }
-    a = Math.imul(a ^ 0x1f, 0x01000193);
-    b = Math.imul(b ^ 0x1f, 0x5bd1e995);
-    c = Math.imul(c ^ 0x1f, 0x27d4eb2f);
+let laneA = 0;
+let laneB = 0;
+let laneC = 0;
+
+function begin(): void {
+  laneA = 0x811c9dc5;
+  laneB = 0x01000193;
+  laneC = 0x9747b28c;
+}
+
+function mix(text: string | undefined): void {
+  const value = text ?? '';
+  let a = laneA;
+  let b = laneB;
+  let c = laneC;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x5bd1e995);
+    c = Math.imul(c ^ code, 0x27d4eb2f);
   }
-  FINGERPRINT[0] = a;
-  FINGERPRINT[1] = b;
-  FINGERPRINT[2] = c;
+  laneA = Math.imul(a ^ 0x1f, 0x01000193);
+  laneB = Math.imul(b ^ 0x1f, 0x5bd1e995);
+  laneC = Math.imul(c ^ 0x1f, 0x27d4eb2f);
+}
+
+function end(): Uint32Array {
+  FINGERPRINT[0] = laneA;
+  FINGERPRINT[1] = laneB;
+  FINGERPRINT[2] = laneC;
   return FINGERPRINT;
+}
+
+export function fingerprintOf(...parts: (string | undefined)[]): Uint32Array {
+  begin();
+  for (let p = 0; p < parts.length; p++) mix(parts[p]);
+  return end();
 }
 
 /** The same over the values of some fields of an object, without building a list of them. */
 export function fingerprintFields<T extends Record<string, string | undefined>>(values: T, fields: readonly (keyof T)[]): Uint32Array {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  let c = 0x9747b28c;
-  for (let f = 0; f < fields.length; f++) {
-    const text = values[fields[f] as keyof T] ?? '';
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      a = Math.imul(a ^ code, 0x01000193);
-      b = Math.imul(b ^ code, 0x5bd1e995);
-      c = Math.imul(c ^ code, 0x27d4eb2f);
-    }
-    a = Math.imul(a ^ 0x1f, 0x01000193);
-    b = Math.imul(b ^ 0x1f, 0x5bd1e995);
-    c = Math.imul(c ^ 0x1f, 0x27d4eb2f);
-  }
-  FINGERPRINT[0] = a;
-  FINGERPRINT[1] = b;
-  FINGERPRINT[2] = c;
-  return FINGERPRINT;
+  begin();
+  for (let f = 0; f < fields.length; f++) mix(values[fields[f] as keyof T]);
+  return end();
 }
 
 /**
