@@ -106,13 +106,22 @@ async function report(deps: RunDeps, batchId: string): Promise<BatchSummary> {
   return summary;
 }
 
+/**
+ * Settles a batch whose rows are all final. In this order, so that a crash at
+ * any point only repeats steps on the next run: the final results are written,
+ * the file is archived, and only then is the batch marked settled (a settled
+ * batch is not looked at again).
+ */
 async function settleIfDone(deps: RunDeps, batchId: string): Promise<boolean> {
   if ((await deps.store.unsettledRows(batchId)) > 0) return false;
   const batch = await deps.store.batch(batchId);
   if (!batch || batch.status !== 'accepted') return batch?.status === 'settled';
-  await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
+  await report(deps, batchId);
   const name = claimName(batch.file_name, Date.parse(batch.received_at));
-  await rename(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name)).catch(() => {});
+  await rename(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error; // archived already, before a crash
+  });
+  await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
   deps.log('batch_settled', { batch: batchId });
   return true;
 }
