@@ -195,10 +195,15 @@ export class Pipeline {
     return tx;
   }
 
+  /** [4] The computed input amount is missing, or over the configured maximum for one row. */
+  private overRowLimit(tx: ServiceTransaction): boolean {
+    const limit = tx.input_currency ? this.deps.engine.max_input_per_row[tx.input_currency] : undefined;
+    return tx.input_amount_in_cents === null || (limit !== undefined && BigInt(tx.input_amount_in_cents) > BigInt(limit));
+  }
+
   /** [4] The client checks the computed input amount, then funds once the sender is approved [3.3]. */
   private async afterCreate(row: PipelineRow, tx: ServiceTransaction): Promise<void> {
-    const limit = tx.input_currency ? this.deps.engine.max_input_per_row[tx.input_currency] : undefined;
-    if (tx.input_amount_in_cents === null || (limit !== undefined && BigInt(tx.input_amount_in_cents) > BigInt(limit))) {
+    if (this.overRowLimit(tx)) {
       await this.cancel(row, 'quote_rejected');
       return;
     }
@@ -220,7 +225,9 @@ export class Pipeline {
     await store.observe(row.batch_id, row.line, toObservation(tx));
     if (row.phase === 'created' && FUNDED_STATES.has(tx.state)) await store.recordFunded(row.batch_id, row.line, this.now());
     else if (row.phase === 'created' && tx.state === 'approved') {
-      await this.fund(row, tx);
+      // The amount is checked before every funding: a service may quote again later.
+      if (this.overRowLimit(tx)) await this.cancel(row, 'quote_rejected');
+      else await this.fund(row, tx);
       return;
     } else if (row.phase === 'created' && WAITING_FOR_SENDER.has(tx.state) && this.pastFundingDeadline(row)) {
       await this.cancel(row, 'sender_not_approved');
@@ -235,7 +242,7 @@ export class Pipeline {
   }
 
   /** [D10] Funds with the amount guard, after reserving the row within the batch's budget. */
-  private async fund(row: PipelineRow, tx: ServiceTransaction): Promise<void> {
+  private async fund(row: PipelineRow, tx: ServiceTransaction, attempt = 0): Promise<void> {
     const { store, client } = this.deps;
     const budget = tx.input_currency ? this.deps.engine.batch_budget[tx.input_currency] : undefined;
     const reservation = await store.reserveFunding(row.batch_id, row.line, budget === undefined ? null : BigInt(budget));
@@ -256,7 +263,7 @@ export class Pipeline {
         return;
       }
       if (error instanceof Rejected || error instanceof OutcomeUnknown) {
-        await this.resolveFunding({ ...row, phase: 'funding' }, 1);
+        await this.resolveFunding({ ...row, phase: 'funding' }, attempt + 1);
         return;
       }
       throw error;
@@ -273,12 +280,21 @@ export class Pipeline {
       return;
     }
     await store.movePhase(row.batch_id, row.line, ['funding'], 'created');
+    const created = { ...row, phase: 'created' };
     if (tx.state === 'approved' && attempts < RESOLVE_ATTEMPTS) {
+      // The amount read now is the one funded next: it is checked again first.
+      if (this.overRowLimit(tx)) return this.cancel(created, 'quote_rejected');
       await this.sleep(Math.min(10_000, 200 * 2 ** attempts));
-      await this.fund({ ...row, phase: 'created' }, tx);
+      await this.fund(created, tx, attempts);
       return;
     }
-    await this.apply({ ...row, phase: 'created' }, tx, true);
+    if (tx.state === 'approved') {
+      // Attempts spent: the next scheduled read tries again, spaced by the polling budget.
+      await store.observe(row.batch_id, row.line, toObservation(tx));
+      await this.scheduleNextRead(created, true);
+      return;
+    }
+    await this.apply(created, tx, true);
   }
 
   /** When the balance runs out: nothing more of the batch is funded; what waits is cancelled or not sent. */
