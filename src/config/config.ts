@@ -31,7 +31,7 @@ const batchSchema = z.strictObject({
     }
   }),
   /** How many errors and warnings a report lists in detail; all are counted. */
-  max_reported_issues: positive.default(10_000),
+  max_reported_issues: positive.default(1_000),
   /** reject_file: a file with any invalid row is not sent at all; skip_invalid: its valid rows are. */
   invalid_rows: z.enum(['reject_file', 'skip_invalid']).default('reject_file'),
 });
