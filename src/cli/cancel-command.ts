@@ -7,6 +7,7 @@ import type { CancelLine } from '../engine/cancel.js';
 import { cancelRows } from '../engine/cancel.js';
 import { engineLog } from '../engine/log.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { lockWorkspace } from '../workspace/lock.js';
 import { openWorkspace } from '../workspace/workspace.js';
 import { parseDuration } from './duration.js';
 
@@ -29,6 +30,7 @@ export function cancelCommand(): Command {
     .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number }) => {
       const config = loadConfig({ file: opts.config, home: opts.home });
       const workspace = openWorkspace(workspaceHome(opts.home));
+      const unlock = lockWorkspace(workspace.home);
       const store = SqliteStore.open(workspace.database);
       const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
       const connection = await connectService(config.service);
@@ -42,6 +44,7 @@ export function cancelCommand(): Command {
         close();
         await connection.close();
         await store.close();
+        unlock();
       }
     });
 }

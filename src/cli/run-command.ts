@@ -7,6 +7,7 @@ import { engineLog } from '../engine/log.js';
 import type { RunReport } from '../engine/run.js';
 import { runOnce } from '../engine/run.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { lockWorkspace } from '../workspace/lock.js';
 import { openWorkspace } from '../workspace/workspace.js';
 import { parseDuration } from './duration.js';
 
@@ -36,6 +37,7 @@ export function runCommand(): Command {
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean }) => {
       const config = loadConfig({ file: opts.config, home: opts.home });
       const workspace = openWorkspace(workspaceHome(opts.home));
+      const unlock = lockWorkspace(workspace.home);
       const store = SqliteStore.open(workspace.database);
       const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
       const connection = await connectService(config.service, { sandboxLog: () => {} });
@@ -47,6 +49,7 @@ export function runCommand(): Command {
         close();
         await connection.close();
         await store.close();
+        unlock();
       }
     });
 }

@@ -5,7 +5,8 @@
  * accepted or rejected per the policy. Nothing is sent from here, and nothing is
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
-import { rename, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { BatchConfig } from '../config/config.js';
@@ -40,6 +41,39 @@ const STORE_CHUNK = 1000;
 /** A name unique in processing/ and failed/: the time, then the file's own name. */
 export function claimName(name: string, at: number): string {
   return `${new Date(at).toISOString().replace(/[:.]/g, '-')}--${name}`;
+}
+
+/**
+ * A batch whose intake never finished (the process died while taking it in) is
+ * rejected as interrupted, and its file goes back to the inbox to be taken in
+ * afresh. None of its rows could have been sent: rows become sendable only when
+ * a batch is accepted, which is the last step of intake.
+ */
+export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }): Promise<string[]> {
+  const recovered: string[] = [];
+  // A file claimed just before the process died, before its batch was recorded, belongs to no
+  // batch: it goes back to the inbox. (The workspace lock makes sure no other run is claiming.)
+  const known = new Set((await deps.knownBatches()).map((b) => claimName(b.file_name, Date.parse(b.received_at))));
+  for (const name of await readdir(deps.workspace.folders.processing)) {
+    if (known.has(name)) continue;
+    const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
+    const back = join(deps.workspace.folders.inbox, original);
+    await rename(join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
+    recovered.push(name);
+  }
+  for (const batch of await deps.store.interruptedIntakes()) {
+    await deps.store.rejectBatch(batch.id, 'interrupted during intake; the file was put back in the inbox and taken again');
+    const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
+    const back = join(deps.workspace.folders.inbox, batch.file_name);
+    const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
+    try {
+      await rename(claimed, target);
+      recovered.push(batch.id);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash
+    }
+  }
+  return recovered;
 }
 
 export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<IntakeOutcome> {

@@ -14,7 +14,7 @@ import { resultState, writeResults, writeSummary } from '../reports/results.js';
 import type { IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
-import { claimName, takeFile } from './intake.js';
+import { claimName, recoverInterruptedIntakes, takeFile } from './intake.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 
@@ -128,6 +128,8 @@ async function settleIfDone(deps: RunDeps, batchId: string): Promise<boolean> {
 
 export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const intake: IntakeOutcome[] = [];
+  const recovered = await recoverInterruptedIntakes({ ...deps, knownBatches: () => deps.store.batchesInProcessing() });
+  for (const batch of recovered) deps.log('intake_interrupted', { batch, action: 'file put back in the inbox' });
   for (const file of await inboxFiles(deps.workspace.folders.inbox)) {
     const outcome = await takeFile(file, {
       workspace: deps.workspace, store: deps.store, batch: deps.config.batch, policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,

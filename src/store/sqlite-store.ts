@@ -124,6 +124,14 @@ export class SqliteStore implements IntakeStore, PipelineStore {
     });
   }
 
+  async batchesInProcessing(): Promise<BatchRecord[]> {
+    return this.sql("SELECT * FROM batches WHERE status IN ('intake', 'accepted')").all() as BatchRecord[];
+  }
+
+  async interruptedIntakes(): Promise<BatchRecord[]> {
+    return this.sql("SELECT * FROM batches WHERE status = 'intake' ORDER BY received_at, id").all() as BatchRecord[];
+  }
+
   async batch(id: string): Promise<BatchRecord | undefined> {
     return this.sql('SELECT * FROM batches WHERE id = ?').get(id) as BatchRecord | undefined;
   }

@@ -59,6 +59,10 @@ export interface IntakeStore {
    */
   acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number }>;
   batch(id: string): Promise<BatchRecord | undefined>;
+  /** Batches whose file is, or may still be, in processing/ (taken in, or being taken in). */
+  batchesInProcessing(): Promise<BatchRecord[]>;
+  /** Batches whose intake never finished (the process died while taking them in). */
+  interruptedIntakes(): Promise<BatchRecord[]>;
   /** The rows of a batch in file order, streamed. */
   rows(batchId: string): AsyncIterable<RowRecord>;
   close(): Promise<void>;

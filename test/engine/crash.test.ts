@@ -74,6 +74,14 @@ describe('kill -9 at random moments, then run again', () => {
     expect(last.code, last.stderr).toBe(0);
 
     const [resultsFile] = readdirSync(join(home, 'outbox')).filter((f) => f.endsWith('.results.csv'));
+    if (!resultsFile) {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(join(home, 'paybatch.db'), { readonly: true });
+      const batches = db.prepare('SELECT id, status, reason, rows_total FROM batches').all();
+      db.close();
+      const folders = Object.fromEntries(['inbox', 'processing', 'outbox', 'archive', 'failed'].map((f) => [f, readdirSync(join(home, f))]));
+      expect.fail(`no result file; batches ${JSON.stringify(batches)}; folders ${JSON.stringify(folders)}; last run: ${last.stderr}`);
+    }
     const rows = parse(readFileSync(join(home, 'outbox', resultsFile as string)), { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(VALID);
     expect(new Set(rows.map((r) => r.external_id)).size).toBe(VALID);

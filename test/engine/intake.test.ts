@@ -131,3 +131,35 @@ describe('taking files in from the inbox', () => {
     expect(await takeFile(join(workspace.folders.inbox, 'never-there.csv'), deps)).toEqual({ kind: 'gone', name: 'never-there.csv' });
   });
 });
+
+describe('an intake the process died in', () => {
+  it('is rejected as interrupted, its file put back in the inbox, and taken in afresh', async () => {
+    const { recoverInterruptedIntakes } = await import('../../src/engine/intake.js');
+    const { claimName } = await import('../../src/engine/intake.js');
+    const dir = mkdtempSync(join(tmpdir(), 'paybatch-interrupted-'));
+    const workspace = openWorkspace(join(dir, 'ws'));
+    const store = SqliteStore.open(workspace.database);
+    try {
+      const at = Date.parse('2026-11-21T23:00:00.000Z');
+      // What a crash halfway through intake leaves: the file claimed, the batch begun, some rows stored.
+      copyFileSync(template('eur-iban-bank.csv'), join(workspace.folders.processing, claimName('eur.csv', at)));
+      const batch = await store.beginBatch({ file_name: 'eur.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date(at).toISOString() });
+      await store.addRows(batch, [{ line: 2, external_id: 'EUR-2026-0001', request: null, errors: [] }]);
+      const known = () => store.batchesInProcessing();
+      expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([batch]);
+      expect((await store.batch(batch))?.status).toBe('rejected');
+      expect(readdirSync(workspace.folders.inbox)).toEqual(['eur.csv']);
+      expect(readdirSync(workspace.folders.processing)).toEqual([]);
+      const deps = { workspace, store, batch: configSchema.parse({}).batch, policy: 'reject_file' as const, clock: new ManualClock() };
+      expect(await takeFile(join(workspace.folders.inbox, 'eur.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 3 });
+      expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([]);
+      // A file claimed by a process that died before recording its batch goes back too.
+      copyFileSync(template('nga-cash.csv'), join(workspace.folders.processing, claimName('cash.csv', at)));
+      expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([claimName('cash.csv', at)]);
+      expect(readdirSync(workspace.folders.inbox)).toEqual(['cash.csv']);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -18,3 +18,22 @@ describe('the workspace folder', () => {
     expect(openWorkspace(join(dir, 'data')).home).toBe(workspace.home);
   });
 });
+
+describe('the workspace lock', () => {
+  it('refuses a second holder while the first lives, and takes over a lock left by a dead process', async () => {
+    const { lockWorkspace } = await import('../../src/workspace/lock.js');
+    const { writeFileSync, existsSync } = await import('node:fs');
+    const home = mkdtempSync(join(tmpdir(), 'paybatch-lock-'));
+    try {
+      const unlock = lockWorkspace(home);
+      expect(() => lockWorkspace(home)).toThrow(/another paybatch \(process \d+\) is working/);
+      unlock();
+      expect(existsSync(join(home, 'paybatch.lock'))).toBe(false);
+      writeFileSync(join(home, 'paybatch.lock'), '999999999'); // no such process
+      const again = lockWorkspace(home);
+      again();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
