@@ -1,15 +1,10 @@
 /** `paybatch cancel --batch B [--external-id X] [--state error,manual]`. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig, workspaceHome } from '../config/config.js';
-import { connectService } from '../config/service.js';
 import type { CancelLine } from '../engine/cancel.js';
 import { cancelRows } from '../engine/cancel.js';
-import { engineLog } from '../engine/log.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { lockWorkspace } from '../workspace/lock.js';
-import { openWorkspace } from '../workspace/workspace.js';
 import { parseDuration } from './duration.js';
+import { withEngineSession } from './engine-session.js';
 
 const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 
@@ -28,23 +23,12 @@ export function cancelCommand(): Command {
     .option('--config <file>', 'configuration file')
     .option('--wait <duration>', 'how long to follow the cancellations', parseDuration, 2 * 60_000)
     .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number }) => {
-      const config = loadConfig({ file: opts.config, home: opts.home });
-      const workspace = openWorkspace(workspaceHome(opts.home));
-      const unlock = lockWorkspace(workspace.home);
-      const store = SqliteStore.open(workspace.database);
-      const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
-      const connection = await connectService(config.service);
-      try {
+      await withEngineSession(opts, async ({ config, store, log, connection }) => {
         const lines = await cancelRows(
           { batch: opts.batch, externalIds: opts.externalId, states: opts.state },
           { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait },
         );
         process.stdout.write(renderCancel(lines));
-      } finally {
-        close();
-        await connection.close();
-        await store.close();
-        unlock();
-      }
+      });
     });
 }

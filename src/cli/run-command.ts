@@ -1,15 +1,10 @@
 /** `paybatch run`: take the inbox, pay every valid row exactly once, follow, write results. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig, workspaceHome } from '../config/config.js';
-import { connectService } from '../config/service.js';
-import { engineLog } from '../engine/log.js';
 import type { RunReport } from '../engine/run.js';
 import { runOnce } from '../engine/run.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { lockWorkspace } from '../workspace/lock.js';
-import { openWorkspace } from '../workspace/workspace.js';
 import { parseDuration } from './duration.js';
+import { withEngineSession } from './engine-session.js';
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -35,21 +30,9 @@ export function runCommand(): Command {
     .option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)', parseDuration, 5 * 60_000)
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean }) => {
-      const config = loadConfig({ file: opts.config, home: opts.home });
-      const workspace = openWorkspace(workspaceHome(opts.home));
-      const unlock = lockWorkspace(workspace.home);
-      const store = SqliteStore.open(workspace.database);
-      const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
-      const connection = await connectService(config.service, { sandboxLog: () => {} });
-      process.stderr.write(`paybatch: using ${connection.describe}\n`);
-      try {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
         const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait });
         process.stdout.write(renderRun(report));
-      } finally {
-        close();
-        await connection.close();
-        await store.close();
-        unlock();
-      }
+      });
     });
 }
