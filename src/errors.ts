@@ -31,10 +31,3 @@ export class ConfigError extends PaybatchError {
     super(message, ExitCode.config, options);
   }
 }
-
-/** The command line itself is wrong. */
-export class UsageError extends PaybatchError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, ExitCode.usage, options);
-  }
-}

@@ -110,7 +110,7 @@ async function report(deps: RunDeps, batchId: string): Promise<BatchSummary> {
  * Settles a batch whose rows are all final. In this order, so that a crash at
  * any point only repeats steps on the next run: the final results are written,
  * the file is archived, and only then is the batch marked settled (a settled
- * batch is not looked at again).
+ * batch is not looked at again). Returns true when the batch is settled.
  */
 async function settleIfDone(deps: RunDeps, batchId: string): Promise<boolean> {
   if ((await deps.store.unsettledRows(batchId)) > 0) return false;
@@ -148,8 +148,9 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   let pending = [...open];
   let lastResults = deps.clock.now();
   while (pending.length > 0) {
-    for (const batch of pending) await settleIfDone(deps, batch);
-    pending = (await Promise.all(pending.map(async (b) => ((await deps.store.unsettledRows(b)) > 0 ? b : null)))).filter((b): b is string => b !== null);
+    const stillOpen: string[] = [];
+    for (const batch of pending) if (!(await settleIfDone(deps, batch))) stillOpen.push(batch);
+    pending = stillOpen;
     if (pending.length === 0 || deps.clock.now() >= until) break;
     if (deps.clock.now() - lastResults >= RESULTS_EVERY_MS) {
       // Results follow the states as they change, not only at the end.

@@ -23,7 +23,7 @@ export class FaultSettings {
     return this.store.setting<FaultConfig>('faults') ?? this.defaults;
   }
 
-  /** Merges a partial fault profile into the current one; `null` when it is not valid. */
+  /** Merges a partial fault profile into the current one, or says why it is not valid. */
   update(partial: unknown): { faults: FaultConfig } | { error: string } {
     const parsed = faultConfigSchema.safeParse(mergeDeep(this.current(), partial));
     if (!parsed.success) return { error: describeIssues('fault profile', parsed.error) };

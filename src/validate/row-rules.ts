@@ -73,6 +73,10 @@ export function normalise(values: RowFields): RowFields {
   return values;
 }
 
+const TRANSACTION_REQUIRED: readonly Field[] = ['external_id', 'type', 'input_currency_code', 'output_currency_code'];
+const SENDER_REQUIRED: readonly Field[] = ['sender_external_id', 'sender_type', 'sender_first_name', 'sender_last_name', 'sender_birth_date', 'sender_country_code', 'sender_phone_number'];
+const RECIPIENT_REQUIRED: readonly Field[] = ['recipient_first_name', 'recipient_last_name', 'recipient_country_code'];
+
 function checkRequired(v: RowFields, fields: readonly Field[], out: Findings): void {
   for (const field of fields) if (!v[field]) out.error(field, 'required', `${field} is required`);
 }
@@ -86,7 +90,7 @@ function checkDate(v: RowFields, field: 'sender_birth_date' | 'recipient_birth_d
 
 /** [2.2] Everything about the sender; depends only on the sender's values and today. */
 function checkSender(v: RowFields, today: string, out: Findings): void {
-  checkRequired(v, ['sender_external_id', 'sender_type', 'sender_first_name', 'sender_last_name', 'sender_birth_date', 'sender_country_code', 'sender_phone_number'], out);
+  checkRequired(v, SENDER_REQUIRED, out);
   checkEnums(v, out, SENDER_ENUMS);
   checkDate(v, 'sender_birth_date', today, out);
   const expiry = v.sender_identification_expiry;
@@ -221,11 +225,11 @@ function resolveCorridor(v: RowFields, options: RowRuleOptions, out: Findings): 
 export function validateRow(fields: RowFields, options: RowRuleOptions): RowVerdict {
   const values = normalise(fields);
   const out = new Findings();
-  checkRequired(values, ['external_id', 'type', 'input_currency_code', 'output_currency_code'], out);
+  checkRequired(values, TRANSACTION_REQUIRED, out);
   const sender = senderVerdict(values, options.today);
   out.errors.push(...sender.verdict.errors);
   out.warnings.push(...sender.verdict.warnings);
-  checkRequired(values, ['recipient_first_name', 'recipient_last_name', 'recipient_country_code'], out);
+  checkRequired(values, RECIPIENT_REQUIRED, out);
   checkEnums(values, out, OTHER_ENUMS);
   checkRecipientFormats(values, options.today, out);
   checkRecipientPhone(values, out);

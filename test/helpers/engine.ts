@@ -44,6 +44,10 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
   const store = SqliteStore.open(workspace.database);
   const sandbox = await startSandbox({ config: { ...FAST_SANDBOX, ...sandboxConfig } });
   let dropped = 0;
+  const newClient = (): PayoutClient => new PayoutClient({
+    baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
+    timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024,
+  });
   return {
     dir, workspace, store, sandbox,
     drop(source, name) {
@@ -52,22 +56,14 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
     },
     async run(config = {}, waitMs = 5000) {
       const parsed = configSchema.parse({ ...config, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
-      const client = new PayoutClient({
-        baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
-        timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024,
-      });
+      const client = newClient();
       try {
         return await runOnce({ workspace, store, client, config: parsed, clock: systemClock, log: () => {}, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
       } finally {
         await client.close();
       }
     },
-    client() {
-      return new PayoutClient({
-        baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
-        timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024,
-      });
-    },
+    client: newClient,
     async results(batch) {
       const { parse } = await import('csv-parse/sync');
       const { readFileSync } = await import('node:fs');
