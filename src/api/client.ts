@@ -124,7 +124,12 @@ export class PayoutClient {
   async listWebhooks(): Promise<WebhookRecord[]> {
     const list = parseList(await this.call('read', 'GET', '/webhooks', undefined, 'listing webhooks'));
     if (!list) throw new Retryable('the webhooks came back in an unexpected shape', undefined);
-    return list as WebhookRecord[];
+    // [2.6] The id's member name is not shown: `id`, or `webhook_id` as the live service may spell it.
+    return list.flatMap((item) => {
+      const w = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+      const id = w.id ?? w.webhook_id;
+      return typeof id === 'string' && typeof w.event_type === 'string' && typeof w.uri === 'string' ? [{ id, event_type: w.event_type, uri: w.uri }] : [];
+    });
   }
 
   async deleteWebhook(id: string): Promise<void> {

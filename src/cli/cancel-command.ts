@@ -29,6 +29,7 @@ export function cancelCommand(): Command {
           { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait },
         );
         process.stdout.write(renderCancel(lines));
-      });
+        // Beside a running watch: each row's cancellation is a guarded step of its own.
+      }, { exclusive: false });
     });
 }

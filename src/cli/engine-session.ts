@@ -22,10 +22,15 @@ export interface EngineSession {
   connection: ServiceConnection;
 }
 
-export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>): Promise<T> {
+/**
+ * `exclusive` (the default) takes the workspace lock: only one process takes
+ * files in and recovers interrupted work. Commands that only act on rows
+ * through the store's guarded steps (cancel, webhook registration) run beside it.
+ */
+export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean } = {}): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
-  const unlock = lockWorkspace(workspace.home);
+  const unlock = options.exclusive === false ? () => {} : lockWorkspace(workspace.home);
   const store = SqliteStore.open(workspace.database);
   const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
   try {

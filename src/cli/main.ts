@@ -11,6 +11,9 @@ import { validateCommand } from './validate-command.js';
 import { runCommand } from './run-command.js';
 import { demoCommand } from './demo-command.js';
 import { cancelCommand } from './cancel-command.js';
+import { statusCommand } from './status-command.js';
+import { watchCommand } from './watch-command.js';
+import { webhooksCommand } from './webhooks-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('paybatch')
@@ -19,11 +22,15 @@ export function buildProgram(): Command {
     .addCommand(sandboxCommand())
     .addCommand(validateCommand())
     .addCommand(runCommand())
+    .addCommand(watchCommand())
     .addCommand(cancelCommand())
+    .addCommand(statusCommand())
+    .addCommand(webhooksCommand())
     .addCommand(demoCommand());
   // Commands added whole do not inherit these settings: every command must throw
   // instead of exiting, so that the handler below chooses the exit code.
-  for (const command of [program, ...program.commands]) command.exitOverride().showHelpAfterError();
+  const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
+  for (const command of all(program)) command.exitOverride().showHelpAfterError();
   return program;
 }
 

@@ -9,6 +9,7 @@ import { ConfigError } from '../errors.js';
 import { describeIssues, readJsonFile } from './json.js';
 import { FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
+import { cronProblem } from '../watch/schedules.js';
 
 const positive = z.number().int().positive();
 
@@ -69,16 +70,51 @@ const engineSchema = z.strictObject({
   }).default(() => ({ first_window_ms: 3_600_000, first_window_reads: 6, later_interval_ms: 3_600_000, reads_per_second: 5 })),
 });
 
+/** A cron expression read in a time zone (IANA name), checked at load. */
+const scheduleSchema = z.strictObject({
+  cron: z.string().min(1),
+  time_zone: z.string().min(1).default('UTC'),
+}).superRefine((schedule, ctx) => {
+  const problem = cronProblem(schedule.cron, schedule.time_zone);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const watchSchema = z.strictObject({
+  /** A file is complete once its size has not changed for this long (or once renamed from NAME.csv.part / .tmp). */
+  stable_ms: positive.default(2_000),
+  /** Where the webhook receiver listens: loopback unless told otherwise. */
+  listen: z.strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65_535).default(8787),
+  }).default(() => ({ host: '127.0.0.1', port: 8787 })),
+  /** The address registered with the service [D13] and signed over [D3]; default http://HOST:PORT/webhooks. */
+  public_url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).optional(),
+  max_body_bytes: positive.default(1024 * 1024),
+  /** A delivery whose body takes longer than this to arrive is dropped (a slow-drip sender). */
+  body_timeout_ms: positive.default(10_000),
+  /** How often the result files of open batches are rewritten. */
+  results_every_ms: positive.default(10_000),
+  schedules: z.strictObject({
+    /** When set, dropped files wait for this time instead of being taken at once (the nightly run). */
+    intake: scheduleSchema.optional(),
+    /** When the daily reconciliation is written. */
+    reconcile: scheduleSchema.optional(),
+  }).default({}),
+});
+
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
   service: serviceSchema.default(() => serviceSchema.parse({})),
   engine: engineSchema.default(() => engineSchema.parse({})),
+  watch: watchSchema.default(() => watchSchema.parse({})),
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type BatchConfig = Config['batch'];
 export type ServiceConfig = Config['service'];
 export type EngineConfig = Config['engine'];
+export type WatchConfig = Config['watch'];
+export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { PayoutClient } from '../api/client.js';
+import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import type { RunningSandbox } from '../sandbox/start.js';
@@ -13,6 +14,8 @@ import type { ServiceConfig } from './config.js';
 
 export interface ServiceConnection {
   client: PayoutClient;
+  /** The key and secret, for verifying webhook deliveries [D3]; never logged. */
+  credentials: Credentials;
   /** The sandbox when it was started in-process, for its operator controls. */
   embedded: RunningSandbox | null;
   /** One line for people and logs: where, and as whom; never the secret. */
@@ -42,13 +45,16 @@ export async function connectService(
   };
   if (service.base_url) {
     const apiSecret = service.api_secret_file ? readSecret(service.api_secret_file) : (service.api_secret as string);
-    const client = new PayoutClient({ ...clientOptions, baseUrl: service.base_url, credentials: { apiKey: service.api_key as string, apiSecret } });
-    return { client, embedded: null, describe: `payout service ${service.base_url} (key ${service.api_key})`, close: () => client.close() };
+    const credentials = { apiKey: service.api_key as string, apiSecret };
+    const client = new PayoutClient({ ...clientOptions, baseUrl: service.base_url, credentials });
+    return { client, credentials, embedded: null, describe: `payout service ${service.base_url} (key ${service.api_key})`, close: () => client.close() };
   }
   const sandbox = await startSandbox({ config: { port: 0 }, clock: options.clock, log: options.sandboxLog });
-  const client = new PayoutClient({ ...clientOptions, baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret } });
+  const credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret };
+  const client = new PayoutClient({ ...clientOptions, baseUrl: sandbox.url, credentials });
   return {
     client,
+    credentials,
     embedded: sandbox,
     describe: `embedded sandbox ${sandbox.url} (no service configured: nothing real is paid)`,
     async close() {

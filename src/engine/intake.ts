@@ -6,7 +6,7 @@
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
 import { existsSync } from 'node:fs';
-import { readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { lstat, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { BatchConfig } from '../config/config.js';
@@ -24,6 +24,7 @@ export type IntakeOutcome =
   | { kind: 'rejected'; batch: string; file: string; reportFile: string; report: ValidationReport }
   | { kind: 'unreadable'; batch: string; file: string; reportFile: string; error: BatchFileError }
   | { kind: 'duplicate'; file: string; noteFile: string; earlier: BatchRecord }
+  | { kind: 'not_a_file'; file: string; reportFile: string }
   | { kind: 'gone'; name: string };
 
 export interface IntakeDeps {
@@ -87,6 +88,13 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     throw error;
   }
   const failedPath = join(deps.workspace.folders.failed, basename(claimed));
+  if (!(await lstat(claimed)).isFile()) {
+    // A symbolic link (perhaps to a file outside the workspace), a folder, a device: never read.
+    await rename(claimed, failedPath);
+    const reportFile = `${failedPath}.report.txt`;
+    await writeFile(reportFile, `${name} was not taken: it is not a regular file (a symbolic link, a folder or a device), and paybatch reads only files placed in the inbox itself.\nNothing of it was read or sent.\n`);
+    return { kind: 'not_a_file', file: failedPath, reportFile };
+  }
   const sha256 = (await fileSha256(claimed)) ?? '';
   const earlier = await deps.store.acceptedBatchWithContent(sha256);
   if (earlier && !deps.force) {

@@ -14,7 +14,7 @@ import type { PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
-import type { Observation, PipelineRow, PipelineStore } from '../store/store.js';
+import type { Observation, ObservationSource, PipelineRow, PipelineStore } from '../store/store.js';
 
 /** States a transaction is in only once funded [3.1]. */
 const FUNDED_STATES: ReadonlySet<string> = new Set(['pending', 'mispaid', 'received', 'processing', 'paid', 'manual', 'error', 'exception', 'stuck', 'refunded']);
@@ -34,9 +34,10 @@ export interface PipelineDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export function toObservation(tx: ServiceTransaction): Observation {
+export function toObservation(tx: ServiceTransaction, source: ObservationSource): Observation {
   const updated = tx.raw.updated_at;
   return {
+    source,
     transaction_id: tx.id,
     state: tx.state,
     state_reason: tx.state_reason,
@@ -57,6 +58,7 @@ export function isFinal(state: string, funded: boolean): boolean {
 export class Pipeline {
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly sleep: (ms: number) => Promise<void>;
+  private stopping = false;
 
   constructor(private readonly deps: PipelineDeps) {
     this.limit = pLimit(deps.engine.concurrency);
@@ -65,6 +67,24 @@ export class Pipeline {
 
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  /**
+   * Shutting down: no new step starts, and steps waiting for a slot are dropped (their rows
+   * stay in their recorded phase for the next start). Resolves when the steps in flight ended,
+   * or after `graceMs`, whichever comes first; a call still in flight then is resolved on restart.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    this.stopping = true;
+    this.limit.clearQueue();
+    const until = Date.now() + graceMs;
+    while (this.limit.activeCount > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    return this.limit.activeCount === 0;
+  }
+
+  /** Steps running or waiting for a slot. */
+  get busy(): number {
+    return this.limit.activeCount + this.limit.pendingCount;
   }
 
   /** After a restart: settle what was in flight before anything new is sent. */
@@ -89,9 +109,10 @@ export class Pipeline {
     const window = this.deps.engine.concurrency * 2;
     for (let after = 0; ; ) {
       const rows = await this.deps.store.rowsInPhases(batchId, ['ready'], after, 500);
-      if (rows.length === 0) break;
+      if (rows.length === 0 || this.stopping) break;
       for (const row of rows) {
         while (inFlight.size >= window) await Promise.race(inFlight);
+        if (this.stopping) break;
         const sent = this.limit(() => this.guarded(row, () => this.sendRow(row)));
         inFlight.add(sent);
         void sent.finally(() => inFlight.delete(sent));
@@ -135,11 +156,30 @@ export class Pipeline {
 
   /** Reads the transactions whose next read is due, within the polling budget [D17]. */
   async follow(): Promise<number> {
+    if (this.stopping) return 0;
     const due = await this.deps.store.dueReads(this.deps.clock.now(), this.deps.engine.polling.reads_per_second);
     await Promise.all(due.map((row) => this.limit(() => this.guarded(row, async () => {
-      await this.apply(row, await this.deps.client.getTransaction(row.transaction_id as string), true);
+      await this.apply(row, await this.deps.client.getTransaction(row.transaction_id as string), 'polling');
     }))));
     return due.length;
+  }
+
+  /**
+   * [6] A webhook brought the transaction's state: applied as a read would be (the funding
+   * decision included), without counting against the polling budget.
+   */
+  async applyWebhook(row: PipelineRow, tx: ServiceTransaction): Promise<void> {
+    await this.limit(() => this.guarded(row, () => this.apply(row, tx, 'webhook')));
+  }
+
+  /** A row whose state a webhook announced but did not carry: read it at once. */
+  async readSoon(row: PipelineRow): Promise<void> {
+    await this.deps.store.scheduleRead(row.batch_id, row.line, this.deps.clock.now(), false);
+  }
+
+  /** [3.3] `sender.rejected`: the rows waiting on that sender are not funded, and cancelled. */
+  async stopForSender(row: PipelineRow): Promise<void> {
+    await this.limit(() => this.guarded(row, () => this.cancel(row, 'sender_rejected')));
   }
 
   /**
@@ -147,6 +187,7 @@ export class Pipeline {
    * recorded phase, to be taken up again. Refused credentials end the run.
    */
   private async guarded(row: PipelineRow, step: () => Promise<void>): Promise<void> {
+    if (this.stopping) return;
     try {
       await step();
     } catch (error) {
@@ -169,15 +210,15 @@ export class Pipeline {
       // A create that may have happened (a restart, a lost answer) is looked up before any new one.
       if (attempt > 1 || row.phase === 'creating') {
         const [existing] = await client.findTransactions(row.external_id);
-        if (existing) return this.recordCreated(row, existing);
+        if (existing) return this.recordCreated(row, existing, 'polling');
       }
       try {
-        return await this.recordCreated(row, await client.createTransaction(row.request));
+        return await this.recordCreated(row, await client.createTransaction(row.request), 'answer');
       } catch (error) {
         if (error instanceof Rejected) {
           if (error.concerns('external_id')) {
             const [existing] = await client.findTransactions(row.external_id);
-            if (existing) return this.recordCreated(row, existing);
+            if (existing) return this.recordCreated(row, existing, 'polling');
           }
           await store.refuseRow(row.batch_id, row.line, ['creating'], 'rejected_by_service', error.message);
           this.deps.log('row_refused_by_service', { batch: row.batch_id, line: row.line, external_id: row.external_id, reason: error.message });
@@ -189,8 +230,8 @@ export class Pipeline {
     }
   }
 
-  private async recordCreated(row: PipelineRow, tx: ServiceTransaction): Promise<ServiceTransaction> {
-    await this.deps.store.observe(row.batch_id, row.line, toObservation(tx), 'created', this.now());
+  private async recordCreated(row: PipelineRow, tx: ServiceTransaction, source: ObservationSource): Promise<ServiceTransaction> {
+    await this.deps.store.observe(row.batch_id, row.line, toObservation(tx, source), 'created', this.now());
     this.deps.log('created', { batch: row.batch_id, line: row.line, external_id: row.external_id, transaction: tx.id, state: tx.state });
     return tx;
   }
@@ -207,22 +248,23 @@ export class Pipeline {
       await this.cancel(row, 'quote_rejected');
       return;
     }
-    await this.apply(row, tx, false);
+    await this.apply(row, tx, 'answer');
   }
 
   /** What an observation of the transaction means for the row, and what to do next. */
-  private async apply(row: PipelineRow, tx: ServiceTransaction, counted: boolean): Promise<void> {
+  private async apply(row: PipelineRow, tx: ServiceTransaction, source: ObservationSource): Promise<void> {
     const { store } = this.deps;
+    const counted = source === 'polling';
     // Funded by what paybatch recorded, what the state shows, or what the service says (funded_at is not in every service's answers).
     const funded = row.phase === 'funded' || row.funded_at !== null || FUNDED_STATES.has(tx.state) || (tx.raw.funded_at !== null && tx.raw.funded_at !== undefined);
     const final = isFinal(tx.state, funded);
     if (final) {
-      await store.observe(row.batch_id, row.line, toObservation(tx), 'final', this.now());
       if (funded) await store.recordFunded(row.batch_id, row.line, this.now());
+      await store.observe(row.batch_id, row.line, toObservation(tx, source), 'final', this.now());
       this.deps.log('settled', { batch: row.batch_id, line: row.line, transaction: tx.id, state: tx.state, code: tx.state_reason_code });
       return;
     }
-    await store.observe(row.batch_id, row.line, toObservation(tx));
+    await store.observe(row.batch_id, row.line, toObservation(tx, source));
     if (row.phase === 'created' && FUNDED_STATES.has(tx.state)) await store.recordFunded(row.batch_id, row.line, this.now());
     else if (row.phase === 'created' && tx.state === 'approved') {
       // The amount is checked before every funding: a service may quote again later.
@@ -248,10 +290,11 @@ export class Pipeline {
     const reservation = await store.reserveFunding(row.batch_id, row.line, budget === undefined ? null : BigInt(budget));
     if (reservation === 'over_budget') return this.cancel(row, 'quote_rejected');
     if (reservation === 'stopped') return this.cancel(row, 'insufficient_funds');
+    if (reservation === 'busy') return;
     try {
       const funded = await client.fundTransaction(tx.id, { input_amount_in_cents: tx.input_amount_in_cents as string, input_currency: tx.input_currency as string });
       await store.recordFunded(row.batch_id, row.line, this.now());
-      await store.observe(row.batch_id, row.line, toObservation(funded));
+      await store.observe(row.batch_id, row.line, toObservation(funded, 'answer'));
       this.deps.log('funded', { batch: row.batch_id, line: row.line, transaction: tx.id, amount: tx.input_amount_in_cents, currency: tx.input_currency });
       await this.scheduleNextRead({ ...row, phase: 'funded' }, false);
     } catch (error) {
@@ -276,7 +319,7 @@ export class Pipeline {
     const tx = await client.getTransaction(row.transaction_id as string);
     if (FUNDED_STATES.has(tx.state)) {
       await store.recordFunded(row.batch_id, row.line, this.now());
-      await this.apply({ ...row, phase: 'funded' }, tx, true);
+      await this.apply({ ...row, phase: 'funded' }, tx, 'polling');
       return;
     }
     await store.movePhase(row.batch_id, row.line, ['funding'], 'created');
@@ -290,11 +333,11 @@ export class Pipeline {
     }
     if (tx.state === 'approved') {
       // Attempts spent: the next scheduled read tries again, spaced by the polling budget.
-      await store.observe(row.batch_id, row.line, toObservation(tx));
+      await store.observe(row.batch_id, row.line, toObservation(tx, 'polling'));
       await this.scheduleNextRead(created, true);
       return;
     }
-    await this.apply(created, tx, true);
+    await this.apply(created, tx, 'polling');
   }
 
   /** When the balance runs out: nothing more of the batch is funded; what waits is cancelled or not sent. */
@@ -318,7 +361,7 @@ export class Pipeline {
   async cancelOnRequest(row: PipelineRow): Promise<{ done: boolean; state: string; reason: string }> {
     const { store, client } = this.deps;
     const tx = await client.getTransaction(row.transaction_id as string);
-    await store.observe(row.batch_id, row.line, toObservation(tx));
+    await store.observe(row.batch_id, row.line, toObservation(tx, 'polling'));
     if (!tx.may_cancel) return { done: false, state: tx.state, reason: `the service does not allow it in state ${tx.state} (may_cancel is false)` };
     if (!(await store.movePhase(row.batch_id, row.line, ['created', 'funded'], 'cancelling', 'cancelled_on_request'))) {
       return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };

@@ -61,4 +61,38 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rows_batch_phase ON rows(batch_id, phase);
     `,
   },
+  {
+    version: 2,
+    name: 'webhook events, state sources, schedules',
+    sql: `
+      -- Webhook deliveries as received, verified, before they were answered: append-only.
+      CREATE TABLE webhook_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        received_at TEXT NOT NULL,
+        -- [D3] A nonce is accepted once: a replay fails on this constraint and changes nothing.
+        nonce TEXT NOT NULL UNIQUE,
+        webhook_id TEXT,
+        event_type TEXT NOT NULL,
+        object_id TEXT,
+        body TEXT NOT NULL
+      );
+      -- What applying each event did, written after it was applied: append-only too.
+      -- An event with no line here is applied (again) after a restart; applying is idempotent.
+      CREATE TABLE webhook_event_outcomes (
+        event_id INTEGER PRIMARY KEY REFERENCES webhook_events(id),
+        outcome TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      );
+      CREATE INDEX rows_transaction_id ON rows(transaction_id) WHERE transaction_id IS NOT NULL;
+      -- How each batch learned of its state changes: by webhook, by polling, or in answers to its own calls.
+      ALTER TABLE batches ADD COLUMN changes_by_webhook INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE batches ADD COLUMN changes_by_polling INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE batches ADD COLUMN changes_by_answer INTEGER NOT NULL DEFAULT 0;
+      -- When each schedule of the daemon last ran, so that a run missed while it was down happens at start.
+      CREATE TABLE schedule_runs (
+        name TEXT PRIMARY KEY,
+        last_run_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

@@ -6,7 +6,10 @@ import type { SqliteDatabase } from './database.js';
 import { migrate, openDatabase } from './database.js';
 import { MIGRATIONS } from './migrations.js';
 import type { ResultRow } from '../reports/results.js';
-import type { BatchRecord, IntakeStore, NewRow, Observation, PipelineRow, PipelineStore, Reservation, RowRecord } from './store.js';
+import type {
+  BatchRecord, IntakeStore, NewRow, Observation, ObservationSource, PipelineRow, PipelineStore, Reservation, RowRecord,
+  ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+} from './store.js';
 
 interface RowColumns {
   batch_id: string;
@@ -24,7 +27,9 @@ const STATE_RANK: Record<string, number> = {
   error: 6, manual: 6, exception: 6, stuck: 6, paid: 9, canceled: 8, refunded: 9,
 };
 
-const PIPELINE_COLUMNS = 'batch_id, line, external_id, request, phase, outcome, transaction_id, state, input_amount, input_currency, created_at, funded_at, reads';
+const PIPELINE_COLUMNS = 'batch_id, line, external_id, request, phase, outcome, transaction_id, state, input_amount, input_currency, created_at, funded_at, observed_at, reads';
+
+const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
 
 interface PipelineColumns extends Omit<PipelineRow, 'request'> {
   request: string;
@@ -32,7 +37,7 @@ interface PipelineColumns extends Omit<PipelineRow, 'request'> {
 
 const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
 
-export class SqliteStore implements IntakeStore, PipelineStore {
+export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, ScheduleStore {
   private readonly statements = new Map<string, Statement>();
   /** One transaction wrapper, built once: better-sqlite3 builds new closures on every `db.transaction()`. */
   private readonly runAtomically: (work: () => unknown) => unknown;
@@ -182,11 +187,19 @@ export class SqliteStore implements IntakeStore, PipelineStore {
 
   async observe(batchId: string, line: number, o: Observation, phase?: string, at?: string): Promise<boolean> {
     return this.atomic(() => {
-      const row = this.sql('SELECT state, observed_at, created_at FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { state: string | null; observed_at: string | null; created_at: string | null } | undefined;
+      const row = this.sql('SELECT state, observed_at FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { state: string | null; observed_at: string | null } | undefined;
       if (!row) return false;
       const newer = row.observed_at === null || o.updated_at === null || o.updated_at > row.observed_at
         || (o.updated_at === row.observed_at && (STATE_RANK[o.state] ?? 0) >= (STATE_RANK[row.state ?? ''] ?? 0));
-      if (!newer) return false;
+      if (!newer) {
+        // An older observation (a late webhook, a slow answer) never moves the state back; the
+        // phase is paybatch's own step, recorded all the same.
+        if (phase !== undefined) {
+          this.sql('UPDATE rows SET phase = ?, transaction_id = COALESCE(transaction_id, ?), created_at = COALESCE(created_at, ?) WHERE batch_id = ? AND line = ?')
+            .run(phase, o.transaction_id, at ?? o.updated_at, batchId, line);
+        }
+        return false;
+      }
       this.sql(`UPDATE rows SET transaction_id = ?, state = ?, state_reason = ?, state_reason_code = ?,
           input_amount = COALESCE(?, input_amount), input_currency = COALESCE(?, input_currency),
           output_amount = COALESCE(?, output_amount), output_currency = COALESCE(?, output_currency),
@@ -196,6 +209,7 @@ export class SqliteStore implements IntakeStore, PipelineStore {
         WHERE batch_id = ? AND line = ?`).run(
         o.transaction_id, o.state, o.state_reason, o.state_reason_code, o.input_amount, o.input_currency, o.output_amount, o.output_currency,
         o.updated_at, at ?? o.updated_at, o.state, at ?? o.updated_at, phase ?? null, batchId, line);
+      if (row.state !== o.state) this.sql(`UPDATE batches SET ${CHANGE_COUNTER[o.source]} = ${CHANGE_COUNTER[o.source]} + 1 WHERE id = ?`).run(batchId);
       return true;
     });
   }
@@ -205,7 +219,8 @@ export class SqliteStore implements IntakeStore, PipelineStore {
       const batch = this.sql('SELECT funding_stopped FROM batches WHERE id = ?').get(batchId) as { funding_stopped: number } | undefined;
       if (!batch || batch.funding_stopped) return 'stopped';
       const row = this.sql("SELECT input_amount, input_currency FROM rows WHERE batch_id = ? AND line = ? AND phase = 'created'").get(batchId, line) as { input_amount: string | null; input_currency: string | null } | undefined;
-      if (!row || row.input_amount === null) return 'stopped';
+      // Another step (a webhook, a read) reserved it first, or it moved on: nothing to do here.
+      if (!row || row.input_amount === null) return 'busy';
       if (budget !== null) {
         const committed = this.sql(`SELECT input_amount FROM rows WHERE batch_id = ? AND input_currency = ?
           AND (phase IN ('funding', 'funded') OR (phase = 'final' AND funded_at IS NOT NULL))`).pluck().all(batchId, row.input_currency) as string[];
@@ -217,9 +232,10 @@ export class SqliteStore implements IntakeStore, PipelineStore {
     });
   }
 
-  /** Marks a row funded (the service accepted the funding) with the time. */
+  /** Marks a row funded (the service accepted the funding, or a state shows it) with the time; a final row keeps its phase. */
   async recordFunded(batchId: string, line: number, at: string): Promise<void> {
-    this.sql("UPDATE rows SET phase = 'funded', funded_at = COALESCE(funded_at, ?) WHERE batch_id = ? AND line = ? AND phase IN ('funding', 'created')").run(at, batchId, line);
+    this.sql(`UPDATE rows SET funded_at = COALESCE(funded_at, ?),
+      phase = CASE WHEN phase IN ('funding', 'created') THEN 'funded' ELSE phase END WHERE batch_id = ? AND line = ?`).run(at, batchId, line);
   }
 
   async refuseRow(batchId: string, line: number, from: readonly string[], outcome: string, message: string): Promise<boolean> {
@@ -265,6 +281,60 @@ export class SqliteStore implements IntakeStore, PipelineStore {
       yield* rows;
       after = (rows[rows.length - 1] as ResultRow).line;
     }
+  }
+
+  async rowByTransaction(transactionId: string): Promise<PipelineRow | undefined> {
+    const row = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE transaction_id = ? LIMIT 1`).get(transactionId) as PipelineColumns | undefined;
+    return row && toPipelineRow(row);
+  }
+
+  async rowBySubmittedExternalId(externalId: string): Promise<PipelineRow | undefined> {
+    const row = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE external_id = ? AND phase NOT IN ('checking', 'invalid', 'refused', 'not_sent')`)
+      .get(externalId) as PipelineColumns | undefined;
+    return row && toPipelineRow(row);
+  }
+
+  async recentBatches(since: string): Promise<BatchRecord[]> {
+    return this.sql("SELECT * FROM batches WHERE status IN ('intake', 'accepted') OR received_at >= ? ORDER BY received_at DESC, id DESC").all(since) as BatchRecord[];
+  }
+
+  async rowsWaitingOnSender(senderExternalId: string): Promise<PipelineRow[]> {
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id IN (SELECT id FROM batches WHERE status = 'accepted')
+      AND phase = 'created' AND state IN ('initial', 'verified') AND json_extract(request, '$.sender.external_id') = ? ORDER BY batch_id, line`)
+      .all(senderExternalId) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  // ---- webhooks and schedules
+
+  async recordWebhookEvent(event: Omit<WebhookEvent, 'id'>): Promise<number | 'replayed'> {
+    const inserted = this.sql(`INSERT INTO webhook_events (received_at, nonce, webhook_id, event_type, object_id, body)
+      VALUES (@received_at, @nonce, @webhook_id, @event_type, @object_id, @body) ON CONFLICT (nonce) DO NOTHING`).run(event);
+    return inserted.changes === 1 ? Number(inserted.lastInsertRowid) : 'replayed';
+  }
+
+  async unappliedWebhookEvents(limit: number): Promise<WebhookEvent[]> {
+    return this.sql(`SELECT e.* FROM webhook_events e LEFT JOIN webhook_event_outcomes o ON o.event_id = e.id
+      WHERE o.event_id IS NULL ORDER BY e.id LIMIT ?`).all(limit) as WebhookEvent[];
+  }
+
+  async recordWebhookOutcome(eventId: number, outcome: string, at: string): Promise<void> {
+    this.sql('INSERT INTO webhook_event_outcomes (event_id, outcome, applied_at) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING').run(eventId, outcome, at);
+  }
+
+  async webhookEventCounts(): Promise<WebhookEventCounts> {
+    const received = this.sql('SELECT COUNT(*) FROM webhook_events').pluck().get() as number;
+    const outcomes = this.sql('SELECT outcome, COUNT(*) AS n FROM webhook_event_outcomes GROUP BY outcome ORDER BY outcome').all() as { outcome: string; n: number }[];
+    const applied = outcomes.reduce((sum, o) => sum + o.n, 0);
+    return { received, pending: received - applied, outcomes: Object.fromEntries(outcomes.map((o) => [o.outcome, o.n])) };
+  }
+
+  async lastScheduleRun(name: string): Promise<number | null> {
+    return (this.sql('SELECT last_run_at FROM schedule_runs WHERE name = ?').pluck().get(name) as number | undefined) ?? null;
+  }
+
+  async recordScheduleRun(name: string, at: number): Promise<void> {
+    this.sql('INSERT INTO schedule_runs (name, last_run_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at').run(name, at);
   }
 
   async close(): Promise<void> {

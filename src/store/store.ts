@@ -22,6 +22,10 @@ export interface BatchRecord {
   reason: string | null;
   received_at: string;
   settled_at: string | null;
+  /** State changes learned by webhook, by polling, and in answers to paybatch's own calls. */
+  changes_by_webhook: number;
+  changes_by_polling: number;
+  changes_by_answer: number;
 }
 
 export interface NewRow {
@@ -68,8 +72,12 @@ export interface IntakeStore {
   close(): Promise<void>;
 }
 
+/** How paybatch learned of a state: a webhook, a read of its own (polling), or the answer to a create or fund. */
+export type ObservationSource = 'webhook' | 'polling' | 'answer';
+
 /** What the service said about a transaction at one moment [2.5]. */
 export interface Observation {
+  source: ObservationSource;
   transaction_id: string;
   state: string;
   state_reason: string | null;
@@ -96,10 +104,13 @@ export interface PipelineRow {
   created_at: string | null;
   /** When paybatch recorded the funding; null while unfunded. */
   funded_at: string | null;
+  /** The service's updated_at of the newest observation kept. */
+  observed_at: string | null;
   reads: number;
 }
 
-export type Reservation = 'reserved' | 'over_budget' | 'stopped';
+/** busy: the row is not waiting to be funded (another step funds it, or it moved on). */
+export type Reservation = 'reserved' | 'over_budget' | 'stopped' | 'busy';
 
 export interface PipelineStore {
   openBatches(): Promise<BatchRecord[]>;
@@ -130,4 +141,45 @@ export interface PipelineStore {
   settleBatch(batchId: string, at: string): Promise<void>;
   /** Every row of a batch in file order, as the result file shows it. */
   resultRows(batchId: string): AsyncIterable<ResultRow>;
+  /** The row that created this transaction, in any batch. */
+  rowByTransaction(transactionId: string): Promise<PipelineRow | undefined>;
+  /** The row that was or will be sent with this external_id (at most one, by the unique index). */
+  rowBySubmittedExternalId(externalId: string): Promise<PipelineRow | undefined>;
+  /** Open batches, and the others received since `since` (ISO 8601), newest first. */
+  recentBatches(since: string): Promise<BatchRecord[]>;
+  /** Rows of open batches created and waiting for this sender's approval [3.3]. */
+  rowsWaitingOnSender(senderExternalId: string): Promise<PipelineRow[]>;
+}
+
+/** A verified webhook delivery [6], [D14]. */
+export interface WebhookEvent {
+  id: number;
+  received_at: string;
+  nonce: string;
+  webhook_id: string | null;
+  event_type: string;
+  object_id: string | null;
+  body: string;
+}
+
+export interface WebhookEventCounts {
+  received: number;
+  pending: number;
+  /** Outcome to how many events ended with it. */
+  outcomes: Record<string, number>;
+}
+
+export interface WebhookStore {
+  /** Keeps a verified delivery durably; 'replayed' when its nonce was accepted before (nothing is kept then). */
+  recordWebhookEvent(event: Omit<WebhookEvent, 'id'>): Promise<number | 'replayed'>;
+  /** Events received but not applied yet (the process stopped in between), oldest first. */
+  unappliedWebhookEvents(limit: number): Promise<WebhookEvent[]>;
+  recordWebhookOutcome(eventId: number, outcome: string, at: string): Promise<void>;
+  webhookEventCounts(): Promise<WebhookEventCounts>;
+}
+
+export interface ScheduleStore {
+  /** When the schedule last ran (ms since the epoch), or null if it never ran. */
+  lastScheduleRun(name: string): Promise<number | null>;
+  recordScheduleRun(name: string, at: number): Promise<void>;
 }

@@ -1,0 +1,52 @@
+/** `paybatch watch`: the always-on daemon, until SIGINT or SIGTERM. */
+import { Command } from 'commander';
+import { systemClock } from '../clock.js';
+import { Daemon } from '../watch/daemon.js';
+import { withEngineSession } from './engine-session.js';
+
+/** The whole shutdown, including closing the store, stays within this [issue: exit within 10 seconds]. */
+const SHUTDOWN_MS = 10_000;
+
+export function watchCommand(): Command {
+  return new Command('watch')
+    .description('Run as a daemon: take files dropped into the inbox, receive signed webhooks, poll as a fallback, run the schedules; stop with SIGINT or SIGTERM.')
+    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
+    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
+    .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
+    .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
+        const daemon = new Daemon({ workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force });
+        let signals = 0;
+        const onSignal = (signal: NodeJS.Signals): void => {
+          signals += 1;
+          if (signals > 1) {
+            // A second signal forces: whatever was in flight is resolved at the next start.
+            process.stderr.write(`paybatch: ${signal} again: stopping now\n`);
+            process.exit(130);
+          }
+          process.stderr.write(`paybatch: ${signal}: stopping (no new files or webhooks; finishing the calls in flight)\n`);
+          // Past the limit, the process ends whatever is still running.
+          setTimeout(() => process.exit(1), SHUTDOWN_MS).unref();
+          void daemon.stop(SHUTDOWN_MS - 1_500);
+        };
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+        try {
+          const started = await daemon.start();
+          const next = Object.entries(started.schedules).map(([name, at]) => `${name} next at ${at === null ? 'never' : new Date(at).toISOString()}`);
+          process.stderr.write(`paybatch: watching ${workspace.folders.inbox}\n`);
+          process.stderr.write(`paybatch: webhooks received at ${started.webhookUrl} (health: ${started.healthUrl})\n`);
+          if (next.length > 0) process.stderr.write(`paybatch: schedules: ${next.join('; ')}\n`);
+          await daemon.finished;
+          if (daemon.failure) throw daemon.failure;
+          process.stderr.write('paybatch: stopped\n');
+        } catch (error) {
+          await daemon.stop(SHUTDOWN_MS - 1_500);
+          throw error;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
+      });
+    });
+}

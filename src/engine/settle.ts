@@ -1,0 +1,85 @@
+/**
+ * A batch's result file and summary, and its settlement once every row is final.
+ * Shared by `run` and `watch`.
+ */
+import { rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { ResultRow } from '../reports/results.js';
+import { writeResults, writeSummary } from '../reports/results.js';
+import { BatchTally } from '../reports/batch-tally.js';
+import type { IntakeStore, PipelineStore } from '../store/store.js';
+import type { Workspace } from '../workspace/workspace.js';
+import { claimName } from './intake.js';
+import type { PipelineLog } from './pipeline.js';
+
+export interface SettleDeps {
+  workspace: Workspace;
+  store: IntakeStore & PipelineStore;
+  clock: Clock;
+  log: PipelineLog;
+}
+
+export interface BatchSummary {
+  batch: string;
+  file: string;
+  status: string;
+  rows: number;
+  by_state: Record<string, number>;
+  /** Input currency to the amount funded (debited), minor units. */
+  funded: Record<string, string>;
+  /** Output currency to the amount paid out, minor units. */
+  paid_out: Record<string, string>;
+  unsettled: number;
+  received_at: string;
+  settled_at: string | null;
+  results_file: string;
+}
+
+/** Writes a batch's result file and summary in one pass over its rows. */
+export async function writeBatchResults(deps: SettleDeps, batchId: string): Promise<BatchSummary> {
+  const batch = await deps.store.batch(batchId);
+  const tally = new BatchTally();
+  async function* counted(): AsyncIterable<ResultRow> {
+    for await (const row of deps.store.resultRows(batchId)) {
+      tally.add(row);
+      yield row;
+    }
+  }
+  const resultsFile = await writeResults(deps.workspace.folders.outbox, batchId, counted());
+  const summary: BatchSummary = {
+    batch: batchId,
+    file: batch?.file_name ?? '',
+    status: batch?.status ?? 'unknown',
+    rows: tally.rows,
+    by_state: tally.byState,
+    funded: tally.funded,
+    paid_out: tally.paidOut,
+    unsettled: await deps.store.unsettledRows(batchId),
+    received_at: batch?.received_at ?? '',
+    settled_at: batch?.settled_at ?? null,
+    results_file: resultsFile,
+  };
+  await writeSummary(deps.workspace.folders.outbox, batchId, summary);
+  return summary;
+}
+
+/**
+ * Settles a batch whose rows are all final. In this order, so that a crash at
+ * any point only repeats steps on the next run: the final results are written,
+ * the file is archived, and only then is the batch marked settled (a settled
+ * batch is not looked at again). Returns true when the batch is settled.
+ */
+export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<boolean> {
+  if ((await deps.store.unsettledRows(batchId)) > 0) return false;
+  const batch = await deps.store.batch(batchId);
+  if (!batch || batch.status !== 'accepted') return batch?.status === 'settled';
+  await writeBatchResults(deps, batchId);
+  const name = claimName(batch.file_name, Date.parse(batch.received_at));
+  await rename(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error; // archived already, before a crash
+  });
+  await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
+  deps.log('batch_settled', { batch: batchId });
+  return true;
+}

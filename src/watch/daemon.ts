@@ -1,0 +1,261 @@
+/**
+ * `paybatch watch`'s use case, the always-on daemon: the inbox watched, files
+ * taken in the order they arrive (or at the nightly intake time), rows sent as
+ * soon as a batch is accepted, states learned by webhook first and by polling as
+ * the fallback [1], [D17], results rewritten as states change, batches settled,
+ * and schedules run. Everything it knows is in the store, so a restart, after a
+ * clean stop or a crash, carries on where it was.
+ */
+import type { PayoutClient } from '../api/client.js';
+import { AuthenticationRefused } from '../api/errors.js';
+import type { Credentials } from '../api/signing.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/config.js';
+import { recoverInterruptedIntakes } from '../engine/intake.js';
+import type { PipelineLog } from '../engine/pipeline.js';
+import { Pipeline } from '../engine/pipeline.js';
+import { takeInboxFile } from '../engine/run.js';
+import { settleIfDone, writeBatchResults } from '../engine/settle.js';
+import { syncWebhooks } from '../engine/webhook-registration.js';
+import type { IntakeStore, PipelineStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import type { Workspace } from '../workspace/workspace.js';
+import { EventApplier } from './event-applier.js';
+import { InboxWatcher } from './inbox-watcher.js';
+import { Schedules } from './schedules.js';
+import { WebhookReceiver } from './webhook-receiver.js';
+
+export interface DaemonDeps {
+  workspace: Workspace;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore;
+  client: PayoutClient;
+  /** The service's key and secret: deliveries are signed with them [D3]. */
+  credentials: Credentials;
+  config: Config;
+  clock: Clock;
+  log: PipelineLog;
+  force?: boolean;
+  /** Pause between rounds of the main loop. */
+  tickMs?: number;
+}
+
+export interface DaemonStarted {
+  webhookUrl: string;
+  healthUrl: string;
+  /** Schedule name to its next run (ms since the epoch). */
+  schedules: Record<string, number | null>;
+}
+
+const WEBHOOK_SYNC_RETRY_MS = 60_000;
+
+export class Daemon {
+  private readonly pipeline: Pipeline;
+  private readonly receiver: WebhookReceiver;
+  private readonly applier: EventApplier;
+  private readonly watcher: InboxWatcher;
+  private readonly schedules: Schedules;
+  private stopping = false;
+  private wake: () => void = () => {};
+  private loop: Promise<void> = Promise.resolve();
+  private stopped: Promise<void> | null = null;
+  /** Files to take, in arrival order, and the same as a set so a file is never queued twice. */
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  /** Files that arrived while an intake schedule is set: taken at its next run. */
+  private readonly waiting: string[] = [];
+  private intake: Promise<void> | null = null;
+  private readonly submitting = new Map<string, Promise<void>>();
+  private webhooksSyncedAt: number | null = null;
+  private nextSyncAttempt = 0;
+  private finish: () => void = () => {};
+  /** Resolves once the daemon has stopped, on a signal or on a failure it cannot carry on from. */
+  readonly finished = new Promise<void>((resolve) => {
+    this.finish = resolve;
+  });
+  /** Why the daemon stopped by itself (the service refused its credentials), if it did. */
+  failure: Error | null = null;
+
+  constructor(private readonly deps: DaemonDeps) {
+    const { config, store, client, clock, log } = deps;
+    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log });
+    this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log });
+    const { listen } = config.watch;
+    this.receiver = new WebhookReceiver({
+      host: listen.host,
+      port: listen.port,
+      publicUrl: (port) => config.watch.public_url ?? `http://${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${port}/webhooks`,
+      credentials: deps.credentials,
+      store,
+      clock,
+      maxBodyBytes: config.watch.max_body_bytes,
+      bodyTimeoutMs: config.watch.body_timeout_ms,
+      log,
+      onStored: () => this.applier.notify(),
+    });
+    this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, stableMs: config.watch.stable_ms, onFile: (path) => this.arrived(path), log });
+    this.schedules = new Schedules(config.watch.schedules, store, clock);
+  }
+
+  async start(): Promise<DaemonStarted> {
+    const { store, workspace, log } = this.deps;
+    for (const batch of await recoverInterruptedIntakes({ workspace, store, knownBatches: () => store.batchesInProcessing() })) {
+      log('intake_interrupted', { batch, action: 'file put back in the inbox' });
+    }
+    await this.pipeline.resume();
+    await this.receiver.listen();
+    // Events stored before a stop but not applied yet are applied first.
+    this.applier.notify();
+    await this.syncWebhooks();
+    await this.schedules.start();
+    await this.watcher.start();
+    for (const batch of await store.openBatches()) this.submit(batch.id);
+    this.loop = this.run();
+    const url = new URL(this.receiver.publicUrl);
+    return { webhookUrl: this.receiver.publicUrl, healthUrl: `${url.origin}/healthz`, schedules: this.schedules.upcoming() };
+  }
+
+  /**
+   * Stops taking files and webhooks, lets the calls in flight finish (or parks
+   * them: their intent is recorded, and a restart resolves them), writes the
+   * results, and resolves. Within `graceMs` however busy it was.
+   */
+  stop(graceMs: number): Promise<void> {
+    this.stopped ??= this.shutDown(graceMs).finally(() => this.finish());
+    return this.stopped;
+  }
+
+  private async shutDown(graceMs: number): Promise<void> {
+    const until = Date.now() + graceMs;
+    const left = (): number => Math.max(0, until - Date.now());
+    const within = <T>(work: Promise<T>, ms: number): Promise<T | void> => Promise.race([work, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+    this.stopping = true;
+    this.wake();
+    this.deps.log('watch_stopping', { queued_files: this.queue.length, waiting_files: this.waiting.length });
+    await within(this.watcher.close(), 1_000);
+    await within(this.receiver.close(), 2_000);
+    const settled = await this.pipeline.stop(Math.max(0, left() - 1_500));
+    await within(this.applier.idle(), Math.max(0, left() - 1_000));
+    await within(Promise.all([this.loop, ...this.submitting.values()]), Math.max(0, left() - 1_000));
+    // An intake still reading a file is left: its batch is recorded as in intake, and a restart takes the file again.
+    await within(this.writeOpenResults(), Math.max(0, left() - 200)).catch(() => {});
+    this.deps.log('watch_stopped', { calls_parked: settled ? 0 : 'some; resolved at the next start' });
+  }
+
+  private arrived(path: string): void {
+    if (this.stopping) return;
+    if (this.deps.config.watch.schedules.intake) {
+      if (!this.waiting.includes(path)) {
+        this.waiting.push(path);
+        const at = this.schedules.upcoming().intake;
+        this.deps.log('intake_waiting', { file: path, until: at ? new Date(at).toISOString() : 'the next intake time' });
+      }
+      return;
+    }
+    this.enqueue(path);
+  }
+
+  private enqueue(path: string): void {
+    if (this.queued.has(path)) return;
+    this.queued.add(path);
+    this.queue.push(path);
+    this.takeQueued();
+  }
+
+  /** One file at a time, in arrival order: the claim by rename makes a second take of one file impossible anyway. */
+  private takeQueued(): void {
+    if (this.intake || this.stopping) return;
+    this.intake = (async () => {
+      while (this.queue.length > 0 && !this.stopping) {
+        const file = this.queue.shift() as string;
+        try {
+          const outcome = await takeInboxFile(file, this.deps);
+          if (outcome.kind === 'accepted') this.submit(outcome.batch);
+        } catch (error) {
+          this.deps.log('intake_failed', { file, reason: (error as Error).message });
+        } finally {
+          this.queued.delete(file);
+        }
+      }
+    })().finally(() => {
+      this.intake = null;
+      if (this.queue.length > 0 && !this.stopping) this.takeQueued();
+    });
+  }
+
+  private submit(batchId: string): void {
+    if (this.submitting.has(batchId) || this.stopping) return;
+    const sending = this.pipeline.submit(batchId)
+      .catch((error: unknown) => this.deps.log('submit_failed', { batch: batchId, reason: (error as Error).message }))
+      .finally(() => this.submitting.delete(batchId));
+    this.submitting.set(batchId, sending);
+  }
+
+  private async syncWebhooks(): Promise<void> {
+    const { log, clock, client } = this.deps;
+    try {
+      const report = await syncWebhooks(client, this.receiver.publicUrl);
+      this.webhooksSyncedAt = clock.now();
+      log('webhooks_synced', { url: this.receiver.publicUrl, registered: report.registered.length, kept: report.kept.length, held_elsewhere: report.conflicts.length });
+      for (const conflict of report.conflicts) log('webhook_held_elsewhere', { event_type: conflict.event_type, uri: conflict.uri });
+    } catch (error) {
+      if (error instanceof AuthenticationRefused) throw error;
+      // Polling carries on meanwhile; registration is tried again.
+      this.nextSyncAttempt = clock.now() + WEBHOOK_SYNC_RETRY_MS;
+      log('webhooks_not_synced', { reason: (error as Error).message, retry_in_s: WEBHOOK_SYNC_RETRY_MS / 1000 });
+    }
+  }
+
+  private async runSchedule(name: string): Promise<void> {
+    this.deps.log('schedule_ran', { schedule: name });
+    if (name === 'intake') {
+      for (const path of this.waiting.splice(0)) this.enqueue(path);
+    } else if (name === 'reconcile') {
+      await this.writeOpenResults();
+    }
+  }
+
+  private async writeOpenResults(): Promise<void> {
+    for (const batch of await this.deps.store.openBatches()) await writeBatchResults(this.deps, batch.id);
+  }
+
+  private async run(): Promise<void> {
+    const { clock, config, store, log } = this.deps;
+    const { reads_per_second } = config.engine.polling;
+    let lastResults = clock.now();
+    while (!this.stopping) {
+      try {
+        for (const name of await this.schedules.due()) await this.runSchedule(name);
+        if (this.webhooksSyncedAt === null && clock.now() >= this.nextSyncAttempt) await this.syncWebhooks();
+        const read = await this.pipeline.follow();
+        for (const batch of await store.openBatches()) {
+          if (!this.submitting.has(batch.id)) await settleIfDone(this.deps, batch.id);
+        }
+        if (clock.now() - lastResults >= config.watch.results_every_ms) {
+          await this.writeOpenResults();
+          lastResults = clock.now();
+        }
+        // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
+        await this.pause(Math.max(this.deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));
+      } catch (error) {
+        if (this.stopping) return;
+        if (error instanceof AuthenticationRefused) {
+          // Nothing can be done with refused credentials: stop, and say so (exit 77).
+          this.failure = error;
+          void this.stop(8_000);
+          return;
+        }
+        log('watch_loop_error', { reason: (error as Error).message });
+        await this.pause(this.deps.tickMs ?? 1000);
+      }
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

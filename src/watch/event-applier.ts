@@ -1,0 +1,133 @@
+/**
+ * Applies the webhook events the receiver stored, oldest first: a transaction's
+ * new state goes through the pipeline like a read would (funding it when it
+ * became approved), a sender's approval releases the rows waiting on it, its
+ * rejection stops them [3.3]. Events of one object are applied in the order
+ * received; different objects at once. An event is marked applied only after its
+ * effect is recorded, so after a crash it is applied again, which is harmless:
+ * an older state never replaces a newer one, and every step is guarded by the
+ * row's phase.
+ */
+import { parseTransaction } from '../api/answers.js';
+import type { Clock } from '../clock.js';
+import type { Pipeline, PipelineLog } from '../engine/pipeline.js';
+import type { PipelineRow, PipelineStore, WebhookEvent, WebhookStore } from '../store/store.js';
+import { parseDelivery } from './webhook-delivery.js';
+
+/** Sender states that mean its waiting rows will never be funded [3.3]. */
+const SENDER_STOPPED: ReadonlySet<string> = new Set(['rejected', 'banned', 'disabled']);
+const PAGE = 200;
+
+export interface ApplierDeps {
+  store: PipelineStore & WebhookStore;
+  pipeline: Pick<Pipeline, 'applyWebhook' | 'readSoon' | 'stopForSender'>;
+  clock: Clock;
+  log: PipelineLog;
+}
+
+export class EventApplier {
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly deps: ApplierDeps) {}
+
+  /** New events were stored: apply them (once the current pass ends, if one runs). */
+  notify(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        this.notify();
+      }
+    });
+  }
+
+  /** Resolves when every stored event has been applied. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const events = await this.deps.store.unappliedWebhookEvents(PAGE);
+      if (events.length === 0) return;
+      const byObject = new Map<string, WebhookEvent[]>();
+      for (const event of events) {
+        const key = event.object_id ?? `event-${event.id}`;
+        byObject.set(key, [...(byObject.get(key) ?? []), event]);
+      }
+      await Promise.all([...byObject.values()].map(async (ofOneObject) => {
+        for (const event of ofOneObject) {
+          let outcome: string;
+          try {
+            outcome = await this.apply(event);
+          } catch (error) {
+            // Kept for the next pass (or the next start); polling covers the row meanwhile.
+            this.deps.log('webhook_apply_failed', { event: event.id, event_type: event.event_type, reason: (error as Error).message });
+            return;
+          }
+          await this.deps.store.recordWebhookOutcome(event.id, outcome, new Date(this.deps.clock.now()).toISOString());
+        }
+      }));
+      if (events.length < PAGE) return;
+    }
+  }
+
+  private async apply(event: WebhookEvent): Promise<string> {
+    const delivery = parseDelivery(JSON.parse(event.body) as unknown);
+    if (typeof delivery === 'string') return 'unreadable';
+    if (!delivery.known) {
+      this.deps.log('webhook_ignored', { event: event.id, event_type: delivery.eventType, reason: 'not an event type paybatch knows' });
+      return 'unknown_event_type';
+    }
+    const [kind, state] = delivery.eventType.split('.') as [string, string];
+    return kind === 'sender' ? this.applySender(event, state, delivery.data) : this.applyTransaction(event, delivery.data);
+  }
+
+  private async applyTransaction(event: WebhookEvent, data: Record<string, unknown>): Promise<string> {
+    const { store, pipeline } = this.deps;
+    const tx = parseTransaction(data);
+    const id = tx?.id ?? event.object_id;
+    const externalId = tx?.external_id ?? (typeof data.external_id === 'string' ? data.external_id : null);
+    let row = id ? await store.rowByTransaction(id) : undefined;
+    if (!row && externalId) row = await store.rowBySubmittedExternalId(externalId);
+    if (!row || (row.transaction_id !== null && id !== null && row.transaction_id !== id)) {
+      this.deps.log('webhook_unknown_object', { event: event.id, event_type: event.event_type, transaction: id });
+      return 'unknown_transaction';
+    }
+    // Being created: the create's own answer, or its lookup, tells the state; nothing is moved from here.
+    if (row.phase === 'ready' || row.phase === 'creating') return 'row_not_created_yet';
+    if (!tx) {
+      // The event says something changed without the whole transaction: read it now.
+      await pipeline.readSoon(row);
+      return 'read_requested';
+    }
+    const updated = typeof tx.raw.updated_at === 'string' ? tx.raw.updated_at : null;
+    if (row.observed_at !== null && updated !== null && updated < row.observed_at) return 'stale';
+    if (row.phase === 'final') return 'after_final';
+    await pipeline.applyWebhook(row, tx);
+    return 'applied';
+  }
+
+  private async applySender(event: WebhookEvent, state: string, data: Record<string, unknown>): Promise<string> {
+    const externalId = typeof data.external_id === 'string' ? data.external_id : null;
+    const rows: PipelineRow[] = externalId ? await this.deps.store.rowsWaitingOnSender(externalId) : [];
+    if (rows.length === 0) return 'no_rows_waiting';
+    if (state === 'approved') {
+      // Released: a read brings each transaction's state and quote, and funding follows the usual checks.
+      for (const row of rows) await this.deps.pipeline.readSoon(row);
+      this.deps.log('sender_approved', { event: event.id, rows: rows.length });
+      return 'released';
+    }
+    if (SENDER_STOPPED.has(state)) {
+      await Promise.all(rows.map((row) => this.deps.pipeline.stopForSender(row)));
+      this.deps.log('sender_stopped', { event: event.id, state, rows: rows.length });
+      return 'stopped';
+    }
+    return 'noted';
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The daemon's schedules: cron expressions read in a time zone (croner computes
+ * the times), checked against an injected clock, so tests need not wait for
+ * 2 a.m. When each schedule last ran is kept in the store: a run missed while
+ * the daemon was down happens once at start, however many were missed.
+ */
+import { Cron } from 'croner';
+import type { Clock } from '../clock.js';
+import type { ScheduleStore } from '../store/store.js';
+
+export interface ScheduleSpec {
+  cron: string;
+  time_zone: string;
+}
+
+/** Why a cron expression or time zone cannot be used, or null when it can. */
+export function cronProblem(cron: string, timeZone: string): string | null {
+  try {
+    new Cron(cron, { timezone: timeZone, paused: true }).nextRun(new Date(0));
+    return null;
+  } catch (error) {
+    const message = (error as Error).message;
+    return /timezone/i.test(message) ? `"${timeZone}" is not an IANA time zone (such as Europe/London)` : `"${cron}" is not a cron expression: ${message.replace(/^CronPattern: /, '')}`;
+  }
+}
+
+/** The first time strictly after `afterMs` the schedule fires, in ms since the epoch. */
+export function nextRunAfter(spec: ScheduleSpec, afterMs: number): number | null {
+  const next = new Cron(spec.cron, { timezone: spec.time_zone, paused: true }).nextRun(new Date(afterMs));
+  return next ? next.getTime() : null;
+}
+
+export class Schedules {
+  private readonly next = new Map<string, number | null>();
+
+  constructor(
+    private readonly specs: Readonly<Record<string, ScheduleSpec | undefined>>,
+    private readonly store: ScheduleStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Names of the schedules in use. */
+  get names(): string[] {
+    return Object.keys(this.specs).filter((name) => this.specs[name] !== undefined);
+  }
+
+  /**
+   * Works out each schedule's next run. The first start ever counts from now; a
+   * later start counts from the last run, so a run missed meanwhile is due at once.
+   */
+  async start(): Promise<void> {
+    const now = this.clock.now();
+    for (const name of this.names) {
+      const spec = this.specs[name] as ScheduleSpec;
+      let last = await this.store.lastScheduleRun(name);
+      if (last === null) {
+        last = now;
+        await this.store.recordScheduleRun(name, now);
+      }
+      this.next.set(name, nextRunAfter(spec, last));
+    }
+  }
+
+  /** When each schedule runs next (ms since the epoch), for people. */
+  upcoming(): Record<string, number | null> {
+    return Object.fromEntries(this.names.map((name) => [name, this.next.get(name) ?? null]));
+  }
+
+  /** The schedules due now; each is marked as run, and comes round again at its next time after now. */
+  async due(): Promise<string[]> {
+    const now = this.clock.now();
+    const due: string[] = [];
+    for (const name of this.names) {
+      const at = this.next.get(name);
+      if (at === undefined || at === null || at > now) continue;
+      due.push(name);
+      await this.store.recordScheduleRun(name, now);
+      this.next.set(name, nextRunAfter(this.specs[name] as ScheduleSpec, now));
+    }
+    return due;
+  }
+}

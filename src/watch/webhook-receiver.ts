@@ -1,0 +1,192 @@
+/**
+ * [6], [D3] The webhook receiver: `POST` deliveries at the registered path, `GET
+ * /healthz` for supervisors. A delivery is verified against its raw bytes, then
+ * kept in the store, and only then answered 200: the service never retries, so
+ * a delivery answered 200 must survive a crash a moment later. Every refusal
+ * (401, 400, 413, 408) happens before anything is stored, and changes nothing.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Credentials } from '../api/signing.js';
+import type { Clock } from '../clock.js';
+import type { WebhookStore } from '../store/store.js';
+import { parseDelivery, signatureProblem } from './webhook-delivery.js';
+
+export interface ReceiverOptions {
+  host: string;
+  port: number;
+  /** The public URL registered with the service; set once listening when it depends on the port. */
+  publicUrl: (port: number) => string;
+  credentials: Credentials;
+  store: WebhookStore;
+  clock: Clock;
+  maxBodyBytes: number;
+  bodyTimeoutMs: number;
+  log: (event: string, fields: Record<string, unknown>) => void;
+  /** Called after a delivery was stored: apply it. */
+  onStored: () => void;
+}
+
+class BodyTooLarge extends Error {}
+class BodyTooSlow extends Error {}
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function answer(response: ServerResponse, status: number, body: Record<string, unknown>, close = false): void {
+  if (response.headersSent) return;
+  response.writeHead(status, { 'content-type': 'application/json', ...(close ? { connection: 'close' } : {}) });
+  response.end(`${JSON.stringify(body)}\n`);
+}
+
+/** The body, up to `limit` bytes within `timeoutMs`; more, or slower, is refused at once. */
+function readBody(request: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer = setTimeout(() => {
+      request.pause();
+      reject(new BodyTooSlow());
+    }, timeoutMs);
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        clearTimeout(timer);
+        request.pause();
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+    request.on('error', reject);
+    request.on('aborted', () => reject(new Error('the sender went away')));
+  });
+}
+
+export class WebhookReceiver {
+  private server: Server | null = null;
+  private accepting = true;
+  private inFlight = 0;
+  private url = '';
+  private path = '/webhooks';
+
+  constructor(private readonly options: ReceiverOptions) {}
+
+  /** The URL deliveries are signed over and registered at. */
+  get publicUrl(): string {
+    return this.url;
+  }
+
+  async listen(): Promise<void> {
+    // Node checks its own request timeout only every `connectionsCheckingInterval`; the body timer below is exact.
+    const server = createServer({ connectionsCheckingInterval: 1_000 }, (request, response) => {
+      void this.handle(request, response).catch((error: unknown) => {
+        this.options.log('webhook_receiver_error', { reason: (error as Error).message });
+        answer(response, 500, { error: 'internal error' });
+      });
+    });
+    // A slow-drip sender is cut off instead of holding a connection open for ever.
+    server.requestTimeout = this.options.bodyTimeoutMs;
+    server.headersTimeout = Math.min(this.options.bodyTimeoutMs, 10_000);
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port, this.options.host, () => resolve());
+    });
+    this.server = server;
+    this.url = this.options.publicUrl((server.address() as AddressInfo).port);
+    this.path = new URL(this.url).pathname;
+  }
+
+  /** Stops taking deliveries (they answer 503 meanwhile) and closes once the ones in progress are stored. */
+  async close(): Promise<void> {
+    this.accepting = false;
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const until = Date.now() + 2_000;
+    while (this.inFlight > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    server.closeAllConnections();
+    await closed;
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method === 'GET' && path === '/healthz') {
+      const counts = await this.options.store.webhookEventCounts();
+      answer(response, this.accepting ? 200 : 503, { status: this.accepting ? 'ok' : 'stopping', webhook_events: counts.received, pending: counts.pending });
+      return;
+    }
+    if (path !== this.path) return answer(response, 404, { error: 'not found' });
+    if (request.method !== 'POST') return answer(response, 405, { error: 'only POST is accepted here' });
+    if (!this.accepting) return answer(response, 503, { error: 'shutting down' }, true);
+    this.inFlight += 1;
+    try {
+      await this.receive(request, response);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  private async receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { log, maxBodyBytes } = this.options;
+    const declared = Number(header(request, 'content-length') ?? '0');
+    if (declared > maxBodyBytes) {
+      log('webhook_refused', { status: 413, reason: `declared ${declared} bytes, over ${maxBodyBytes}` });
+      return answer(response, 413, { error: 'body too large' }, true);
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(request, maxBodyBytes, this.options.bodyTimeoutMs);
+    } catch (error) {
+      if (error instanceof BodyTooSlow) {
+        log('webhook_refused', { status: 408, reason: `the body took longer than ${this.options.bodyTimeoutMs} ms` });
+        return answer(response, 408, { error: 'body too slow' }, true);
+      }
+      if (!(error instanceof BodyTooLarge)) throw error;
+      log('webhook_refused', { status: 413, reason: `over ${maxBodyBytes} bytes` });
+      return answer(response, 413, { error: 'body too large' }, true);
+    }
+    const headers = { key: header(request, 'authorization-key'), nonce: header(request, 'authorization-nonce'), signature: header(request, 'authorization-signature') };
+    const problem = signatureProblem(headers, raw, this.url, this.options.credentials);
+    if (problem) {
+      log('webhook_refused', { status: 401, reason: problem });
+      return answer(response, 401, { error: 'not signed by the service' });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      log('webhook_refused', { status: 400, reason: 'malformed JSON' });
+      return answer(response, 400, { error: 'malformed JSON' });
+    }
+    const delivery = parseDelivery(body);
+    if (typeof delivery === 'string') {
+      log('webhook_refused', { status: 400, reason: delivery });
+      return answer(response, 400, { error: delivery });
+    }
+    const stored = await this.options.store.recordWebhookEvent({
+      received_at: new Date(this.options.clock.now()).toISOString(),
+      nonce: headers.nonce as string,
+      webhook_id: delivery.webhookId,
+      event_type: delivery.eventType,
+      object_id: delivery.objectId,
+      body: raw.toString('utf8'),
+    });
+    if (stored === 'replayed') {
+      log('webhook_refused', { status: 401, reason: 'nonce already accepted (a replay)', event_type: delivery.eventType });
+      return answer(response, 401, { error: 'nonce already used' });
+    }
+    answer(response, 200, { received: stored });
+    this.options.onStored();
+  }
+}

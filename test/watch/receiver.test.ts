@@ -1,0 +1,96 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DaemonContext } from '../helpers/daemon.js';
+import { daemonContext, eventually } from '../helpers/daemon.js';
+
+const delivery = (over: Record<string, unknown> = {}): string =>
+  JSON.stringify({ webhook_id: 'wh_test', event_type: 'transaction.paid', data: { id: 'tr_nobody', external_id: 'NOBODY-1', state: 'paid', updated_at: '2026-01-01T00:00:00.000Z' }, ...over });
+
+/** A raw request: the body sent in pieces, `gapMs` apart, with or without a declared length. */
+function rawPost(url: string, pieces: Buffer[], options: { gapMs?: number; length?: number } = {}): Promise<{ status: number | null; error: string | null }> {
+  return new Promise((resolve) => {
+    const target = new URL(url);
+    const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: options.length === undefined ? {} : { 'content-length': options.length } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? null, error: null }));
+    });
+    req.on('error', (error) => resolve({ status: null, error: error.message }));
+    void (async () => {
+      for (const piece of pieces) {
+        if (req.destroyed) return;
+        req.write(piece);
+        if (options.gapMs) await new Promise((r) => setTimeout(r, options.gapMs));
+      }
+      if (!req.destroyed) req.end();
+    })();
+  });
+}
+
+describe('the webhook receiver [6], [D3]', () => {
+  let ctx: DaemonContext;
+  const received = async (): Promise<number> => (await ctx.store.webhookEventCounts()).received;
+
+  beforeAll(async () => {
+    ctx = await daemonContext({ config: { watch: { max_body_bytes: 4096, body_timeout_ms: 400 } } });
+  });
+  afterAll(async () => ctx.stop());
+
+  it('answers /healthz', async () => {
+    const response = await fetch(ctx.started.healthUrl);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'ok' });
+  });
+
+  it('keeps a signed delivery before answering 200, even for a transaction it does not know (kept and logged)', async () => {
+    const before = await received();
+    const answer = await ctx.deliver(delivery());
+    expect(answer.status).toBe(200);
+    expect(await received()).toBe(before + 1);
+    await eventually(async () => (await ctx.store.webhookEventCounts()).outcomes.unknown_transaction === 1, 5000, 'the event applied');
+    expect(ctx.logs.some((l) => l.event === 'webhook_unknown_object')).toBe(true);
+  });
+
+  it('refuses a forged, an unsigned, a wrong-key and a replayed delivery with 401, and keeps none of them', async () => {
+    const before = await received();
+    expect((await ctx.deliver(delivery(), { secret: 'not-the-secret' })).status).toBe(401);
+    expect((await ctx.deliver(delivery(), { omit: ['authorization-key', 'authorization-nonce', 'authorization-signature'] })).status).toBe(401);
+    expect((await ctx.deliver(delivery(), { omit: ['authorization-signature'] })).status).toBe(401);
+    expect((await ctx.deliver(delivery(), { key: 'someone-else' })).status).toBe(401);
+    const nonce = crypto.randomUUID();
+    expect((await ctx.deliver(delivery({ webhook_id: 'wh_replay' }), { nonce })).status).toBe(200);
+    expect((await ctx.deliver(delivery({ webhook_id: 'wh_replay' }), { nonce })).status).toBe(401);
+    expect(await received()).toBe(before + 1);
+  });
+
+  it('refuses malformed JSON and a body that is not a delivery with 400, an oversized body with 413, whether declared or streamed', async () => {
+    const before = await received();
+    expect((await ctx.deliver('{"event_type": "transaction.paid", ')).status).toBe(400);
+    expect((await ctx.deliver('{"hello": "world"}')).status).toBe(400);
+    expect((await ctx.deliver(delivery({ padding: 'x'.repeat(5000) }))).status).toBe(413);
+    const streamed = await rawPost(ctx.started.webhookUrl, Array.from({ length: 20 }, () => Buffer.alloc(1024, 'a')));
+    expect(streamed.status === 413 || streamed.error !== null).toBe(true);
+    expect(await received()).toBe(before);
+  });
+
+  it('cuts off a slow-drip body, and stays up', async () => {
+    const slow = await rawPost(ctx.started.webhookUrl, Array.from({ length: 40 }, () => Buffer.from('{')), { gapMs: 50, length: 40 });
+    expect(slow.status === 408 || slow.error !== null).toBe(true);
+    expect((await fetch(ctx.started.healthUrl)).status).toBe(200);
+  });
+
+  it('keeps an unknown event type, but applies nothing from it', async () => {
+    expect((await ctx.deliver(delivery({ event_type: 'transaction.teleported' }))).status).toBe(200);
+    await eventually(async () => (await ctx.store.webhookEventCounts()).outcomes.unknown_event_type === 1, 5000, 'the event applied');
+  });
+
+  it('accepts the live spelling (webhook, event, object)', async () => {
+    const live = JSON.stringify({ webhook: 'wh_live', event: 'sender.approved', object: { id: 'sd_x', external_id: 'NO-SENDER', state: 'approved' } });
+    expect((await ctx.deliver(live)).status).toBe(200);
+    await eventually(async () => (await ctx.store.webhookEventCounts()).outcomes.no_rows_waiting === 1, 5000, 'the event applied');
+  });
+
+  it('answers 404 elsewhere and 405 to other methods', async () => {
+    expect((await fetch(new URL('/other', ctx.started.webhookUrl))).status).toBe(404);
+    expect((await fetch(ctx.started.webhookUrl)).status).toBe(405);
+  });
+});

@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config/config.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { Schedules, cronProblem, nextRunAfter } from '../../src/watch/schedules.js';
+
+const nightly = { cron: '0 2 * * *', time_zone: 'Europe/London' };
+
+describe('schedules (croner, injected clock)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-schedules-'));
+  const stores: SqliteStore[] = [];
+  /** A store per test; `shared` reopens the previous test's, as a restarted daemon does. */
+  const store = (shared = false): SqliteStore => {
+    const s = SqliteStore.open(join(dir, `paybatch-${shared ? stores.length : stores.length + 1}.db`));
+    stores.push(s);
+    return s;
+  };
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads the cron expression in its time zone, summer time included', () => {
+    expect(new Date(nextRunAfter(nightly, Date.parse('2026-07-01T00:00:00Z')) as number).toISOString()).toBe('2026-07-01T01:00:00.000Z');
+    expect(new Date(nextRunAfter(nightly, Date.parse('2026-12-01T00:00:00Z')) as number).toISOString()).toBe('2026-12-01T02:00:00.000Z');
+  });
+
+  it('names a bad expression or time zone, also when loading the configuration', () => {
+    expect(cronProblem('61 * * * *', 'UTC')).toMatch(/not a cron expression/);
+    expect(cronProblem('0 2 * * *', 'Mars/Olympus')).toMatch(/not an IANA time zone/);
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ watch: { schedules: { intake: { cron: '0 25 * * *' } } } }));
+    expect(() => loadConfig({ file })).toThrow(/watch\.schedules\.intake.*not a cron expression/s);
+  });
+
+  it('runs at its time, once, then at the next; the first start ever does not count as a missed run', async () => {
+    const clock = new ManualClock('2026-03-10T12:00:00Z');
+    const schedules = new Schedules({ intake: nightly }, store(), clock);
+    await schedules.start();
+    expect(await schedules.due()).toEqual([]);
+    clock.advance(14 * 3_600_000 - 1); // 01:59:59.999 UTC, before 02:00 London (GMT in March before the change)
+    expect(await schedules.due()).toEqual([]);
+    clock.advance(1);
+    expect(await schedules.due()).toEqual(['intake']);
+    expect(await schedules.due()).toEqual([]);
+    expect(new Date(schedules.upcoming().intake as number).toISOString()).toBe('2026-03-12T02:00:00.000Z');
+  });
+
+  it('a run missed while the daemon was down happens once at start, however many were missed', async () => {
+    const clock = new ManualClock('2026-03-10T12:00:00Z');
+    const first = new Schedules({ reconcile: { cron: '0 6 * * *', time_zone: 'UTC' } }, store(), clock);
+    await first.start();
+    clock.advance(3 * 24 * 3_600_000); // down for three days: three 06:00 runs missed
+    const again = new Schedules({ reconcile: { cron: '0 6 * * *', time_zone: 'UTC' } }, store(true), clock);
+    await again.start();
+    expect(await again.due()).toEqual(['reconcile']);
+    expect(await again.due()).toEqual([]);
+    expect(new Date(again.upcoming().reconcile as number).toISOString()).toBe('2026-03-14T06:00:00.000Z');
+  });
+});
