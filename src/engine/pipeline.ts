@@ -70,13 +70,13 @@ export class Pipeline {
   }
 
   /**
-   * Shutting down: no new step starts, and steps waiting for a slot are dropped (their rows
-   * stay in their recorded phase for the next start). Resolves when the steps in flight ended,
-   * or after `graceMs`, whichever comes first; a call still in flight then is resolved on restart.
+   * Shutting down: no new step starts; steps waiting for a slot end at once without doing
+   * anything (their rows stay in their recorded phase for the next start). Resolves when the
+   * steps in flight ended, or after `graceMs`, whichever comes first; a call still in flight
+   * then is resolved on restart. (Not p-limit's clearQueue: the promises it drops never settle.)
    */
   async stop(graceMs: number): Promise<boolean> {
     this.stopping = true;
-    this.limit.clearQueue();
     const until = Date.now() + graceMs;
     while (this.limit.activeCount > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
     return this.limit.activeCount === 0;

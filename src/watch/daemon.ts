@@ -126,7 +126,15 @@ export class Daemon {
   private async shutDown(graceMs: number): Promise<void> {
     const until = Date.now() + graceMs;
     const left = (): number => Math.max(0, until - Date.now());
-    const within = <T>(work: Promise<T>, ms: number): Promise<T | void> => Promise.race([work, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+    // The timer is not unref'd: while waiting, it is what keeps the process alive; it is cleared as soon as the work is done.
+    const within = async <T>(work: Promise<T>, ms: number): Promise<T | void> => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        return await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
     this.stopping = true;
     this.wake();
     this.deps.log('watch_stopping', { queued_files: this.queue.length, waiting_files: this.waiting.length });

@@ -116,7 +116,11 @@ export class EventApplier {
   private async applySender(event: WebhookEvent, state: string, data: Record<string, unknown>): Promise<string> {
     const externalId = typeof data.external_id === 'string' ? data.external_id : null;
     const rows: PipelineRow[] = externalId ? await this.deps.store.rowsWaitingOnSender(externalId) : [];
-    if (rows.length === 0) return 'no_rows_waiting';
+    if (rows.length === 0) {
+      // A sender paybatch does not know, or none of whose rows waits: kept, and said.
+      this.deps.log('webhook_no_rows_waiting', { event: event.id, event_type: event.event_type, sender: externalId });
+      return 'no_rows_waiting';
+    }
     if (state === 'approved') {
       // Released: a read brings each transaction's state and quote, and funding follows the usual checks.
       for (const row of rows) await this.deps.pipeline.readSoon(row);

@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningSandbox } from '../../src/sandbox/start.js';
+import { startSandbox } from '../../src/sandbox/start.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
+import { validBatchLines } from '../helpers/batch-lines.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { eventually } from '../helpers/daemon.js';
+import { FAST_ENGINE, FAST_SANDBOX, debitsPerTransaction, template } from '../helpers/engine.js';
+import { operator } from '../helpers/sandbox.js';
+
+/** A port nobody listens on now: the daemon needs the same one across restarts (its webhooks are registered there). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Watching {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function startWatch(env: NodeJS.ProcessEnv): Promise<Watching> {
+  const child = spawn(process.execPath, [BIN, 'watch'], { env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.resume();
+  let ended = false;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => {
+    ended = true;
+    resolve({ code, signal });
+  }));
+  return eventually(() => {
+    if (ended) throw new Error(`watch ended before it started: ${stderr}`);
+    return /webhooks received at/.test(stderr);
+  }, 15_000, 'watch started').then(() => ({ child, stderr: () => stderr, exited }));
+}
+
+const ROWS = 300;
+
+describe('paybatch watch, as a process', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-watch-cli-'));
+  const home = join(dir, 'ws');
+  let sandbox: RunningSandbox;
+  let env: NodeJS.ProcessEnv;
+  let port: number;
+
+  beforeAll(async () => {
+    // Payouts take a while, so that SIGTERM lands with rows created, funded and in flight.
+    sandbox = await startSandbox({ config: { ...FAST_SANDBOX, payout: { ...FAST_SANDBOX.payout, delay_ms: [200, 1500] } } });
+    port = await freePort();
+    openWorkspace(home);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
+      engine: { ...FAST_ENGINE, concurrency: 4 },
+      watch: { stable_ms: 200, results_every_ms: 500, listen: { port } },
+    }));
+    env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+  });
+  afterAll(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stops on SIGTERM within 10 seconds in the middle of a batch; a restart finishes it, losing nothing and paying nothing twice', { timeout: 90_000 }, async () => {
+    const created = (): number => [...sandbox.store.allTransactions()].length;
+    const { header, rows } = await validBatchLines(dir, ROWS);
+    writeFileSync(join(home, 'inbox', 'big.csv'), `${header}\n${rows.join('\n')}\n`);
+    const first = await startWatch(env);
+    await eventually(() => created() >= 40, 20_000, 'forty rows created');
+    const stoppedAt = Date.now();
+    first.child.kill('SIGTERM');
+    const exit = await first.exited;
+    expect(exit.code, first.stderr()).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(first.stderr()).toMatch(/SIGTERM: stopping[\s\S]*stopped/);
+    const createdBeforeStop = created();
+    expect(createdBeforeStop).toBeLessThan(ROWS);
+
+    const second = await startWatch(env);
+    const resultsFile = (): string | undefined => readdirSync(join(home, 'outbox')).find((f) => f.endsWith('.results.csv'));
+    const states = await eventually(() => {
+      const file = resultsFile();
+      if (!file || readdirSync(join(home, 'archive')).length === 0) return null;
+      return (parse(readFileSync(join(home, 'outbox', file)), { columns: true }) as Record<string, string>[]).map((r) => r.state);
+    }, 60_000, 'the batch settled after the restart');
+    second.child.kill('SIGINT');
+    expect((await second.exited).code, second.stderr()).toBe(0);
+
+    expect(states).toHaveLength(ROWS);
+    expect(new Set(states)).toEqual(new Set(['paid']));
+    const perExternalId = new Map<string, number>();
+    for (const tx of sandbox.store.allTransactions()) perExternalId.set(tx.external_id, (perExternalId.get(tx.external_id) ?? 0) + 1);
+    expect(perExternalId.size).toBe(ROWS);
+    expect([...perExternalId.values()].every((n) => n === 1)).toBe(true);
+    const debits = debitsPerTransaction(sandbox);
+    expect(debits.size).toBe(ROWS);
+    expect([...debits.values()].every((n) => n === 1)).toBe(true);
+
+    const listed = await runCli(['webhooks', 'list'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(21);
+    expect(listed.stdout).toContain(`http://127.0.0.1:${port}/webhooks`);
+    const status = await runCli(['status', '--json'], { env });
+    const [batch] = JSON.parse(status.stdout).batches;
+    expect(batch).toMatchObject({ status: 'settled', rows: ROWS, by_state: { paid: ROWS }, unsettled: 0 });
+    expect(batch.learned.webhook + batch.learned.polling).toBeGreaterThan(0);
+    const log = readFileSync(join(home, 'paybatch.log'), 'utf8');
+    expect(log).not.toContain(sandbox.apiSecret);
+  });
+
+  it('webhooks sync reports event types held by another address, and takes them over with --replace', async () => {
+    const other = { ...env, PAYBATCH_HOME: join(dir, 'other') };
+    openWorkspace(join(dir, 'other'));
+    const held = await runCli(['webhooks', 'sync', '--url', 'http://127.0.0.1:9/elsewhere'], { env: other });
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.stdout).toMatch(/0 registered, 0 replaced, 0 already in place, 21 held by another address/);
+    expect(held.stdout).toMatch(/transaction\.paid is registered for http:\/\/127\.0\.0\.1:\d+\/webhooks: not changed/);
+    const replaced = await runCli(['webhooks', 'sync', '--url', 'http://127.0.0.1:9/elsewhere', '--replace'], { env: other });
+    expect(replaced.stdout).toMatch(/0 registered, 21 replaced/);
+    const back = await runCli(['webhooks', 'sync', '--url', `http://127.0.0.1:${port}/webhooks`, '--replace'], { env: other });
+    expect(back.stdout).toMatch(/21 replaced/);
+  });
+
+  it('stops at once when idle, and a second signal forces the exit', { timeout: 30_000 }, async () => {
+    const idle = await startWatch(env);
+    const sentAt = Date.now();
+    idle.child.kill('SIGINT');
+    expect((await idle.exited).code, idle.stderr()).toBe(0);
+    expect(Date.now() - sentAt).toBeLessThan(3_000);
+
+    // Calls that take three seconds: the daemon is still waiting for them when the second signal comes.
+    await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 3000, max_ms: 3000 } });
+    try {
+      copyFileSync(template('templates/nga-cash.csv'), join(home, 'inbox', 'slow-service.csv'));
+      const watching = await startWatch(env);
+      await eventually(() => /intake accepted/.test(watching.stderr()), 10_000, 'the file taken');
+      await new Promise((r) => setTimeout(r, 300));
+      watching.child.kill('SIGTERM');
+      await eventually(() => /SIGTERM: stopping/.test(watching.stderr()), 5_000, 'the first signal seen');
+      watching.child.kill('SIGTERM');
+      const exit = await watching.exited;
+      expect(exit.code, watching.stderr()).toBe(130);
+      expect(watching.stderr()).toMatch(/SIGTERM again: stopping now/);
+    } finally {
+      await operator(sandbox, 'DELETE', '/faults');
+    }
+  });
+});

@@ -1,0 +1,148 @@
+import { copyFileSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { validBatchLines } from '../helpers/batch-lines.js';
+import type { DaemonContext } from '../helpers/daemon.js';
+import { daemonContext, eventually } from '../helpers/daemon.js';
+import { debitsPerTransaction, template } from '../helpers/engine.js';
+import { call, operator } from '../helpers/sandbox.js';
+
+/** Polling so slow that within a test every state must come by webhook. */
+const NO_POLLING = { engine: { polling: { first_window_ms: 3_600_000, first_window_reads: 6, later_interval_ms: 3_600_000, reads_per_second: 5 } } };
+
+const allSettled = async (ctx: DaemonContext, batches: number): Promise<boolean> => {
+  const rows = await ctx.store.recentBatches('2000-01-01');
+  return rows.length === batches && rows.every((b) => b.status === 'settled');
+};
+
+describe('paybatch watch: the daemon', () => {
+  let ctx: DaemonContext;
+  afterEach(async () => ctx.stop());
+
+  it('takes a file written slowly in chunks once, only after it is complete', async () => {
+    ctx = await daemonContext({ config: { watch: { stable_ms: 400 } } });
+    const { header, rows } = await validBatchLines(ctx.dir, 60);
+    const file = join(ctx.workspace.folders.inbox, 'slow.csv');
+    await writeFile(file, `${header}\n`);
+    for (let i = 0; i < rows.length; i += 6) {
+      await new Promise((r) => setTimeout(r, 100)); // each pause shorter than stable_ms: still being written
+      await appendFile(file, `${rows.slice(i, i + 6).join('\n')}\n`);
+    }
+    await eventually(() => allSettled(ctx, 1), 20_000, 'the batch settled');
+    const [batch] = await ctx.store.recentBatches('2000-01-01');
+    expect(batch).toMatchObject({ file_name: 'slow.csv', rows_total: 60, rows_valid: 60 });
+    expect(readdirSync(ctx.workspace.folders.failed)).toEqual([]);
+  });
+
+  it('takes NAME.csv.part only once renamed to NAME.csv, and leaves hidden and other files alone with one log line', async () => {
+    ctx = await daemonContext();
+    const inbox = ctx.workspace.folders.inbox;
+    copyFileSync(template('templates/nga-cash.csv'), join(inbox, 'night.csv.part'));
+    writeFileSync(join(inbox, '.hidden.csv'), 'x');
+    writeFileSync(join(inbox, 'notes.txt'), 'hello');
+    await eventually(() => ctx.logs.filter((l) => l.event === 'inbox_file_ignored').length === 3, 5000, 'three files ignored');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
+    renameSync(join(inbox, 'night.csv.part'), join(inbox, 'night.csv'));
+    await eventually(() => allSettled(ctx, 1), 15_000, 'the renamed file paid');
+    expect(readdirSync(inbox).sort()).toEqual(['.hidden.csv', 'notes.txt']);
+    expect(ctx.logs.filter((l) => l.event === 'inbox_file_ignored')).toHaveLength(3);
+  });
+
+  it('takes two hundred files dropped at once each exactly once, and pays each row once', { timeout: 90_000 }, async () => {
+    ctx = await daemonContext();
+    const { header, rows } = await validBatchLines(ctx.dir, 200);
+    const staging = join(ctx.dir, 'staging');
+    mkdirSync(staging);
+    rows.forEach((row, i) => writeFileSync(join(staging, `f${String(i).padStart(3, '0')}.csv`), `${header}\n${row}\n`));
+    for (const name of readdirSync(staging)) renameSync(join(staging, name), join(ctx.workspace.folders.inbox, name));
+    await eventually(() => allSettled(ctx, 200), 60_000, 'two hundred batches settled');
+    const batches = await ctx.store.recentBatches('2000-01-01');
+    expect(new Set(batches.map((b) => b.file_name)).size).toBe(200);
+    expect(ctx.logs.filter((l) => l.event.startsWith('intake_') && l.event !== 'intake_accepted')).toEqual([]);
+    expect(readdirSync(ctx.workspace.folders.archive)).toHaveLength(200);
+    expect(readdirSync(ctx.workspace.folders.failed)).toEqual([]);
+    const debits = debitsPerTransaction(ctx.sandbox);
+    expect(debits.size).toBe(200);
+    expect([...debits.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('learns states by webhook, not by polling, when deliveries arrive', async () => {
+    ctx = await daemonContext({ config: NO_POLLING });
+    copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'gbr.csv'));
+    await eventually(() => allSettled(ctx, 1), 15_000, 'the batch settled');
+    const [batch] = await ctx.store.recentBatches('2000-01-01');
+    expect(batch?.changes_by_polling).toBe(0);
+    expect(batch?.changes_by_webhook).toBeGreaterThan(0);
+  });
+
+  it('recovers deliveries the service lost by polling', async () => {
+    ctx = await daemonContext({ sandbox: { faults: { webhook_drop_rate: 1 } } });
+    copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'gbr.csv'));
+    await eventually(() => allSettled(ctx, 1), 15_000, 'the batch settled');
+    const [batch] = await ctx.store.recentBatches('2000-01-01');
+    expect(batch?.changes_by_webhook).toBe(0);
+    expect(batch?.changes_by_polling).toBeGreaterThan(0);
+    expect((await ctx.store.webhookEventCounts()).received).toBe(0);
+  });
+
+  it('applies out-of-order events so that the newest state wins, and a forged event changes nothing', async () => {
+    // Every delivery from the service dropped and no polling: the only events are the ones this test sends.
+    ctx = await daemonContext({ sandbox: { faults: { webhook_drop_rate: 1 } }, config: NO_POLLING });
+    copyFileSync(template('templates/nga-cash.csv'), join(ctx.workspace.folders.inbox, 'cash.csv'));
+    const [row] = await eventually(async () => {
+      const [batch] = await ctx.store.recentBatches('2000-01-01');
+      const funded = batch ? await ctx.store.rowsInPhases(batch.id, ['funded'], 0, 1) : [];
+      return funded.length > 0 ? funded : null;
+    }, 10_000, 'a row funded');
+    const id = row?.transaction_id as string;
+    const paid = await eventually(async () => {
+      const tx = (await call(ctx.sandbox, 'GET', `/transactions/${id}`)).body;
+      return tx?.state === 'paid' ? tx : null;
+    }, 10_000, 'the sandbox paid it');
+    const event = (state: string, updatedAt: string) => JSON.stringify({ webhook_id: 'wh_t', event_type: `transaction.${state}`, data: { ...paid, state, updated_at: updatedAt } });
+    const earlier = new Date(Date.parse(paid.updated_at) - 1000).toISOString();
+    expect((await ctx.deliver(event('paid', paid.updated_at))).status).toBe(200);
+    expect((await ctx.deliver(event('processing', earlier))).status).toBe(200);
+    expect((await ctx.deliver(event('refunded', new Date(Date.parse(paid.updated_at) + 5000).toISOString()), { secret: 'forged' })).status).toBe(401);
+    await eventually(async () => (await ctx.store.webhookEventCounts()).pending === 0 && (await ctx.store.webhookEventCounts()).received === 2, 5000, 'both applied');
+    const after = await ctx.store.rowByTransaction(id);
+    expect(after).toMatchObject({ phase: 'final', state: 'paid' });
+    expect((await ctx.store.webhookEventCounts()).outcomes).toMatchObject({ applied: 1 });
+  });
+
+  it('releases rows waiting on a KYC review when sender.approved arrives, and stops them on sender.rejected', async () => {
+    ctx = await daemonContext({ sandbox: { kyc: { mode: 'review', verify_after_ms: 600_000, approve_after_ms: 600_000 } }, config: NO_POLLING });
+    copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'gbr.csv'));
+    const waiting = async (sender: string) => (await ctx.store.rowsWaitingOnSender(sender)).length === 1;
+    await eventually(async () => (await waiting('SND-0001')) && (await waiting('SND-0002')), 10_000, 'both rows waiting on their senders');
+    expect((await operator(ctx.sandbox, 'PUT', '/senders/SND-0001/state', { state: 'approved' })).status).toBe(200);
+    expect((await operator(ctx.sandbox, 'PUT', '/senders/SND-0002/state', { state: 'rejected' })).status).toBe(200);
+    await eventually(() => allSettled(ctx, 1), 15_000, 'the batch settled');
+    const [batch] = await ctx.store.recentBatches('2000-01-01');
+    const rows: Record<string, string | null>[] = [];
+    for await (const r of ctx.store.resultRows(batch?.id as string)) rows.push({ external_id: r.external_id, state: r.state, outcome: r.outcome });
+    expect(rows).toEqual([
+      { external_id: 'GBR-2026-0001', state: 'paid', outcome: null },
+      { external_id: 'GBR-2026-0002', state: 'canceled', outcome: expect.stringMatching(/sender_rejected/) },
+    ]);
+    expect((await ctx.store.webhookEventCounts()).outcomes).toMatchObject({ released: 1 });
+    expect(debitsPerTransaction(ctx.sandbox).size).toBe(1);
+  });
+
+  it('with an intake schedule, dropped files wait for its time (injected clock)', async () => {
+    const clock = new ManualClock('2026-03-10T23:00:00Z');
+    ctx = await daemonContext({ clock, config: { watch: { schedules: { intake: { cron: '0 2 * * *', time_zone: 'Europe/London' } } } } });
+    copyFileSync(template('templates/nga-cash.csv'), join(ctx.workspace.folders.inbox, 'night.csv'));
+    await eventually(() => ctx.logs.some((l) => l.event === 'intake_waiting'), 5000, 'the file seen');
+    expect(ctx.logs.find((l) => l.event === 'intake_waiting')?.fields.until).toBe('2026-03-11T02:00:00.000Z');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
+    clock.advance(3 * 3_600_000);
+    await eventually(() => allSettled(ctx, 1), 15_000, 'the file taken at 02:00 and paid');
+    expect(ctx.logs.some((l) => l.event === 'schedule_ran' && l.fields.schedule === 'intake')).toBe(true);
+  });
+});
+
