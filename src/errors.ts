@@ -31,3 +31,10 @@ export class ConfigError extends PaybatchError {
     super(message, ExitCode.config, options);
   }
 }
+
+/** The command line asks for something impossible (exit 64), beyond what the parser checks. */
+export class UsageError extends PaybatchError {
+  constructor(message: string) {
+    super(message, ExitCode.usage);
+  }
+}

@@ -48,6 +48,8 @@ export interface ServiceTransaction {
   input_currency: string | null;
   output_amount_in_cents: string | null;
   output_currency: string | null;
+  /** What came back to the balance after a cancellation, when the service says [3.1]. */
+  refunded_amount_in_cents: string | null;
   may_cancel: boolean;
   raw: Record<string, unknown>;
 }
@@ -69,6 +71,7 @@ export function parseTransaction(object: unknown): ServiceTransaction | null {
     input_currency: text(object.input_currency ?? object.input_currency_code),
     output_amount_in_cents: amount(object.output_amount_in_cents),
     output_currency: text(object.output_currency ?? object.output_currency_code),
+    refunded_amount_in_cents: amount(object.refunded_amount_in_cents),
     may_cancel: object.may_cancel === true,
     raw: object,
   };

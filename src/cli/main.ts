@@ -11,6 +11,7 @@ import { validateCommand } from './validate-command.js';
 import { runCommand } from './run-command.js';
 import { demoCommand } from './demo-command.js';
 import { cancelCommand } from './cancel-command.js';
+import { reportCommand } from './report-command.js';
 import { statusCommand } from './status-command.js';
 import { watchCommand } from './watch-command.js';
 import { webhooksCommand } from './webhooks-command.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .addCommand(watchCommand())
     .addCommand(cancelCommand())
     .addCommand(statusCommand())
+    .addCommand(reportCommand())
     .addCommand(webhooksCommand())
     .addCommand(demoCommand());
   // Commands added whole do not inherit these settings: every command must throw

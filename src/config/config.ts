@@ -102,11 +102,24 @@ const watchSchema = z.strictObject({
   }).default({}),
 });
 
+const reportsSchema = z.strictObject({
+  /** The time zone `--date` days are read in. */
+  time_zone: z.string().min(1).default('UTC').refine((zone) => cronProblem('0 0 * * *', zone) === null, 'not an IANA time zone (such as Europe/London)'),
+  /** A funded row not final after this many days is listed among the exceptions. */
+  in_flight_days: positive.default(3),
+  /**
+   * The service's ledger of debits and credits, when it offers one (the sandbox does:
+   * http://HOST:PORT/_sandbox/ledger). The embedded sandbox's is used without this.
+   */
+  service_ledger_url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).optional(),
+});
+
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
   service: serviceSchema.default(() => serviceSchema.parse({})),
   engine: engineSchema.default(() => engineSchema.parse({})),
   watch: watchSchema.default(() => watchSchema.parse({})),
+  reports: reportsSchema.default(() => reportsSchema.parse({})),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -114,6 +127,7 @@ export type BatchConfig = Config['batch'];
 export type ServiceConfig = Config['service'];
 export type EngineConfig = Config['engine'];
 export type WatchConfig = Config['watch'];
+export type ReportsConfig = Config['reports'];
 export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';

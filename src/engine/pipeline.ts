@@ -46,7 +46,8 @@ export function toObservation(tx: ServiceTransaction, source: ObservationSource)
     input_currency: tx.input_currency,
     output_amount: tx.output_amount_in_cents,
     output_currency: tx.output_currency,
-    updated_at: typeof updated === 'string' ? updated : null,
+    refunded_amount: tx.refunded_amount_in_cents,
+    updated_at: typeof updated === 'string' && !Number.isNaN(Date.parse(updated)) ? new Date(updated).toISOString() : null,
   };
 }
 

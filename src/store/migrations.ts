@@ -95,4 +95,17 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'money movement times for reconciliation',
+    sql: `
+      -- When the service says the payout was paid, and the refund made (its updated_at), and how much came back.
+      ALTER TABLE rows ADD COLUMN paid_at TEXT;
+      ALTER TABLE rows ADD COLUMN refunded_at TEXT;
+      ALTER TABLE rows ADD COLUMN refunded_amount TEXT;
+      UPDATE rows SET paid_at = COALESCE(observed_at, settled_at) WHERE state = 'paid';
+      UPDATE rows SET refunded_at = COALESCE(observed_at, settled_at), refunded_amount = input_amount WHERE state = 'refunded';
+      CREATE INDEX rows_funded_at ON rows(funded_at) WHERE funded_at IS NOT NULL;
+    `,
+  },
 ];

@@ -8,8 +8,9 @@ import { MIGRATIONS } from './migrations.js';
 import type { ResultRow } from '../reports/results.js';
 import type {
   BatchRecord, IntakeStore, NewRow, Observation, ObservationSource, PipelineRow, PipelineStore, Reservation, RowRecord,
-  ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
+import type { LedgerRow } from '../reports/reconciliation.js';
 
 interface RowColumns {
   batch_id: string;
@@ -37,7 +38,7 @@ interface PipelineColumns extends Omit<PipelineRow, 'request'> {
 
 const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
 
-export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, ScheduleStore {
+export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, ScheduleStore, ReportStore {
   private readonly statements = new Map<string, Statement>();
   /** One transaction wrapper, built once: better-sqlite3 builds new closures on every `db.transaction()`. */
   private readonly runAtomically: (work: () => unknown) => unknown;
@@ -200,15 +201,18 @@ export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, Sc
         }
         return false;
       }
-      this.sql(`UPDATE rows SET transaction_id = ?, state = ?, state_reason = ?, state_reason_code = ?,
-          input_amount = COALESCE(?, input_amount), input_currency = COALESCE(?, input_currency),
-          output_amount = COALESCE(?, output_amount), output_currency = COALESCE(?, output_currency),
-          observed_at = COALESCE(?, observed_at), created_at = COALESCE(created_at, ?),
-          settled_at = CASE WHEN ? IN ('paid', 'refunded', 'canceled') THEN COALESCE(settled_at, ?) ELSE settled_at END,
-          phase = COALESCE(?, phase)
-        WHERE batch_id = ? AND line = ?`).run(
-        o.transaction_id, o.state, o.state_reason, o.state_reason_code, o.input_amount, o.input_currency, o.output_amount, o.output_currency,
-        o.updated_at, at ?? o.updated_at, o.state, at ?? o.updated_at, phase ?? null, batchId, line);
+      this.sql(`UPDATE rows SET transaction_id = @transaction_id, state = @state, state_reason = @state_reason, state_reason_code = @state_reason_code,
+          input_amount = COALESCE(@input_amount, input_amount), input_currency = COALESCE(@input_currency, input_currency),
+          output_amount = COALESCE(@output_amount, output_amount), output_currency = COALESCE(@output_currency, output_currency),
+          observed_at = COALESCE(@updated_at, observed_at), created_at = COALESCE(created_at, @at),
+          settled_at = CASE WHEN @state IN ('paid', 'refunded', 'canceled') THEN COALESCE(settled_at, @at) ELSE settled_at END,
+          paid_at = CASE WHEN @state = 'paid' THEN COALESCE(paid_at, @moved_at) ELSE paid_at END,
+          refunded_at = CASE WHEN @state = 'refunded' THEN COALESCE(refunded_at, @moved_at) ELSE refunded_at END,
+          refunded_amount = CASE WHEN @state = 'refunded' THEN COALESCE(@refunded_amount, refunded_amount, @input_amount, input_amount) ELSE refunded_amount END,
+          phase = COALESCE(@phase, phase)
+        WHERE batch_id = @batch_id AND line = @line`).run({
+        ...o, at: at ?? o.updated_at, moved_at: o.updated_at ?? at ?? null, phase: phase ?? null, batch_id: batchId, line,
+      });
       if (row.state !== o.state) this.sql(`UPDATE batches SET ${CHANGE_COUNTER[o.source]} = ${CHANGE_COUNTER[o.source]} + 1 WHERE id = ?`).run(batchId);
       return true;
     });
@@ -303,6 +307,26 @@ export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, Sc
       AND phase = 'created' AND state IN ('initial', 'verified') AND json_extract(request, '$.sender.external_id') = ? ORDER BY batch_id, line`)
       .all(senderExternalId) as PipelineColumns[];
     return rows.map(toPipelineRow);
+  }
+
+  // ---- reconciliation
+
+  async ledgerRows(scope: ReportScope): Promise<LedgerRow[]> {
+    // A row never created (not sent for lack of balance) counts from when its batch was received.
+    const columns = `r.batch_id, r.line, r.external_id, r.transaction_id, r.phase, r.outcome, r.state, r.state_reason, r.state_reason_code,
+      r.input_amount, r.input_currency, r.output_amount, r.output_currency, r.refunded_amount,
+      COALESCE(r.created_at, b.received_at) AS created_at, r.funded_at, r.paid_at, r.refunded_at, r.observed_at`;
+    if ('batch' in scope) {
+      return this.sql(`SELECT ${columns} FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ? ORDER BY r.batch_id, r.line`).all(scope.batch) as LedgerRow[];
+    }
+    return this.sql(`SELECT ${columns} FROM rows r JOIN batches b ON b.id = r.batch_id
+      WHERE (r.funded_at < @to AND (r.paid_at IS NULL OR r.paid_at >= @from) AND (r.refunded_at IS NULL OR r.refunded_at >= @from))
+         OR (r.outcome IN ('quote_rejected', 'insufficient_funds') AND COALESCE(r.created_at, b.received_at) >= @from AND COALESCE(r.created_at, b.received_at) < @to)
+      ORDER BY r.batch_id, r.line`).all(scope) as LedgerRow[];
+  }
+
+  async knowsTransaction(transactionId: string): Promise<boolean> {
+    return this.sql('SELECT 1 FROM rows WHERE transaction_id = ? LIMIT 1').get(transactionId) !== undefined;
   }
 
   // ---- webhooks and schedules

@@ -6,6 +6,7 @@
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { ResultRow } from '../reports/results.js';
+import type { LedgerRow } from '../reports/reconciliation.js';
 
 export type BatchStatus = 'intake' | 'accepted' | 'rejected' | 'settled';
 export type IntakePolicy = 'reject_file' | 'skip_invalid';
@@ -86,6 +87,8 @@ export interface Observation {
   input_currency: string | null;
   output_amount: string | null;
   output_currency: string | null;
+  /** Refunded to the balance, when the service says; a refund without it is taken as the whole input amount. */
+  refunded_amount: string | null;
   /** The service's updated_at, to keep only newer observations; null when it gave none. */
   updated_at: string | null;
 }
@@ -149,6 +152,20 @@ export interface PipelineStore {
   recentBatches(since: string): Promise<BatchRecord[]>;
   /** Rows of open batches created and waiting for this sender's approval [3.3]. */
   rowsWaitingOnSender(senderExternalId: string): Promise<PipelineRow[]>;
+}
+
+/** Which rows a reconciliation looks at: one batch, or a period [from, to) (ISO 8601). */
+export type ReportScope = { batch: string } | { from: string; to: string };
+
+export interface ReportStore {
+  /**
+   * The rows that matter to a reconciliation, in batch and line order: every row
+   * of the batch; or, for a period, the rows funded before its end and not paid
+   * out or refunded before its start, and the rows refused (quote, balance) in it.
+   */
+  ledgerRows(scope: ReportScope): Promise<LedgerRow[]>;
+  /** Whether any row of any batch created this transaction. */
+  knowsTransaction(transactionId: string): Promise<boolean>;
 }
 
 /** A verified webhook delivery [6], [D14]. */

@@ -1,0 +1,36 @@
+/** `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json] [--spreadsheet]`. */
+import { Command, Option } from 'commander';
+import { writeReconciliation } from '../engine/reconcile-report.js';
+import { UsageError } from '../errors.js';
+import { withEngineSession } from './engine-session.js';
+
+interface Opts {
+  date?: string;
+  batch?: string;
+  format: 'csv' | 'json';
+  spreadsheet?: boolean;
+  home?: string;
+  config?: string;
+}
+
+export function reportCommand(): Command {
+  return new Command('report')
+    .description('Write the reconciliation of a day or a batch under outbox/reports/: movements, summary, exceptions and checks against the service.')
+    .option('--date <YYYY-MM-DD>', 'the day, in reports.time_zone (default UTC)')
+    .option('--batch <id>', 'a whole batch instead of a day')
+    .addOption(new Option('--format <format>', 'csv (four files) or json (one)').choices(['csv', 'json']).default('csv'))
+    .option('--spreadsheet', 'CSV for spreadsheets in locales that need it: UTF-8 BOM, ";" between fields, decimal comma')
+    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
+    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
+    .action(async (opts: Opts) => {
+      if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
+      await withEngineSession(opts, async ({ config, workspace, store, connection }) => {
+        const ledgerUrl = config.reports.service_ledger_url ?? (connection.embedded ? `${connection.embedded.operatorUrl}/ledger` : null);
+        const outcome = await writeReconciliation(
+          { date: opts.date, batch: opts.batch, format: opts.format, spreadsheet: opts.spreadsheet === true },
+          { store, client: connection.client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl },
+        );
+        process.stdout.write(outcome.text);
+      }, { exclusive: false });
+    });
+}

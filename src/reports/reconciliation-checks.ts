@@ -1,0 +1,103 @@
+/**
+ * The checks of a reconciliation: paybatch's own ledger against the service's
+ * current state of every unsettled transaction, and against the service's
+ * record of debits and credits where it offers one (the sandbox's ledger does).
+ * Pure: every difference is listed with both sides.
+ */
+import type { ServiceTransaction } from '../api/answers.js';
+import type { LedgerRow } from './reconciliation.js';
+
+export interface Difference {
+  batch: string;
+  line: number;
+  external_id: string;
+  transaction_id: string;
+  check: 'state' | 'input_amount' | 'output_amount' | 'not_at_service' | 'ledger_debit' | 'ledger_credit' | 'not_in_paybatch';
+  paybatch: string;
+  service: string;
+  /** Why the difference is expected, or '' when it is not: those need a person. */
+  explained: string;
+}
+
+/** One entry of the service's balance ledger: debits negative, credits positive (minor units). */
+export interface ServiceLedgerEntry {
+  kind: string;
+  transaction_id: string | null;
+  currency: string;
+  amount: string;
+}
+
+const BEHIND = 'the service moved on after paybatch last heard; paybatch learns it by webhook or its next read';
+
+const where = (row: LedgerRow): Pick<Difference, 'batch' | 'line' | 'external_id' | 'transaction_id'> =>
+  ({ batch: row.batch_id, line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '' });
+
+/** Each unsettled row against what the service says now (`null`: the service does not know the id). */
+export function compareWithService(rows: readonly LedgerRow[], answers: ReadonlyMap<string, ServiceTransaction | null>): Difference[] {
+  const differences: Difference[] = [];
+  for (const row of rows) {
+    if (!row.transaction_id || !answers.has(row.transaction_id)) continue;
+    const tx = answers.get(row.transaction_id) ?? null;
+    if (tx === null) {
+      differences.push({ ...where(row), check: 'not_at_service', paybatch: row.state ?? '', service: 'not found', explained: '' });
+      continue;
+    }
+    if (tx.state !== row.state) {
+      const updated = typeof tx.raw.updated_at === 'string' && !Number.isNaN(Date.parse(tx.raw.updated_at)) ? new Date(tx.raw.updated_at).toISOString() : null;
+      const newer = updated !== null && (row.observed_at === null || updated > row.observed_at);
+      differences.push({ ...where(row), check: 'state', paybatch: row.state ?? '', service: tx.state, explained: newer ? BEHIND : '' });
+    }
+    if (row.input_amount !== null && tx.input_amount_in_cents !== null && tx.input_amount_in_cents !== row.input_amount) {
+      differences.push({ ...where(row), check: 'input_amount', paybatch: `${row.input_amount} ${row.input_currency ?? ''}`, service: `${tx.input_amount_in_cents} ${tx.input_currency ?? ''}`, explained: '' });
+    }
+    if (row.output_amount !== null && tx.output_amount_in_cents !== null && tx.output_amount_in_cents !== row.output_amount) {
+      differences.push({ ...where(row), check: 'output_amount', paybatch: `${row.output_amount} ${row.output_currency ?? ''}`, service: `${tx.output_amount_in_cents} ${tx.output_currency ?? ''}`, explained: '' });
+    }
+  }
+  return differences;
+}
+
+/**
+ * Each transaction's debits and credits in paybatch's ledger (the input amount
+ * once funded, the refund once refunded) against the service's ledger entries for
+ * it. `strangers` are the service's entries, within the period, for transactions
+ * paybatch never created: each is a difference too.
+ */
+export function compareWithLedger(rows: readonly LedgerRow[], entries: readonly ServiceLedgerEntry[], strangers: readonly ServiceLedgerEntry[] = [], behind: ReadonlySet<string> = new Set()): Difference[] {
+  const debits = new Map<string, bigint>();
+  const credits = new Map<string, bigint>();
+  for (const entry of entries) {
+    if (!entry.transaction_id) continue;
+    // Sizes, whatever sign the service writes them with.
+    const size = BigInt(entry.amount) < 0n ? -BigInt(entry.amount) : BigInt(entry.amount);
+    if (entry.kind === 'debit') debits.set(entry.transaction_id, (debits.get(entry.transaction_id) ?? 0n) + size);
+    if (entry.kind === 'credit') credits.set(entry.transaction_id, (credits.get(entry.transaction_id) ?? 0n) + size);
+  }
+  const differences: Difference[] = [];
+  for (const row of rows) {
+    if (!row.transaction_id) continue;
+    const debited = row.funded_at !== null && row.input_amount !== null ? BigInt(row.input_amount) : 0n;
+    const refunded = row.refunded_at !== null ? BigInt(row.refunded_amount ?? row.input_amount ?? '0') : 0n;
+    const serviceDebited = debits.get(row.transaction_id) ?? 0n;
+    const serviceCredited = credits.get(row.transaction_id) ?? 0n;
+    const currency = row.input_currency ?? '';
+    // Money that moved with a state paybatch has not heard of yet is expected to differ.
+    const explained = behind.has(row.transaction_id) ? 'follows from the state the service moved on to' : '';
+    if (debited !== serviceDebited) differences.push({ ...where(row), check: 'ledger_debit', paybatch: `${debited} ${currency}`, service: `${serviceDebited} ${currency}`, explained });
+    if (refunded !== serviceCredited) differences.push({ ...where(row), check: 'ledger_credit', paybatch: `${refunded} ${currency}`, service: `${serviceCredited} ${currency}`, explained });
+  }
+  for (const entry of strangers) {
+    differences.push({ batch: '', line: 0, external_id: '', transaction_id: entry.transaction_id ?? '', check: 'not_in_paybatch', paybatch: 'unknown', service: `${entry.kind} ${entry.amount} ${entry.currency}`, explained: '' });
+  }
+  return differences;
+}
+
+/** Transactions the service is ahead on (an explained state difference). */
+export function behindOn(differences: readonly Difference[]): Set<string> {
+  return new Set(differences.filter((d) => d.check === 'state' && d.explained !== '').map((d) => d.transaction_id));
+}
+
+export function sortDifferences(differences: Difference[]): Difference[] {
+  const key = (d: Difference): string => `${d.batch}\u0000${String(d.line).padStart(10, '0')}\u0000${d.transaction_id}\u0000${d.check}`;
+  return differences.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}

@@ -1,0 +1,165 @@
+/**
+ * The reconciliation of a period (a day, or a whole batch), as data: what moved,
+ * the totals per currency, and what needs a person. Pure: the rows come in, the
+ * report goes out; the same rows give the same report, in the same order.
+ *
+ * Glossary: *debited* is what funding took from the balance (the input amount,
+ * at funding); *refunded* what came back after a cancellation; *paid out* what
+ * reached recipients (the output amount, when the service says paid); *in
+ * flight* what was debited and has neither been paid out nor refunded yet.
+ * All money is integer minor units (bigint) from the store to the file.
+ */
+
+/** One row as paybatch's own ledger knows it. */
+export interface LedgerRow {
+  batch_id: string;
+  line: number;
+  external_id: string | null;
+  transaction_id: string | null;
+  phase: string;
+  outcome: string | null;
+  state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  input_amount: string | null;
+  input_currency: string | null;
+  output_amount: string | null;
+  output_currency: string | null;
+  refunded_amount: string | null;
+  created_at: string | null;
+  funded_at: string | null;
+  paid_at: string | null;
+  refunded_at: string | null;
+  /** The service's updated_at of the newest observation paybatch kept. */
+  observed_at: string | null;
+}
+
+/** [from, to): ISO 8601 instants; null bounds for a whole batch. */
+export interface Period {
+  label: string;
+  from: string | null;
+  to: string | null;
+}
+
+export interface Movement {
+  batch: string;
+  line: number;
+  external_id: string;
+  transaction_id: string;
+  state: string;
+  funded_at: string;
+  debited: bigint | null;
+  input_currency: string;
+  output_amount: bigint | null;
+  output_currency: string;
+  refunded: bigint | null;
+  paid_at: string;
+  refunded_at: string;
+  state_reason_code: string;
+}
+
+export interface ExceptionLine {
+  batch: string;
+  line: number;
+  external_id: string;
+  transaction_id: string;
+  kind: 'attention' | 'long_in_flight' | 'refused';
+  state: string;
+  reason: string;
+}
+
+export interface CurrencyTotals {
+  debited: bigint;
+  refunded: bigint;
+  net: bigint;
+  in_flight: bigint;
+}
+
+export interface Reconciliation {
+  period: Period;
+  movements: Movement[];
+  /** Per input currency. */
+  input: Map<string, CurrencyTotals>;
+  /** Per output currency: paid out in the period. */
+  paidOut: Map<string, bigint>;
+  /** Current state of every transaction that moved money in the period. */
+  states: Map<string, number>;
+  exceptions: ExceptionLine[];
+}
+
+/** States that need a person to look [3.1]. */
+export const ATTENTION_STATES: ReadonlySet<string> = new Set(['manual', 'error', 'stuck', 'exception']);
+/** paybatch's own refusals of a quote or for lack of balance. */
+export const REFUSAL_OUTCOMES: ReadonlySet<string> = new Set(['quote_rejected', 'insufficient_funds']);
+
+const inPeriod = (at: string | null, p: Period): boolean => at !== null && (p.from === null || at >= p.from) && (p.to === null || at < p.to);
+const atOrBefore = (at: string | null, p: Period): boolean => at !== null && (p.to === null || at < p.to);
+const money = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
+const byKey = <T>(map: Map<string, T>): Map<string, T> => new Map([...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+export interface ReconcileOptions {
+  /** A funded row not final after this many days is listed as an exception. */
+  inFlightDays: number;
+}
+
+export function reconcile(rows: Iterable<LedgerRow>, period: Period, options: ReconcileOptions): Reconciliation {
+  const movements: Movement[] = [];
+  const input = new Map<string, CurrencyTotals>();
+  const paidOut = new Map<string, bigint>();
+  const states = new Map<string, number>();
+  const exceptions: ExceptionLine[] = [];
+  const totals = (currency: string): CurrencyTotals => {
+    let t = input.get(currency);
+    if (!t) input.set(currency, (t = { debited: 0n, refunded: 0n, net: 0n, in_flight: 0n }));
+    return t;
+  };
+  const end = period.to ?? null;
+  const longAgo = end === null ? null : new Date(Date.parse(end) - options.inFlightDays * 86_400_000).toISOString();
+
+  for (const row of rows) {
+    const base = { batch: row.batch_id, line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '' };
+    const debitedNow = inPeriod(row.funded_at, period);
+    const refundedNow = inPeriod(row.refunded_at, period);
+    const paidNow = inPeriod(row.paid_at, period);
+    const currency = row.input_currency ?? '';
+    if (debitedNow || refundedNow || paidNow) {
+      const debited = debitedNow ? money(row.input_amount) : null;
+      const refunded = refundedNow ? money(row.refunded_amount ?? row.input_amount) : null;
+      movements.push({
+        ...base,
+        state: row.state ?? '',
+        funded_at: row.funded_at ?? '',
+        debited,
+        input_currency: currency,
+        output_amount: paidNow ? money(row.output_amount) : null,
+        output_currency: row.output_currency ?? '',
+        refunded,
+        paid_at: row.paid_at ?? '',
+        refunded_at: row.refunded_at ?? '',
+        state_reason_code: row.state_reason_code ?? '',
+      });
+      const t = totals(currency);
+      if (debited !== null) t.debited += debited;
+      if (refunded !== null) t.refunded += refunded;
+      t.net = t.debited - t.refunded;
+      if (paidNow && row.output_currency && row.output_amount) paidOut.set(row.output_currency, (paidOut.get(row.output_currency) ?? 0n) + BigInt(row.output_amount));
+      states.set(row.state ?? 'unknown', (states.get(row.state ?? 'unknown') ?? 0) + 1);
+    }
+    // Debited by the end of the period, and neither paid out nor refunded by then: still in flight.
+    const inFlight = atOrBefore(row.funded_at, period) && !atOrBefore(row.paid_at, period) && !atOrBefore(row.refunded_at, period);
+    if (inFlight && row.input_amount) totals(currency).in_flight += BigInt(row.input_amount);
+
+    if (row.state && ATTENTION_STATES.has(row.state) && (inFlight || debitedNow)) {
+      exceptions.push({ ...base, kind: 'attention', state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
+    } else if (inFlight && longAgo !== null && row.funded_at !== null && row.funded_at < longAgo) {
+      exceptions.push({ ...base, kind: 'long_in_flight', state: row.state ?? '', reason: `funded ${row.funded_at}, not final after ${options.inFlightDays} days` });
+    }
+    if (row.outcome && REFUSAL_OUTCOMES.has(row.outcome) && inPeriod(row.created_at, period)) {
+      exceptions.push({ ...base, kind: 'refused', state: row.state ?? row.phase, reason: row.outcome });
+    }
+  }
+  const order = (a: { batch: string; line: number }, b: { batch: string; line: number }): number => (a.batch < b.batch ? -1 : a.batch > b.batch ? 1 : a.line - b.line);
+  movements.sort(order);
+  exceptions.sort((a, b) => order(a, b) || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+  return { period, movements, input: byKey(input), paidOut: byKey(paidOut), states: byKey(states), exceptions };
+}
