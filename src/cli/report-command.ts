@@ -1,6 +1,6 @@
 /** `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json] [--spreadsheet]`. */
 import { Command, Option } from 'commander';
-import { writeReconciliation } from '../engine/reconcile-report.js';
+import { ledgerUrlFor, writeReconciliation } from '../engine/reconcile-report.js';
 import { UsageError } from '../errors.js';
 import { withEngineSession } from './engine-session.js';
 
@@ -25,7 +25,7 @@ export function reportCommand(): Command {
     .action(async (opts: Opts) => {
       if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
       await withEngineSession(opts, async ({ config, workspace, store, connection }) => {
-        const ledgerUrl = config.reports.service_ledger_url ?? (connection.embedded ? `${connection.embedded.operatorUrl}/ledger` : null);
+        const ledgerUrl = ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null);
         const outcome = await writeReconciliation(
           { date: opts.date, batch: opts.batch, format: opts.format, spreadsheet: opts.spreadsheet === true },
           { store, client: connection.client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl },

@@ -5,6 +5,7 @@ import type { RunReport } from '../engine/run.js';
 import { runOnce } from '../engine/run.js';
 import { parseDuration } from './duration.js';
 import { withEngineSession } from './engine-session.js';
+import { startProgress } from './progress.js';
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -30,9 +31,16 @@ export function runCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)', parseDuration, 5 * 60_000)
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
-    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean }) => {
+    .option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (default 10s; live bars on a terminal)', parseDuration)
+    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
       await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
-        const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait });
+        const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
+        let report;
+        try {
+          report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait });
+        } finally {
+          await progress.stop();
+        }
         process.stdout.write(renderRun(report));
       });
     });

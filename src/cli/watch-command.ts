@@ -1,6 +1,7 @@
 /** `paybatch watch`: the always-on daemon, until SIGINT or SIGTERM. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
+import { ledgerUrlFor } from '../engine/reconcile-report.js';
 import { Daemon } from '../watch/daemon.js';
 import { withEngineSession } from './engine-session.js';
 
@@ -15,7 +16,10 @@ export function watchCommand(): Command {
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
       await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
-        const daemon = new Daemon({ workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force });
+        const daemon = new Daemon({
+          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force,
+          ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
+        });
         let signals = 0;
         const onSignal = (signal: NodeJS.Signals): void => {
           signals += 1;

@@ -87,6 +87,11 @@ async function readUnsettled(ids: readonly string[], deps: ReportDeps): Promise<
   return answers;
 }
 
+/** The service's ledger: configured, or the embedded sandbox's own. */
+export function ledgerUrlFor(reports: ReportsConfig, embeddedOperatorUrl: string | null): string | null {
+  return reports.service_ledger_url ?? (embeddedOperatorUrl ? `${embeddedOperatorUrl}/ledger` : null);
+}
+
 export function reportPeriod(request: Pick<ReportRequest, 'date' | 'batch'>, timeZone: string): Period {
   if (request.batch) return { label: request.batch, from: null, to: null };
   const period = request.date ? dayPeriod(request.date, timeZone) : null;

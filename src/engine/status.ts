@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import { BatchTally } from '../reports/batch-tally.js';
+import { ATTENTION_STATES, REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { IntakeStore, PipelineStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
 
 export interface BatchStatus {
@@ -17,8 +18,21 @@ export interface BatchStatus {
   funded: Record<string, string>;
   paid_out: Record<string, string>;
   unsettled: number;
+  /** How long the oldest row not final yet has been in flight, in seconds; null when none is. */
+  oldest_unsettled_age_s: number | null;
+  /** Rows a person should look at: attention states, and quote or balance refusals. */
+  attention: AttentionRow[];
   /** How the batch learned of its state changes [1]: webhooks first, polling as the fallback. */
   learned: { webhook: number; polling: number; answer: number };
+}
+
+export interface AttentionRow {
+  line: number;
+  external_id: string | null;
+  transaction_id: string | null;
+  state: string;
+  state_reason: string | null;
+  state_reason_code: string | null;
 }
 
 export interface StatusReport {
@@ -33,7 +47,18 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
   const batches: BatchStatus[] = [];
   for (const record of records) {
     const tally = new BatchTally();
-    for await (const row of store.resultRows(record.id)) tally.add(row);
+    const attention: AttentionRow[] = [];
+    for await (const row of store.resultRows(record.id)) {
+      tally.add(row);
+      const refused = row.outcome !== null && REFUSAL_OUTCOMES.has(row.outcome);
+      if ((row.state !== null && ATTENTION_STATES.has(row.state)) || refused) {
+        attention.push({
+          line: row.line, external_id: row.external_id, transaction_id: row.transaction_id, state: row.state ?? row.outcome ?? '',
+          state_reason: refused ? row.outcome : row.state_reason, state_reason_code: row.state_reason_code,
+        });
+      }
+    }
+    const progress = await store.progress(record.id);
     batches.push({
       batch: record.id,
       file: record.file_name,
@@ -45,22 +70,41 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
       funded: tally.funded,
       paid_out: tally.paidOut,
       unsettled: await store.unsettledRows(record.id),
+      oldest_unsettled_age_s: progress.oldest_unsettled_at === null ? null : Math.max(0, Math.floor((clock.now() - Date.parse(progress.oldest_unsettled_at)) / 1000)),
+      attention,
       learned: { webhook: record.changes_by_webhook, polling: record.changes_by_polling, answer: record.changes_by_answer },
     });
   }
   return { batches, webhook_events: await store.webhookEventCounts() };
 }
 
+const ATTENTION_SHOWN = 20;
+
+export function formatAge(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172_800) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
 export function renderStatus(report: StatusReport): string {
   const lines: string[] = [];
   for (const b of report.batches) {
-    lines.push(`${b.batch}  ${b.file}  ${b.status}${b.unsettled > 0 ? `, ${b.unsettled} in flight` : ''}  (received ${b.received_at}${b.settled_at ? `, settled ${b.settled_at}` : ''})`);
+    const age = b.oldest_unsettled_age_s === null ? '' : ` (oldest for ${formatAge(b.oldest_unsettled_age_s)})`;
+    lines.push(`${b.batch}  ${b.file}  ${b.status}${b.unsettled > 0 ? `, ${b.unsettled} in flight${age}` : ''}  (received ${b.received_at}${b.settled_at ? `, settled ${b.settled_at}` : ''})`);
     lines.push(`  ${b.rows} rows: ${Object.entries(b.by_state).map(([state, n]) => `${state} ${n}`).join(', ') || 'none'}`);
     const money = [
       ...Object.entries(b.funded).map(([c, v]) => `funded ${v} ${c}`),
       ...Object.entries(b.paid_out).map(([c, v]) => `paid out ${v} ${c}`),
     ];
     if (money.length > 0) lines.push(`  ${money.join(', ')} (minor units)`);
+    if (b.attention.length > 0) {
+      lines.push(`  needs attention: ${b.attention.length}`);
+      for (const a of b.attention.slice(0, ATTENTION_SHOWN)) {
+        lines.push(`    line ${a.line}  ${a.external_id ?? ''}  ${a.state}${a.state_reason_code ? `  ${a.state_reason_code}` : ''}${a.state_reason ? `: ${a.state_reason}` : ''}`);
+      }
+      if (b.attention.length > ATTENTION_SHOWN) lines.push(`    ... and ${b.attention.length - ATTENTION_SHOWN} more (--json lists them all)`);
+    }
     lines.push(`  state changes learned: ${b.learned.webhook} by webhook, ${b.learned.polling} by polling, ${b.learned.answer} in answers to paybatch's calls`);
   }
   if (report.batches.length === 0) lines.push('no open or recent batch');

@@ -36,3 +36,9 @@ export function dayPeriod(date: string, timeZone: string): Period | null {
 export function dateIn(ms: number, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
 }
+
+/** The calendar date before a YYYY-MM-DD date. */
+export function dayBefore(date: string): string {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, day - 1)).toISOString().slice(0, 10);
+}

@@ -8,7 +8,7 @@ import { MIGRATIONS } from './migrations.js';
 import type { ResultRow } from '../reports/results.js';
 import type {
   BatchRecord, IntakeStore, NewRow, Observation, ObservationSource, PipelineRow, PipelineStore, Reservation, RowRecord,
-  ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  BatchProgress, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -296,6 +296,16 @@ export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, Sc
     const row = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE external_id = ? AND phase NOT IN ('checking', 'invalid', 'refused', 'not_sent')`)
       .get(externalId) as PipelineColumns | undefined;
     return row && toPipelineRow(row);
+  }
+
+  async progress(batchId: string): Promise<BatchProgress> {
+    return this.sql(`SELECT
+        COUNT(*) FILTER (WHERE r.phase NOT IN ('checking', 'invalid', 'refused')) AS sendable,
+        COUNT(r.transaction_id) AS created,
+        COUNT(r.funded_at) AS funded,
+        COUNT(*) FILTER (WHERE r.phase IN ('final', 'not_sent')) AS settled,
+        MIN(CASE WHEN r.phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling') THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
+      FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?`).get(batchId) as BatchProgress;
   }
 
   async recentBatches(since: string): Promise<BatchRecord[]> {

@@ -113,6 +113,17 @@ export interface PipelineRow {
 }
 
 /** busy: the row is not waiting to be funded (another step funds it, or it moved on). */
+export interface BatchProgress {
+  /** Rows to send (valid, accepted). */
+  sendable: number;
+  created: number;
+  funded: number;
+  /** Sendable rows whose part is over: final, or ended without being sent. */
+  settled: number;
+  /** When the oldest row not final yet was created (or its batch received), if any. */
+  oldest_unsettled_at: string | null;
+}
+
 export type Reservation = 'reserved' | 'over_budget' | 'stopped' | 'busy';
 
 export interface PipelineStore {
@@ -148,6 +159,8 @@ export interface PipelineStore {
   rowByTransaction(transactionId: string): Promise<PipelineRow | undefined>;
   /** The row that was or will be sent with this external_id (at most one, by the unique index). */
   rowBySubmittedExternalId(externalId: string): Promise<PipelineRow | undefined>;
+  /** How far a batch has got, for progress bars and status. */
+  progress(batchId: string): Promise<BatchProgress>;
   /** Open batches, and the others received since `since` (ISO 8601), newest first. */
   recentBatches(since: string): Promise<BatchRecord[]>;
   /** Rows of open batches created and waiting for this sender's approval [3.3]. */

@@ -17,7 +17,9 @@ import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { settleIfDone, writeBatchResults } from '../engine/settle.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
-import type { IntakeStore, PipelineStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import { writeReconciliation } from '../engine/reconcile-report.js';
+import { dateIn, dayBefore } from '../reports/period.js';
+import type { IntakeStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { EventApplier } from './event-applier.js';
 import { InboxWatcher } from './inbox-watcher.js';
@@ -26,7 +28,7 @@ import { WebhookReceiver } from './webhook-receiver.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore;
   client: PayoutClient;
   /** The service's key and secret: deliveries are signed with them [D3]. */
   credentials: Credentials;
@@ -34,6 +36,8 @@ export interface DaemonDeps {
   clock: Clock;
   log: PipelineLog;
   force?: boolean;
+  /** The service's ledger, for the daily reconciliation's checks, when it has one. */
+  ledgerUrl?: string | null;
   /** Pause between rounds of the main loop. */
   tickMs?: number;
 }
@@ -218,7 +222,19 @@ export class Daemon {
       for (const path of this.waiting.splice(0)) this.enqueue(path);
     } else if (name === 'reconcile') {
       await this.writeOpenResults();
+      await this.reconcileYesterday();
     }
+  }
+
+  /** The daily reconciliation: the day before today, in the reports' time zone. */
+  private async reconcileYesterday(): Promise<void> {
+    const { config, clock, store, client, workspace, log } = this.deps;
+    const date = dayBefore(dateIn(clock.now(), config.reports.time_zone));
+    const outcome = await writeReconciliation(
+      { date, format: 'csv', spreadsheet: false },
+      { store, client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: this.deps.ledgerUrl ?? null },
+    );
+    log('reconciliation_written', { date, differences: outcome.checks.differences.length, files: outcome.files.length });
   }
 
   private async writeOpenResults(): Promise<void> {
