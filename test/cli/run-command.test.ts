@@ -58,6 +58,36 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(result.stderr).not.toContain('wrong-secret');
   });
 
+  it('run prints progress lines when not on a terminal; status lists the rows needing attention; report reconciles the batch', async () => {
+    const home = join(dir, 'progress');
+    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
+      engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' }, reports: { service_ledger_url: `${sandbox.operatorUrl}/ledger` },
+    }));
+    copyFileSync(template('demo-batch.csv'), join(home, 'inbox', 'demo.csv'));
+    const run = await runCli(['run', '--wait', '3s', '--progress-every', '500ms'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/paybatch: progress B\d{8}-[0-9a-f]{8}: 16 rows to send: 16 created, 16 funded, \d+ final/);
+
+    const status = await runCli(['status'], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/accepted, 4 in flight \(oldest for \d+s\)/);
+    expect(status.stdout).toMatch(/needs attention: 4/);
+    expect(status.stdout).toMatch(/line 14 {2}DEMO-013 {2}error {2}recipient_phone_number_invalid/);
+    expect(status.stdout).toMatch(/line 16 {2}DEMO-015 {2}stuck {2}provider_timeout/);
+    const json = JSON.parse((await runCli(['status', '--json'], { env })).stdout);
+    expect(json.batches[0].attention.map((a: { state: string }) => a.state).sort()).toEqual(['error', 'exception', 'manual', 'stuck']);
+
+    const batch = json.batches[0].batch as string;
+    const report = await runCli(['report', '--batch', batch], { env });
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).toMatch(/4 unsettled transactions read from the service; service ledger compared; 0 differences/);
+    expect(readdirSync(join(home, 'outbox', 'reports')).sort()).toEqual(['checks', 'exceptions', 'movements', 'summary'].map((k) => `reconciliation-${batch}.${k}.csv`));
+    expect((await runCli(['report', '--date', '2026-02-30'], { env })).stderr).toMatch(/--date must be a calendar date/);
+    expect((await runCli(['report'], { env })).code).toBe(64);
+  });
+
   it('npm start: the demo pays the demo batch on the embedded sandbox and says where the results are', async () => {
     const result = await runCli(['demo', '--dir', join(dir, 'demo')]);
     expect(result.code, result.stderr).toBe(0);

@@ -1,0 +1,197 @@
+/**
+ * A scripted two-day scenario on a manual clock, reconciled day by day: the
+ * report's totals must equal figures computed by hand, to the cent.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/api/client.js';
+import { ManualClock } from '../../src/clock.js';
+import { configSchema } from '../../src/config/config.js';
+import type { Config } from '../../src/config/config.js';
+import { cancelRows } from '../../src/engine/cancel.js';
+import { writeReconciliation } from '../../src/engine/reconcile-report.js';
+import type { ReportRequest } from '../../src/engine/reconcile-report.js';
+import { runOnce } from '../../src/engine/run.js';
+import type { RunningSandbox } from '../../src/sandbox/start.js';
+import { startSandbox } from '../../src/sandbox/start.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { Workspace } from '../../src/workspace/workspace.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
+import { template } from '../helpers/engine.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Rows of the USD to USD corridor (rate 1, so input equals output), from the
+ * template's first row; the account's last two digits choose the sandbox's
+ * outcome (55 manual, 33 error then paid, 66 stuck).
+ */
+function usdBatch(rows: [string, string, string][]): string {
+  const [header, first] = readFileSync(template('templates/global-usd-bank.csv'), 'utf8').split('\n') as [string, string];
+  return `${header}\n${rows.map(([id, amount, account]) => first.replace('USD-2026-0001', id).replace('5000.00', amount).replace('123456789', account)).join('\n')}\n`;
+}
+
+/** The GBR template's first row, for 79.12 GBP: at 0.7912 exactly 100.00 USD [D9]. */
+function gbrRow(id: string): string {
+  const [header, first] = readFileSync(template('templates/gbr-bank.csv'), 'utf8').split('\n') as [string, string];
+  return `${header}\n${first.replace('GBR-2026-0001', id).replace('1250.00', '79.12')}\n`;
+}
+
+const summary = (file: string): Record<string, string> =>
+  Object.fromEntries(readFileSync(file, 'utf8').trim().split('\n').slice(1).map((line) => {
+    const [section, item, currency, minor, , value] = line.split(',');
+    return [`${section}.${item}${currency ? `.${currency}` : ''}`, minor || value || ''];
+  }));
+
+describe('reconciliation over two days (manual clock, sandbox over HTTP)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-reconcile-'));
+  const clock = new ManualClock('2026-03-02T09:00:00.000Z');
+  let sandbox: RunningSandbox;
+  let workspace: Workspace;
+  let store: SqliteStore;
+  let client: PayoutClient;
+  let config: Config;
+  const ids = new Map<string, string>();
+
+  /** Both clocks move together: the sandbox applies every step due meanwhile. */
+  const advance = async (ms: number): Promise<void> => {
+    for (let left = ms; left > 0; left -= Math.min(left, 10 * MINUTE)) {
+      clock.advance(Math.min(left, 10 * MINUTE));
+      sandbox.advance(Math.min(left, 10 * MINUTE));
+    }
+  };
+  const run = (waitMs: number, concurrency = 8) => runOnce({
+    workspace, store, client, config: { ...config, engine: { ...config.engine, concurrency } }, clock, log: () => {}, waitMs, tickMs: MINUTE, sleep: advance,
+  });
+  const report = (req: Partial<ReportRequest>) => writeReconciliation(
+    { format: 'csv', spreadsheet: false, ...req },
+    { store, client, workspace, reports: config.reports, readsPerSecond: 1000, ledgerUrl: `${sandbox.operatorUrl}/ledger`, sleep: async () => {} },
+  );
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({
+      config: {
+        port: 0,
+        balances: { USD: '180000' }, // 1,800.00 USD
+        payout: { clearing_ms: 1000, quick_ms: 1000, delay_ms: [MINUTE, MINUTE], slow_delay_ms: [HOUR, HOUR], error_retry_ms: 24 * HOUR, cancel_ms: 1000, refund_ms: 1000 },
+      },
+      clock: new ManualClock('2026-03-02T09:00:00.000Z'),
+      autoTick: false,
+    });
+    workspace = openWorkspace(join(dir, 'ws'));
+    store = SqliteStore.open(workspace.database);
+    client = new PayoutClient({ baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret }, timeoutMs: 5000, retry: { baseMs: 1, capMs: 5, attempts: 3 }, maxAnswerBytes: 1 << 20 });
+    config = configSchema.parse({
+      engine: { max_input_per_row: { USD: '100000' }, polling: { first_window_ms: HOUR, first_window_reads: 60, later_interval_ms: MINUTE, reads_per_second: 1000 } },
+    });
+
+    // Day 1, 09:00.
+    writeFileSync(join(workspace.folders.inbox, 'a-usd.csv'), usdBatch([
+      ['A-0001', '100.00', '100000001'], // paid on day 1
+      ['A-0155', '200.00', '100000155'], // manual, cancelled on day 2: refunded on day 2
+      ['A-0033', '300.00', '100000033'], // error on day 1, paid on day 2
+      ['A-0255', '400.00', '100000255'], // manual: stays in flight
+      ['A-0066', '500.00', '100000066'], // stuck: stays in flight
+      ['A-0006', '1500.00', '100000006'], // over the 1,000.00 USD per row: quote_rejected, never funded
+    ]));
+    writeFileSync(join(workspace.folders.inbox, 'a-gbr.csv'), gbrRow('A-0007')); // 79.12 GBP = 100.00 USD, paid on day 1
+    await run(30 * MINUTE);
+
+    // Day 2, 09:00: the manual row A-0155 is cancelled (refunded), A-0033's retry pays it.
+    await advance(24 * HOUR - 30 * MINUTE);
+    const [batchA] = (await store.recentBatches('2000-01-01')).filter((b) => b.file_name === 'a-usd.csv');
+    const cancelled = await cancelRows({ batch: batchA?.id as string, externalIds: ['A-0155'] }, {
+      store, client, clock, engine: config.engine, log: () => {}, waitMs: 5 * MINUTE, sleep: advance,
+    });
+    expect(cancelled.map((c) => c.cancelled)).toEqual([true]);
+
+    // Day 2, 09:10: the balance is 1,800 - 1,600 + 200 = 400.00 USD: B-0001 is paid, B-0002 (450.00) cannot be funded.
+    await advance(5 * MINUTE);
+    writeFileSync(join(workspace.folders.inbox, 'b-usd.csv'), usdBatch([['B-0001', '100.00', '200000001'], ['B-0002', '450.00', '200000002']]));
+    await run(30 * MINUTE, 1);
+    for (const batch of await store.recentBatches('2000-01-01')) {
+      for await (const row of store.resultRows(batch.id)) if (row.external_id && row.transaction_id) ids.set(row.external_id, row.transaction_id);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await client.close();
+    await store.close();
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('day 1: debited 1,600.00 USD, paid out 100.00 USD and 79.12 GBP, 1,400.00 USD in flight at midnight; 0 differences', async () => {
+    const outcome = await report({ date: '2026-03-02' });
+    const s = summary(outcome.files.find((f) => f.endsWith('summary.csv')) as string);
+    expect(s).toMatchObject({
+      'period.from': '2026-03-02T00:00:00.000Z', 'period.to': '2026-03-03T00:00:00.000Z',
+      'input.debited.USD': '160000', 'input.refunded.USD': '0', 'input.net.USD': '160000', 'input.in_flight.USD': '140000',
+      'output.paid_out.USD': '10000', 'output.paid_out.GBP': '7912',
+      'checks.service_ledger': 'compared', 'checks.differences': '0', 'checks.unexplained': '0',
+    });
+    expect(outcome.text).toContain('0 differences');
+    const movements = readFileSync(outcome.files.find((f) => f.endsWith('movements.csv')) as string, 'utf8').trim().split('\n').slice(1);
+    // In batch and line order: the batch ids are B<date>-<content hash>, so which file comes first is fixed by content.
+    expect(movements.map((m) => m.split(',')[2]).filter((id) => id !== 'A-0007')).toEqual(['A-0001', 'A-0155', 'A-0033', 'A-0255', 'A-0066']);
+    expect(movements).toHaveLength(6);
+    expect(movements.find((m) => m.includes('A-0007'))).toMatch(/,10000,100\.00,USD,7912,79\.12,GBP,/);
+    const exceptions = readFileSync(outcome.files.find((f) => f.endsWith('exceptions.csv')) as string, 'utf8');
+    expect(exceptions).toMatch(/A-0255,tr_\w+,attention,manual,recipient_account_invalid/);
+    expect(exceptions).toMatch(/A-0066,tr_\w+,attention,stuck,provider_timeout/);
+    expect(exceptions).toMatch(/A-0006,tr_\w+,refused,canceled,quote_rejected/);
+  });
+
+  it('day 2: debited 100.00, refunded 200.00, net -100.00 USD, paid out 400.00 USD, 900.00 USD in flight; insufficient funds listed', async () => {
+    const outcome = await report({ date: '2026-03-03' });
+    const s = summary(outcome.files.find((f) => f.endsWith('summary.csv')) as string);
+    expect(s).toMatchObject({
+      'input.debited.USD': '10000', 'input.refunded.USD': '20000', 'input.net.USD': '-10000', 'input.in_flight.USD': '90000',
+      'output.paid_out.USD': '40000', 'checks.differences': '0',
+    });
+    expect(s['output.paid_out.GBP']).toBeUndefined();
+    const exceptions = readFileSync(outcome.files.find((f) => f.endsWith('exceptions.csv')) as string, 'utf8');
+    expect(exceptions).toMatch(/B-0002,tr_\w+,refused,canceled,insufficient_funds/);
+    expect(exceptions.trim().split('\n')).toHaveLength(4); // header, A-0255, A-0066, B-0002
+  });
+
+  it('a whole batch: every row, the same totals as its days together', async () => {
+    const [batchA] = (await store.recentBatches('2000-01-01')).filter((b) => b.file_name === 'a-usd.csv');
+    const outcome = await report({ batch: batchA?.id as string });
+    const s = summary(outcome.files.find((f) => f.endsWith('summary.csv')) as string);
+    // 100 + 200 + 300 + 400 + 500 debited; 200 refunded; 100 + 300 paid; 400 + 500 in flight.
+    expect(s).toMatchObject({ 'input.debited.USD': '150000', 'input.refunded.USD': '20000', 'input.net.USD': '130000', 'input.in_flight.USD': '90000', 'output.paid_out.USD': '40000' });
+  });
+
+  it('gives byte-identical files when run again on the same database, in CSV and in JSON', async () => {
+    const read = (files: string[]) => files.map((f) => readFileSync(f));
+    const first = read((await report({ date: '2026-03-02' })).files);
+    const again = read((await report({ date: '2026-03-02' })).files);
+    expect(again).toEqual(first);
+    const json = read((await report({ date: '2026-03-03', format: 'json' })).files);
+    expect(read((await report({ date: '2026-03-03', format: 'json' })).files)).toEqual(json);
+    expect(JSON.parse(json[0]?.toString() ?? '{}').summary.input.USD.net).toEqual({ minor: '-10000', major: '-100.00' });
+  });
+
+  it('writes spreadsheet-friendly files: BOM, semicolons, decimal comma', async () => {
+    const outcome = await report({ date: '2026-03-02', spreadsheet: true });
+    const text = readFileSync(outcome.files.find((f) => f.endsWith('summary.csv')) as string, 'utf8');
+    expect(text.startsWith('\uFEFFsection;item;currency;amount_minor;amount;value\n')).toBe(true);
+    expect(text).toContain('input;debited;USD;160000;1600,00;');
+    expect(outcome.files.every((f) => f.includes('.spreadsheet.'))).toBe(true);
+  });
+
+  it('lists a state altered in the sandbox as a difference, with both sides', async () => {
+    const stuck = ids.get('A-0066') as string;
+    const forced = await fetch(`${sandbox.operatorUrl}/transactions/${stuck}/state`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ state: 'paid' }) });
+    expect(forced.status).toBe(200);
+    const outcome = await report({ date: '2026-03-03' });
+    const checks = readFileSync(outcome.files.find((f) => f.endsWith('checks.csv')) as string, 'utf8');
+    expect(checks).toContain(`A-0066,${stuck},state,stuck,paid,`);
+    expect(outcome.text).toMatch(/1 difference/);
+    expect(readdirSync(join(workspace.folders.outbox, 'reports')).length).toBeGreaterThan(0);
+  });
+});
