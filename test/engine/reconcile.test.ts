@@ -2,7 +2,7 @@
  * A scripted two-day scenario on a manual clock, reconciled day by day: the
  * report's totals must equal figures computed by hand, to the cent.
  */
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
