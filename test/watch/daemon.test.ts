@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -143,6 +143,18 @@ describe('paybatch watch: the daemon', () => {
     clock.advance(3 * 3_600_000);
     await eventually(() => allSettled(ctx, 1), 15_000, 'the file taken at 02:00 and paid');
     expect(ctx.logs.some((l) => l.event === 'schedule_ran' && l.fields.schedule === 'intake')).toBe(true);
+  });
+
+  it('the reconcile schedule writes the day before\'s reconciliation (injected clock)', async () => {
+    const clock = new ManualClock('2026-03-10T05:00:00Z');
+    ctx = await daemonContext({ clock, config: { watch: { schedules: { reconcile: { cron: '0 6 * * *', time_zone: 'UTC' } } } } });
+    const file = join(ctx.workspace.folders.outbox, 'reports', 'reconciliation-2026-03-09.summary.csv');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(file)).toBe(false);
+    clock.advance(3_600_000);
+    await eventually(() => existsSync(file), 5000, 'the reconciliation written');
+    expect(readFileSync(file, 'utf8')).toContain('checks,differences,,,,0');
+    expect(ctx.logs.find((l) => l.event === 'reconciliation_written')?.fields).toMatchObject({ date: '2026-03-09', differences: 0 });
   });
 });
 
