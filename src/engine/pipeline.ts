@@ -11,7 +11,7 @@
 import pLimit from 'p-limit';
 import type { ServiceTransaction } from '../api/answers.js';
 import type { PayoutClient } from '../api/client.js';
-import { AuthenticationRefused, OutcomeUnknown, Rejected } from '../api/errors.js';
+import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Observation, ObservationSource, PipelineRow, PipelineStore } from '../store/store.js';
@@ -361,21 +361,49 @@ export class Pipeline {
    */
   async cancelOnRequest(row: PipelineRow): Promise<{ done: boolean; state: string; reason: string }> {
     const { store, client } = this.deps;
-    const tx = await client.getTransaction(row.transaction_id as string);
+    const id = row.transaction_id as string;
+    const unanswered = (error: unknown): { done: false; state: string; reason: string } => {
+      if (error instanceof AuthenticationRefused || !(error instanceof OutcomeUnknown || error instanceof Retryable)) throw error;
+      return { done: false, state: row.state ?? '', reason: `the service did not answer (${error.message}); nothing changed, try again` };
+    };
+    let tx: ServiceTransaction;
+    try {
+      tx = await client.getTransaction(id);
+    } catch (error) {
+      return unanswered(error);
+    }
     await store.observe(row.batch_id, row.line, toObservation(tx, 'polling'));
     if (!tx.may_cancel) return { done: false, state: tx.state, reason: `the service does not allow it in state ${tx.state} (may_cancel is false)` };
+    const from = row.phase;
     if (!(await store.movePhase(row.batch_id, row.line, ['created', 'funded'], 'cancelling', 'cancelled_on_request'))) {
       return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };
     }
-    try {
-      await client.cancelTransaction(tx.id);
-    } catch (error) {
-      if (!(error instanceof Rejected)) throw error;
-      return { done: false, state: tx.state, reason: error.message };
+    const requested = async (): Promise<{ done: true; state: string; reason: string }> => {
+      this.deps.log('cancel_requested', { batch: row.batch_id, line: row.line, transaction: id, state: tx.state });
+      await this.scheduleNextRead({ ...row, phase: 'cancelling' }, false);
+      return { done: true, state: tx.state, reason: 'cancellation requested' };
+    };
+    let failure: unknown;
+    for (let attempt = 1; attempt <= RESOLVE_ATTEMPTS; attempt++) {
+      try {
+        await client.cancelTransaction(id);
+        return await requested();
+      } catch (error) {
+        if (error instanceof Rejected) {
+          // Refused (no longer cancellable): the row goes back to where it was.
+          await store.movePhase(row.batch_id, row.line, ['cancelling'], from, row.outcome);
+          return { done: false, state: tx.state, reason: error.message };
+        }
+        if (!(error instanceof OutcomeUnknown)) throw error;
+        failure = error;
+      }
+      // [D11] Whether a DELETE whose answer was lost took effect, the transaction's state tells.
+      const now = await client.getTransaction(id).catch(() => null);
+      if (now && (now.state === 'canceled' || now.state === 'refunded')) return requested();
+      await this.sleep(Math.min(10_000, 200 * 2 ** attempt));
     }
-    this.deps.log('cancel_requested', { batch: row.batch_id, line: row.line, transaction: tx.id, state: tx.state });
-    await this.scheduleNextRead({ ...row, phase: 'cancelling' }, false);
-    return { done: true, state: tx.state, reason: 'cancellation requested' };
+    await store.movePhase(row.batch_id, row.line, ['cancelling'], from, row.outcome);
+    return unanswered(failure);
   }
 
   /** Cancels a created transaction we decided not to fund, and follows it to canceled. */
