@@ -175,7 +175,7 @@ async function main(): Promise<number> {
         lastCancel.set(batch, Date.now());
         const result = await finished(paybatch(['cancel', '--batch', batch, '--state', 'manual', '--wait', '20s'], env));
         cancels += result.out.split('\n').filter((line) => /\bcancelled$/.test(line)).length;
-        if (result.code !== 0) say(`cancel ${batch} exited ${result.code}: ${result.err.trim().split('\n').pop() ?? ''}`);
+        if (result.code !== 0) say(`cancel ${batch} exited ${result.code}: ${result.err.trim().split('\n').filter((l) => !l.startsWith('paybatch: using')).slice(0, 4).join(' | ')}`);
       }
       const done = rows.length > 0 && rows.every(isSettledOrAttention) && rows.every((r) => r.state !== 'manual' || r.phase === 'final');
       const files = readdirSync(workspace.folders.inbox).filter((f) => f.endsWith('.csv'));

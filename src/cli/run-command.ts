@@ -12,7 +12,7 @@ export function renderRun(report: RunReport): string {
   for (const outcome of report.intake) {
     if (outcome.kind === 'rejected') lines.push(`rejected ${outcome.batch}: ${outcome.report.invalid} invalid rows, nothing sent; report ${outcome.reportFile}`);
     if (outcome.kind === 'unreadable') lines.push(`unreadable ${outcome.batch}: ${outcome.error.message}; report ${outcome.reportFile}`);
-    if (outcome.kind === 'not_a_file') lines.push(`refused ${outcome.file}: not a regular file (a symbolic link?); nothing read; note ${outcome.reportFile}`);
+    if (outcome.kind === 'not_read') lines.push(`refused ${outcome.file}: ${outcome.reason}; note ${outcome.reportFile}`);
     if (outcome.kind === 'duplicate') lines.push(`refused ${outcome.file}: same content as batch ${outcome.earlier.id}; note ${outcome.noteFile}`);
   }
   for (const batch of report.batches) {

@@ -24,7 +24,7 @@ export type IntakeOutcome =
   | { kind: 'rejected'; batch: string; file: string; reportFile: string; report: ValidationReport }
   | { kind: 'unreadable'; batch: string; file: string; reportFile: string; error: BatchFileError }
   | { kind: 'duplicate'; file: string; noteFile: string; earlier: BatchRecord }
-  | { kind: 'not_a_file'; file: string; reportFile: string }
+  | { kind: 'not_read'; file: string; reportFile: string; reason: string }
   | { kind: 'gone'; name: string };
 
 export interface IntakeDeps {
@@ -88,12 +88,17 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     throw error;
   }
   const failedPath = join(deps.workspace.folders.failed, basename(claimed));
-  if (!(await lstat(claimed)).isFile()) {
-    // A symbolic link (perhaps to a file outside the workspace), a folder, a device: never read.
+  // Refused before a byte is read: a symbolic link (perhaps to a file outside the workspace), a
+  // folder or a device; or a file over the size limit (hashing it alone would take a while).
+  const entry = await lstat(claimed);
+  const unread = !entry.isFile()
+    ? 'it is not a regular file (a symbolic link, a folder or a device), and paybatch reads only files placed in the inbox itself'
+    : entry.size > deps.batch.max_file_bytes ? `it is ${entry.size} bytes, over the limit of ${deps.batch.max_file_bytes} bytes (batch.max_file_bytes)` : null;
+  if (unread) {
     await rename(claimed, failedPath);
     const reportFile = `${failedPath}.report.txt`;
-    await writeFile(reportFile, `${name} was not taken: it is not a regular file (a symbolic link, a folder or a device), and paybatch reads only files placed in the inbox itself.\nNothing of it was read or sent.\n`);
-    return { kind: 'not_a_file', file: failedPath, reportFile };
+    await writeFile(reportFile, `${name} was not taken: ${unread}.\nNothing of it was read or sent.\n`);
+    return { kind: 'not_read', file: failedPath, reportFile, reason: unread };
   }
   const sha256 = (await fileSha256(claimed)) ?? '';
   const earlier = await deps.store.acceptedBatchWithContent(sha256);

@@ -9,7 +9,7 @@ import pino from 'pino';
 import type { PipelineLog } from './pipeline.js';
 
 const HUMAN: ReadonlySet<string> = new Set([
-  'intake_accepted', 'intake_rejected', 'intake_unreadable', 'intake_duplicate', 'intake_not_a_file', 'intake_failed', 'intake_waiting', 'intake_interrupted',
+  'intake_accepted', 'intake_rejected', 'intake_unreadable', 'intake_duplicate', 'intake_not_read', 'intake_gone', 'intake_failed', 'intake_waiting', 'intake_interrupted',
   'balance_exhausted', 'batch_settled', 'corridor_inactive',
   'webhooks_synced', 'webhooks_not_synced', 'webhook_held_elsewhere', 'webhook_refused', 'inbox_file_ignored', 'schedule_ran', 'sender_stopped', 'watch_loop_error',
 ]);

@@ -60,6 +60,8 @@ export class Pipeline {
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly sleep: (ms: number) => Promise<void>;
   private stopping = false;
+  /** Rows with a step running in this process, so that a retry never runs beside it. */
+  private readonly working = new Map<string, number>();
 
   constructor(private readonly deps: PipelineDeps) {
     this.limit = pLimit(deps.engine.concurrency);
@@ -90,13 +92,27 @@ export class Pipeline {
 
   /** After a restart: settle what was in flight before anything new is sent. */
   async resume(): Promise<void> {
-    const { store } = this.deps;
-    // A crash between two steps (created, not yet funding; funded, not yet scheduled) leaves a
-    // row with no read due: read it now, and the read carries it on from its recorded phase.
-    const orphans = await store.scheduleOrphans(this.deps.clock.now());
+    const orphans = await this.deps.store.scheduleOrphans(this.deps.clock.now());
     if (orphans > 0) this.deps.log('resumed_rows', { rows: orphans });
-    await Promise.all((await store.allRowsInPhases(['creating'])).map((row) => this.limit(() => this.guarded(row, () => this.sendRow(row)))));
-    await Promise.all((await store.allRowsInPhases(['funding'])).map((row) => this.limit(() => this.guarded(row, () => this.resolveFunding(row, 0)))));
+    await this.retryStalled();
+  }
+
+  /**
+   * Rows left between two steps, with no step of this process running on them: after a crash
+   * (a create or a funding whose outcome is unknown), or when a step failed and was deferred
+   * (the service or the database did not answer). A crash between two steps (created, not yet
+   * funding; funded, not yet scheduled) leaves a row with no read due: read it now, and the read
+   * carries it on from its recorded phase. Returns how many rows were taken up.
+   */
+  async retryStalled(): Promise<number> {
+    const { store } = this.deps;
+    const idle = (row: PipelineRow): boolean => !this.working.has(`${row.batch_id}:${row.line}`);
+    await store.scheduleOrphans(this.deps.clock.now());
+    const creating = (await store.allRowsInPhases(['creating'])).filter(idle);
+    const funding = (await store.allRowsInPhases(['funding'])).filter(idle);
+    await Promise.all(creating.map((row) => this.limit(() => this.guarded(row, () => this.sendRow(row)))));
+    await Promise.all(funding.map((row) => this.limit(() => this.guarded(row, () => this.resolveFunding(row, 0)))));
+    return creating.length + funding.length;
   }
 
   /**
@@ -189,12 +205,18 @@ export class Pipeline {
    */
   private async guarded(row: PipelineRow, step: () => Promise<void>): Promise<void> {
     if (this.stopping) return;
+    const key = `${row.batch_id}:${row.line}`;
+    this.working.set(key, (this.working.get(key) ?? 0) + 1);
     try {
       await step();
     } catch (error) {
       if (error instanceof AuthenticationRefused) throw error;
       this.deps.log('row_deferred', { batch: row.batch_id, line: row.line, external_id: row.external_id, reason: (error as Error).message });
       if (row.transaction_id) await this.deps.store.scheduleRead(row.batch_id, row.line, this.deps.clock.now() + this.firstInterval(), false);
+    } finally {
+      const left = (this.working.get(key) ?? 1) - 1;
+      if (left > 0) this.working.set(key, left);
+      else this.working.delete(key);
     }
   }
 

@@ -44,7 +44,10 @@ export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, Sc
   private readonly runAtomically: (work: () => unknown) => unknown;
 
   private constructor(private readonly db: SqliteDatabase) {
-    this.runAtomically = db.transaction((work: () => unknown) => work());
+    // BEGIN IMMEDIATE: a transaction that reads, then writes, takes the write lock first. A
+    // deferred one would fail at once with SQLITE_BUSY (no waiting) when another process (cancel
+    // beside watch) wrote in between; immediate ones wait their turn under busy_timeout.
+    this.runAtomically = db.transaction((work: () => unknown) => work()).immediate;
   }
 
   /** Each statement is compiled once: compiling is most of the cost of a small query. */

@@ -74,6 +74,25 @@ export function normalise(values: RowFields): RowFields {
 }
 
 const TRANSACTION_REQUIRED: readonly Field[] = ['external_id', 'type', 'input_currency_code', 'output_currency_code'];
+
+/**
+ * Characters a reader cannot see, or that reorder what is shown: control
+ * characters (not tab or line breaks), the soft hyphen, zero-width characters,
+ * and bidirectional overrides and isolates ("Trojan Source"). In a name or an
+ * address they can make a payout look like another in reports.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/;
+
+function checkInvisible(values: RowFields, out: Findings): void {
+  for (const field in values) {
+    const value = values[field as Field];
+    const found = value ? INVISIBLE.exec(value) : null;
+    if (!found) continue;
+    const code = `U+${(found[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+    out.error(field, 'invisible_character', `${field} contains an invisible or direction-changing character (${code}): it could disguise the value in results and reports; remove it`);
+  }
+}
 const SENDER_REQUIRED: readonly Field[] = ['sender_external_id', 'sender_type', 'sender_first_name', 'sender_last_name', 'sender_birth_date', 'sender_country_code', 'sender_phone_number'];
 const RECIPIENT_REQUIRED: readonly Field[] = ['recipient_first_name', 'recipient_last_name', 'recipient_country_code'];
 
@@ -225,6 +244,7 @@ function resolveCorridor(v: RowFields, options: RowRuleOptions, out: Findings): 
 export function validateRow(fields: RowFields, options: RowRuleOptions): RowVerdict {
   const values = normalise(fields);
   const out = new Findings();
+  checkInvisible(values, out);
   checkRequired(values, TRANSACTION_REQUIRED, out);
   const sender = senderVerdict(values, options.today);
   out.errors.push(...sender.verdict.errors);

@@ -50,6 +50,8 @@ export interface DaemonStarted {
 }
 
 const WEBHOOK_SYNC_RETRY_MS = 60_000;
+/** How often rows left between two steps (a deferred step) are taken up again. */
+const STALLED_RETRY_MS = 10_000;
 
 export class Daemon {
   private readonly pipeline: Pipeline;
@@ -216,6 +218,15 @@ export class Daemon {
     }
   }
 
+  /** A step that failed (the service or the database did not answer) is tried again, and a batch whose sending stopped is sent on. */
+  private async retryStalled(): Promise<void> {
+    const taken = await this.pipeline.retryStalled();
+    if (taken > 0) this.deps.log('stalled_rows_retried', { rows: taken });
+    for (const batch of await this.deps.store.openBatches()) {
+      if (!this.submitting.has(batch.id) && (await this.deps.store.rowsInPhases(batch.id, ['ready'], 0, 1)).length > 0) this.submit(batch.id);
+    }
+  }
+
   private async runSchedule(name: string): Promise<void> {
     this.deps.log('schedule_ran', { schedule: name });
     if (name === 'intake') {
@@ -245,10 +256,15 @@ export class Daemon {
     const { clock, config, store, log } = this.deps;
     const { reads_per_second } = config.engine.polling;
     let lastResults = clock.now();
+    let lastRetry = clock.now();
     while (!this.stopping) {
       try {
         for (const name of await this.schedules.due()) await this.runSchedule(name);
         if (this.webhooksSyncedAt === null && clock.now() >= this.nextSyncAttempt) await this.syncWebhooks();
+        if (clock.now() - lastRetry >= STALLED_RETRY_MS) {
+          await this.retryStalled();
+          lastRetry = clock.now();
+        }
         const read = await this.pipeline.follow();
         for (const batch of await store.openBatches()) {
           if (!this.submitting.has(batch.id)) await settleIfDone(this.deps, batch.id);
