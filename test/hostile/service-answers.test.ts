@@ -1,0 +1,77 @@
+/**
+ * A service that answers oddly must not make paybatch pay wrongly or stop: a
+ * transaction in a state the interface does not name, answers too large or not
+ * JSON, and a redirect elsewhere (the client's own tests cover each answer; this
+ * one takes a whole batch through the engine against such a service).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/api/client.js';
+import { systemClock } from '../../src/clock.js';
+import { configSchema } from '../../src/config/config.js';
+import { runOnce } from '../../src/engine/run.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
+import { FAST_ENGINE, template } from '../helpers/engine.js';
+
+describe('the engine against a hostile service', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-hostile-service-'));
+  const calls: string[] = [];
+  let url = '';
+  let reads = 0;
+  const server = createServer((req, res) => {
+    calls.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => {
+      const path = (req.url ?? '').replace(/^\/v1/, '');
+      const transaction = (n: string) => ({
+        id: `tr_${n}`, external_id: `GBR-2026-000${n}`, state: 'teleported', may_cancel: false, updated_at: new Date().toISOString(),
+        input_amount_in_cents: '100', input_currency: 'USD', output_amount_in_cents: '79', output_currency: 'GBP',
+      });
+      res.setHeader('content-type', 'application/json');
+      if (path.startsWith('/corridors/')) return res.end(JSON.stringify([{ id: 'gbr', country_code: 'GBR', type: 'bank', input_currency_codes: ['USD'], output_currency_codes: ['GBP'], active: true }]));
+      if (req.method === 'POST' && path === '/transactions') return res.writeHead(201).end(JSON.stringify(transaction(String(calls.filter((c) => c.startsWith('POST /v1/transactions')).length))));
+      if (req.method === 'GET' && path.startsWith('/transactions/')) {
+        reads += 1;
+        // Every read answers something hostile, in turn: a huge body, not JSON, a redirect, a stranger state.
+        if (reads % 4 === 1) return res.end(JSON.stringify({ ...transaction('1'), pad: 'x'.repeat(3 * 1024 * 1024) }));
+        if (reads % 4 === 2) return res.end('{"id": "tr_1", ');
+        if (reads % 4 === 3) return res.writeHead(302, { location: 'http://127.0.0.1:9/steal' }).end();
+        return res.end(JSON.stringify({ ...transaction(path.slice(-1)), state: 'quantum' }));
+      }
+      res.writeHead(404).end(JSON.stringify({ errors: ['not found'] }));
+    });
+  });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('never funds a transaction in a state it does not know, keeps following it, and finishes the run', async () => {
+    const workspace = openWorkspace(join(dir, 'ws'));
+    const store = SqliteStore.open(workspace.database);
+    const client = new PayoutClient({ baseUrl: url, credentials: { apiKey: 'k', apiSecret: 's3cret-s3cret' }, timeoutMs: 2000, retry: { baseMs: 1, capMs: 5, attempts: 2 }, maxAnswerBytes: 1024 * 1024 });
+    try {
+      copyFileSync(template('templates/gbr-bank.csv'), join(workspace.folders.inbox, 'gbr.csv'));
+      const config = configSchema.parse({ engine: FAST_ENGINE });
+      const report = await runOnce({ workspace, store, client, config, clock: systemClock, log: () => {}, waitMs: 1500, tickMs: 20, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
+      const [batch] = report.batches;
+      expect(batch).toMatchObject({ rows: 2, unsettled: 2 });
+      expect(Object.keys(batch?.by_state ?? {}).every((s) => s === 'teleported' || s === 'quantum')).toBe(true);
+      expect(calls.some((c) => c.includes('/fund'))).toBe(false);
+      expect(reads).toBeGreaterThan(4);
+    } finally {
+      await client.close();
+      await store.close();
+    }
+  });
+});
