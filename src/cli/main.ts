@@ -6,29 +6,31 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
-import { sandboxCommand } from './sandbox-command.js';
-import { validateCommand } from './validate-command.js';
-import { runCommand } from './run-command.js';
-import { demoCommand } from './demo-command.js';
-import { cancelCommand } from './cancel-command.js';
-import { reportCommand } from './report-command.js';
-import { statusCommand } from './status-command.js';
-import { watchCommand } from './watch-command.js';
-import { webhooksCommand } from './webhooks-command.js';
 
-export function buildProgram(): Command {
+/**
+ * Each command's module is loaded only when it runs (all of them for help): a
+ * `validate` of a million rows need not carry the daemon, the sandbox and the
+ * HTTP client in memory.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  sandbox: async () => (await import('./sandbox-command.js')).sandboxCommand(),
+  validate: async () => (await import('./validate-command.js')).validateCommand(),
+  run: async () => (await import('./run-command.js')).runCommand(),
+  watch: async () => (await import('./watch-command.js')).watchCommand(),
+  cancel: async () => (await import('./cancel-command.js')).cancelCommand(),
+  status: async () => (await import('./status-command.js')).statusCommand(),
+  report: async () => (await import('./report-command.js')).reportCommand(),
+  webhooks: async () => (await import('./webhooks-command.js')).webhooksCommand(),
+  demo: async () => (await import('./demo-command.js')).demoCommand(),
+};
+
+/** The program; with `only`, a known command's name, just that command (what parsing it needs). */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('paybatch')
     .description('Batch payout file processor: validate payout CSVs, pay every row exactly once, follow and reconcile.')
-    .version('0.1.0')
-    .addCommand(sandboxCommand())
-    .addCommand(validateCommand())
-    .addCommand(runCommand())
-    .addCommand(watchCommand())
-    .addCommand(cancelCommand())
-    .addCommand(statusCommand())
-    .addCommand(reportCommand())
-    .addCommand(webhooksCommand())
-    .addCommand(demoCommand());
+    .version('0.1.0');
+  const names = only !== undefined && only in COMMANDS ? [only] : Object.keys(COMMANDS);
+  for (const name of names) program.addCommand(await (COMMANDS[name] as () => Promise<Command>)());
   // Commands added whole do not inherit these settings: every command must throw
   // instead of exiting, so that the handler below chooses the exit code.
   const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
@@ -38,7 +40,7 @@ export function buildProgram(): Command {
 
 async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv[2])).parseAsync(argv);
     return process.exitCode === undefined ? ExitCode.ok : Number(process.exitCode);
   } catch (error) {
     if (error instanceof CommanderError) {
