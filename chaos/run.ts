@@ -10,8 +10,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +18,7 @@ import { generateBatch } from '../bench/generate-batch.js';
 import { startSandbox } from '../src/sandbox/start.js';
 import type { RunningSandbox } from '../src/sandbox/start.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
+import { freePort } from './free-port.js';
 import type { FinalRow } from './invariants.js';
 import { checkInvariants, isSettledOrAttention } from './invariants.js';
 
@@ -42,14 +41,6 @@ const random = seeded(SEED);
 const between = (min: number, max: number): number => min + Math.floor(random() * (max - min));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string): void => void process.stdout.write(`chaos: ${line}\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function paybatch(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -51,6 +51,8 @@ export interface ServiceTransaction {
   /** What came back to the balance after a cancellation, when the service says [3.1]. */
   refunded_amount_in_cents: string | null;
   may_cancel: boolean;
+  /** [D8] The service's updated_at, as an ISO 8601 UTC string so that times compare as text; null when absent or unreadable. */
+  updated_at: string | null;
   raw: Record<string, unknown>;
 }
 
@@ -73,6 +75,7 @@ export function parseTransaction(object: unknown): ServiceTransaction | null {
     output_currency: text(object.output_currency ?? object.output_currency_code),
     refunded_amount_in_cents: amount(object.refunded_amount_in_cents),
     may_cancel: object.may_cancel === true,
+    updated_at: typeof object.updated_at === 'string' && !Number.isNaN(Date.parse(object.updated_at)) ? new Date(object.updated_at).toISOString() : null,
     raw: object,
   };
 }

@@ -1,6 +1,7 @@
 /** `paybatch webhooks sync [--replace] [--url U]` and `paybatch webhooks list`. */
 import { Command } from 'commander';
 import { renderSync, syncWebhooks } from '../engine/webhook-registration.js';
+import { webhookUrl } from '../config/config.js';
 import { withEngineSession } from './engine-session.js';
 
 interface Opts {
@@ -12,11 +13,6 @@ const shared = (command: Command): Command => command
   .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
   .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)');
 
-/** The URL `watch` receives deliveries at, as configured. */
-function configuredUrl(watch: { public_url?: string; listen: { host: string; port: number } }): string {
-  return watch.public_url ?? `http://${watch.listen.host}:${watch.listen.port}/webhooks`;
-}
-
 export function webhooksCommand(): Command {
   const sync = shared(new Command('sync'))
     .description('Register one webhook per event type paybatch needs at the receiver\'s public URL (watch does this at start).')
@@ -24,7 +20,7 @@ export function webhooksCommand(): Command {
     .option('--replace', 'take over event types registered for another URL')
     .action(async (opts: Opts & { url?: string; replace?: boolean }) => {
       await withEngineSession(opts, async ({ config, connection }) => {
-        const url = opts.url ?? configuredUrl(config.watch);
+        const url = opts.url ?? webhookUrl(config.watch);
         process.stdout.write(renderSync(await syncWebhooks(connection.client, url, { replace: opts.replace }), url));
       }, { exclusive: false });
     });

@@ -165,6 +165,12 @@ export function loadConfig(options: { file?: string; home?: string; env?: NodeJS
   return parsed.data;
 }
 
+/** Where the service delivers webhooks, and the URL they are signed over [D3]: watch.public_url, else http://HOST:PORT/webhooks. */
+export function webhookUrl(watch: WatchConfig, port: number = watch.listen.port): string {
+  const host = watch.listen.host.includes(':') ? `[${watch.listen.host}]` : watch.listen.host;
+  return watch.public_url ?? `http://${host}:${port}/webhooks`;
+}
+
 /** The per-row limits in minor units, for the row rules. */
 export function maxRowAmountMinor(batch: BatchConfig): Record<string, bigint> {
   const limits: Record<string, bigint> = {};

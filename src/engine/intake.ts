@@ -6,7 +6,7 @@
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
 import { existsSync } from 'node:fs';
-import { lstat, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { lstat, readdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { BatchConfig } from '../config/config.js';
@@ -109,8 +109,7 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     return { kind: 'duplicate', file: failedPath, noteFile, earlier };
   }
 
-  const { size } = await stat(claimed);
-  const batch = await deps.store.beginBatch({ file_name: name, sha256, size_bytes: size, policy: deps.policy, received_at: new Date(at).toISOString() });
+  const batch = await deps.store.beginBatch({ file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString() });
   let pending: NewRow[] = [];
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;

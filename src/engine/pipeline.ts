@@ -35,7 +35,6 @@ export interface PipelineDeps {
 }
 
 export function toObservation(tx: ServiceTransaction, source: ObservationSource): Observation {
-  const updated = tx.raw.updated_at;
   return {
     source,
     transaction_id: tx.id,
@@ -47,7 +46,7 @@ export function toObservation(tx: ServiceTransaction, source: ObservationSource)
     output_amount: tx.output_amount_in_cents,
     output_currency: tx.output_currency,
     refunded_amount: tx.refunded_amount_in_cents,
-    updated_at: typeof updated === 'string' && !Number.isNaN(Date.parse(updated)) ? new Date(updated).toISOString() : null,
+    updated_at: tx.updated_at,
   };
 }
 
@@ -85,16 +84,10 @@ export class Pipeline {
     return this.limit.activeCount === 0;
   }
 
-  /** Steps running or waiting for a slot. */
-  get busy(): number {
-    return this.limit.activeCount + this.limit.pendingCount;
-  }
-
   /** After a restart: settle what was in flight before anything new is sent. */
   async resume(): Promise<void> {
-    const orphans = await this.deps.store.scheduleOrphans(this.deps.clock.now());
-    if (orphans > 0) this.deps.log('resumed_rows', { rows: orphans });
-    await this.retryStalled();
+    const resumed = await this.retryStalled();
+    if (resumed > 0) this.deps.log('resumed_rows', { rows: resumed });
   }
 
   /**
@@ -107,12 +100,12 @@ export class Pipeline {
   async retryStalled(): Promise<number> {
     const { store } = this.deps;
     const idle = (row: PipelineRow): boolean => !this.working.has(`${row.batch_id}:${row.line}`);
-    await store.scheduleOrphans(this.deps.clock.now());
+    const orphans = await store.scheduleOrphans(this.deps.clock.now());
     const creating = (await store.allRowsInPhases(['creating'])).filter(idle);
     const funding = (await store.allRowsInPhases(['funding'])).filter(idle);
     await Promise.all(creating.map((row) => this.limit(() => this.guarded(row, () => this.sendRow(row)))));
     await Promise.all(funding.map((row) => this.limit(() => this.guarded(row, () => this.resolveFunding(row, 0)))));
-    return creating.length + funding.length;
+    return orphans + creating.length + funding.length;
   }
 
   /**

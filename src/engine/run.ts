@@ -45,7 +45,7 @@ export interface RunReport {
 const RESULTS_EVERY_MS = 5000;
 
 /** CSV files in the inbox, oldest first; hidden and other files are left alone. */
-export async function inboxFiles(inbox: string): Promise<string[]> {
+async function inboxFiles(inbox: string): Promise<string[]> {
   const names = (await readdir(inbox)).filter((n) => !n.startsWith('.') && n.toLowerCase().endsWith('.csv'));
   const dated = await Promise.all(names.map(async (name) => ({ name, at: (await stat(join(inbox, name))).mtimeMs })));
   return dated.sort((a, b) => a.at - b.at || a.name.localeCompare(b.name)).map((d) => join(inbox, d.name));

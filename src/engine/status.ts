@@ -69,7 +69,7 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
       by_state: tally.byState,
       funded: tally.funded,
       paid_out: tally.paidOut,
-      unsettled: await store.unsettledRows(record.id),
+      unsettled: progress.unsettled,
       oldest_unsettled_age_s: progress.oldest_unsettled_at === null ? null : Math.max(0, Math.floor((clock.now() - Date.parse(progress.oldest_unsettled_at)) / 1000)),
       attention,
       learned: { webhook: record.changes_by_webhook, polling: record.changes_by_polling, answer: record.changes_by_answer },

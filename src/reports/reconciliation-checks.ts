@@ -43,8 +43,7 @@ export function compareWithService(rows: readonly LedgerRow[], answers: Readonly
       continue;
     }
     if (tx.state !== row.state) {
-      const updated = typeof tx.raw.updated_at === 'string' && !Number.isNaN(Date.parse(tx.raw.updated_at)) ? new Date(tx.raw.updated_at).toISOString() : null;
-      const newer = updated !== null && (row.observed_at === null || updated > row.observed_at);
+      const newer = tx.updated_at !== null && (row.observed_at === null || tx.updated_at > row.observed_at);
       differences.push({ ...where(row), check: 'state', paybatch: row.state ?? '', service: tx.state, explained: newer ? BEHIND : '' });
     }
     if (row.input_amount !== null && tx.input_amount_in_cents !== null && tx.input_amount_in_cents !== row.input_amount) {

@@ -10,21 +10,11 @@
  * All money is integer minor units (bigint) from the store to the file.
  */
 
-/** One row as paybatch's own ledger knows it. */
-export interface LedgerRow {
+import type { ResultRow } from './results.js';
+
+/** One row as paybatch's own ledger knows it: its result, with when and how money moved. */
+export interface LedgerRow extends Omit<ResultRow, 'errors'> {
   batch_id: string;
-  line: number;
-  external_id: string | null;
-  transaction_id: string | null;
-  phase: string;
-  outcome: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  input_amount: string | null;
-  input_currency: string | null;
-  output_amount: string | null;
-  output_currency: string | null;
   refunded_amount: string | null;
   created_at: string | null;
   funded_at: string | null;

@@ -30,6 +30,9 @@ const STATE_RANK: Record<string, number> = {
 
 const PIPELINE_COLUMNS = 'batch_id, line, external_id, request, phase, outcome, transaction_id, state, input_amount, input_currency, created_at, funded_at, observed_at, reads';
 
+/** Phases of a row that is not final yet, as SQL. */
+const UNSETTLED_PHASES = "('ready', 'creating', 'created', 'funding', 'funded', 'cancelling')";
+
 const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
 
 interface PipelineColumns extends Omit<PipelineRow, 'request'> {
@@ -272,7 +275,7 @@ export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, Sc
   }
 
   async unsettledRows(batchId: string): Promise<number> {
-    return this.sql("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling')").pluck().get(batchId) as number;
+    return this.sql(`SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ${UNSETTLED_PHASES}`).pluck().get(batchId) as number;
   }
 
   async settleBatch(batchId: string, at: string): Promise<void> {
@@ -307,7 +310,8 @@ export class SqliteStore implements IntakeStore, PipelineStore, WebhookStore, Sc
         COUNT(r.transaction_id) AS created,
         COUNT(r.funded_at) AS funded,
         COUNT(*) FILTER (WHERE r.phase IN ('final', 'not_sent')) AS settled,
-        MIN(CASE WHEN r.phase IN ('ready', 'creating', 'created', 'funding', 'funded', 'cancelling') THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
+        COUNT(*) FILTER (WHERE r.phase IN ${UNSETTLED_PHASES}) AS unsettled,
+        MIN(CASE WHEN r.phase IN ${UNSETTLED_PHASES} THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
       FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?`).get(batchId) as BatchProgress;
   }
 

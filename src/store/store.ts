@@ -120,6 +120,8 @@ export interface BatchProgress {
   funded: number;
   /** Sendable rows whose part is over: final, or ended without being sent. */
   settled: number;
+  /** Rows not final yet (as unsettledRows counts them). */
+  unsettled: number;
   /** When the oldest row not final yet was created (or its batch received), if any. */
   oldest_unsettled_at: string | null;
 }

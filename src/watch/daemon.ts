@@ -11,6 +11,7 @@ import { AuthenticationRefused } from '../api/errors.js';
 import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
+import { webhookUrl } from '../config/config.js';
 import { recoverInterruptedIntakes } from '../engine/intake.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { Pipeline } from '../engine/pipeline.js';
@@ -88,7 +89,7 @@ export class Daemon {
     this.receiver = new WebhookReceiver({
       host: listen.host,
       port: listen.port,
-      publicUrl: (port) => config.watch.public_url ?? `http://${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${port}/webhooks`,
+      publicUrl: (port) => webhookUrl(config.watch, port),
       credentials: deps.credentials,
       store,
       clock,

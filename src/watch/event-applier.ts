@@ -58,7 +58,9 @@ export class EventApplier {
       const byObject = new Map<string, WebhookEvent[]>();
       for (const event of events) {
         const key = event.object_id ?? `event-${event.id}`;
-        byObject.set(key, [...(byObject.get(key) ?? []), event]);
+        const ofObject = byObject.get(key);
+        if (ofObject) ofObject.push(event);
+        else byObject.set(key, [event]);
       }
       await Promise.all([...byObject.values()].map(async (ofOneObject) => {
         for (const event of ofOneObject) {
@@ -106,8 +108,7 @@ export class EventApplier {
       await pipeline.readSoon(row);
       return 'read_requested';
     }
-    const updated = typeof tx.raw.updated_at === 'string' ? tx.raw.updated_at : null;
-    if (row.observed_at !== null && updated !== null && updated < row.observed_at) return 'stale';
+    if (row.observed_at !== null && tx.updated_at !== null && tx.updated_at < row.observed_at) return 'stale';
     if (row.phase === 'final') return 'after_final';
     await pipeline.applyWebhook(row, tx);
     return 'applied';

@@ -1,29 +1,19 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
+import { freePort } from '../../chaos/free-port.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { validBatchLines } from '../helpers/batch-lines.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { eventually } from '../helpers/daemon.js';
 import { FAST_ENGINE, FAST_SANDBOX, debitsPerTransaction, template } from '../helpers/engine.js';
 import { operator } from '../helpers/sandbox.js';
-
-/** A port nobody listens on now: the daemon needs the same one across restarts (its webhooks are registered there). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Watching {
   child: ChildProcess;
