@@ -86,6 +86,13 @@ describe('sandbox validation on create [2.1]-[2.4], [D5], [D6], [D12]', () => {
     expect(ngaUsd.status).toBe(201);
   });
 
+  it('pays the SEPA countries that use the euro outside the euro area by IBAN in EUR', async () => {
+    for (const [country, iban, phone] of [['MCO', 'MC5811222000010123456789030', '+377612345678'], ['SMR', 'SM86U0322509800000000270100', '+37866661212'], ['AND', 'AD1200012030200359100100', '+376312345'], ['VAT', 'VA59001123000012345678', '+390669812345']] as const) {
+      const created = await call(sandbox, 'POST', '/transactions', createBody('deu', { recipient: { country_code: country, iban, phone_number: phone } }));
+      expect(created.status, country).toBe(201);
+    }
+  });
+
   it('requires the recipient fields of the corridor and checks their formats', async () => {
     const gbr = await call(sandbox, 'POST', '/transactions', createBody('gbr', { recipient: { sort_code: '', bank_account: '1234567' } }));
     expect(gbr.body.errors['recipient.sort_code']).toEqual(['is required for corridor gbr-bank']);

@@ -31,7 +31,7 @@ describe('row rules: corridor', () => {
     const verdict = validateRow(validRow('gbr', { type: 'cash' }), RULES);
     expect(verdict.errors).toHaveLength(1);
     expect(verdict.errors[0]).toMatchObject({ field: 'recipient_country_code', code: 'no_corridor' });
-    expect(verdict.errors[0]?.message).toMatch(/no corridor pays cash to GBR from USD to GBP; the corridors are: gbr-bank \(GBR, bank, USD to GBP\); eur-iban-bank \(AUT, BEL, CYP and 17 more, bank, EUR to EUR\); global-usd-bank \(any country/);
+    expect(verdict.errors[0]?.message).toMatch(/no corridor pays cash to GBR from USD to GBP; the corridors are: gbr-bank \(GBR, bank, USD to GBP\); eur-iban-bank \(AUT, BEL, CYP and 21 more, bank, EUR to EUR\); global-usd-bank \(any country/);
     expect(codes('eur', { input_currency_code: 'USD' })).toEqual(['recipient_country_code:no_corridor']);
   });
 
@@ -56,6 +56,18 @@ describe('row rules: corridor', () => {
     expect(codes('eur', { recipient_iban: 'DE8937040044053201300' })).toEqual(['recipient_iban:iban_invalid_length']);
     expect(codes('eur', { recipient_iban: 'FR1420041010050500013M02606' })).toEqual(['recipient_iban:iban_wrong_country']);
     expect(codes('eur', { recipient_iban: 'FR1420041010050500013M02606', recipient_country_code: 'FRA', recipient_phone_number: '+33612345678' })).toEqual([]);
+  });
+
+  it.each([
+    ['MCO', 'MC5811222000010123456789030', '+377612345678'],
+    ['SMR', 'SM86U0322509800000000270100', '+37866661212'],
+    ['AND', 'AD1200012030200359100100', '+376312345'],
+    ['VAT', 'VA59001123000012345678', '+390669812345'],
+  ])('SEPA countries using the euro outside the euro area: %s is paid by IBAN in EUR', (country, iban, phone) => {
+    const verdict = validateRow(validRow('eur', { recipient_country_code: country, recipient_iban: iban, recipient_phone_number: phone }), RULES);
+    expect(verdict.errors).toEqual([]);
+    expect(verdict.corridor?.id).toBe('eur-iban-bank');
+    expect(codes('eur', { recipient_country_code: country, recipient_iban: 'DE89370400440532013000', recipient_phone_number: phone })).toEqual(['recipient_iban:iban_wrong_country']);
   });
 
   it('global: a valid BIC and account; a BIC of another country is a warning', () => {
