@@ -5,6 +5,7 @@
  * retried only when it certainly did nothing (429); an unknown outcome goes back
  * to the caller, who resolves it before doing anything else [D7].
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { PayoutRequest } from '../batch/payout-request.js';
@@ -16,6 +17,8 @@ import type { BackoffPolicy } from './backoff.js';
 import { backoffDelay } from './backoff.js';
 import type { Credentials } from './signing.js';
 import { authHeaders } from './signing.js';
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
 
 export interface ClientOptions {
   /** Includes any version prefix, e.g. https://payouts.example/v1 [D1]. */
@@ -28,6 +31,20 @@ export interface ClientOptions {
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   connections?: number;
+  /** Deadlines given to calls are read on this clock. */
+  clock?: Clock;
+  /** Told when the service asks for an absurd wait (a capped Retry-After). */
+  log?: (event: string, fields: Record<string, unknown>) => void;
+}
+
+/**
+ * What bounds one call's retries: it never waits past `until` (ms on the client's
+ * clock: a run's --wait, a funding deadline) nor past `signal` (a shutdown). A
+ * wait that would outlast either ends the call with its last error instead.
+ */
+export interface CallLimits {
+  until?: number;
+  signal?: AbortSignal;
 }
 
 interface Answer {
@@ -57,13 +74,29 @@ type Kind = 'read' | 'write';
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function retryAfter(header: string | string[] | undefined): number | undefined {
+/** A Retry-After header (seconds, or an HTTP date) in ms, uncapped; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | string[] | undefined, now: number): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined) return undefined;
+  if (value === undefined || value.trim() === '') return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 3600) * 1000;
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.min(date - Date.now(), 3_600_000));
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * [D2] The one spelling of a URL that is both signed and sent: undici sends the
+ * WHATWG-normalised form (a quote in a query becomes %27), so that is what is
+ * signed. Path and query parts are percent-encoded strictly beforehand, so that
+ * normalising changes nothing a person would recognise.
+ */
+export function urlAsSent(base: string, path: string): string {
+  return new URL(`${base}${path}`).href;
+}
+
+/** encodeURIComponent, and also ! ' ( ) *, which it leaves alone and some servers treat as delimiters. */
+export function encodePart(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 export class PayoutClient {
@@ -71,12 +104,14 @@ export class PayoutClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly base: string;
+  private readonly clock: Clock;
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.dispatcher = new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 10_000 });
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
+    this.clock = options.clock ?? systemClock;
   }
 
   async close(): Promise<void> {
@@ -85,36 +120,36 @@ export class PayoutClient {
 
   // ---- the endpoints of [4] and [D7]
 
-  async listCorridors(country: string): Promise<CorridorRecord[]> {
-    const list = parseList(await this.call('read', 'GET', `/corridors/${encodeURIComponent(country)}`, undefined, `corridors of ${country}`));
+  async listCorridors(country: string, limits: CallLimits = {}): Promise<CorridorRecord[]> {
+    const list = parseList(await this.call('read', 'GET', `/corridors/${encodePart(country)}`, undefined, `corridors of ${country}`, limits));
     if (!list) throw new Retryable(`the corridors of ${country} came back in an unexpected shape`, undefined);
     return list as CorridorRecord[];
   }
 
-  async createTransaction(body: PayoutRequest): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('write', 'POST', '/transactions', body, `creating ${body.external_id}`), 'write', `creating ${body.external_id}`);
+  async createTransaction(body: PayoutRequest, limits: CallLimits = {}): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('write', 'POST', '/transactions', body, `creating ${body.external_id}`, limits), 'write', `creating ${body.external_id}`);
   }
 
-  async findTransactions(externalId: string): Promise<ServiceTransaction[]> {
+  async findTransactions(externalId: string, limits: CallLimits = {}): Promise<ServiceTransaction[]> {
     const what = `looking up ${externalId}`;
-    const list = parseList(await this.call('read', 'GET', `/transactions?external_id=${encodeURIComponent(externalId)}`, undefined, what));
+    const list = parseList(await this.call('read', 'GET', `/transactions?external_id=${encodePart(externalId)}`, undefined, what, limits));
     const parsed = list?.map(parseTransaction);
     if (!parsed || parsed.some((t) => t === null)) throw new Retryable(`${what}: the answer is not a list of transactions`, undefined);
     return parsed as ServiceTransaction[];
   }
 
-  async getTransaction(id: string): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('read', 'GET', `/transactions/${encodeURIComponent(id)}`, undefined, `reading ${id}`), 'read', `reading ${id}`);
+  async getTransaction(id: string, limits: CallLimits = {}): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('read', 'GET', `/transactions/${encodePart(id)}`, undefined, `reading ${id}`, limits), 'read', `reading ${id}`);
   }
 
   /** [D10] With the amount guard: the service refuses if the amount is not the one we checked. */
-  async fundTransaction(id: string, guard: { input_amount_in_cents: string; input_currency: string }): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('write', 'POST', `/transactions/${encodeURIComponent(id)}/fund`, guard, `funding ${id}`), 'write', `funding ${id}`);
+  async fundTransaction(id: string, guard: { input_amount_in_cents: string; input_currency: string }, limits: CallLimits = {}): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('write', 'POST', `/transactions/${encodePart(id)}/fund`, guard, `funding ${id}`, limits), 'write', `funding ${id}`);
   }
 
   /** [D11] Accepted, then carried out asynchronously. */
-  async cancelTransaction(id: string): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('write', 'DELETE', `/transactions/${encodeURIComponent(id)}`, undefined, `cancelling ${id}`), 'write', `cancelling ${id}`);
+  async cancelTransaction(id: string, limits: CallLimits = {}): Promise<ServiceTransaction> {
+    return this.transaction(await this.call('write', 'DELETE', `/transactions/${encodePart(id)}`, undefined, `cancelling ${id}`, limits), 'write', `cancelling ${id}`);
   }
 
   async registerWebhook(eventType: string, uri: string): Promise<WebhookRecord> {
@@ -133,7 +168,7 @@ export class PayoutClient {
   }
 
   async deleteWebhook(id: string): Promise<void> {
-    await this.call('write', 'DELETE', `/webhooks/${encodeURIComponent(id)}`, undefined, `removing webhook ${id}`);
+    await this.call('write', 'DELETE', `/webhooks/${encodePart(id)}`, undefined, `removing webhook ${id}`);
   }
 
   // ---- the machinery
@@ -145,17 +180,33 @@ export class PayoutClient {
     throw kind === 'write' ? new OutcomeUnknown(message) : new Retryable(message, undefined);
   }
 
-  /** One call, retried per its kind; returns the unwrapped object of a 2xx answer. */
-  private async call(kind: Kind, method: string, path: string, body: unknown, what: string): Promise<unknown> {
+  /** One call, retried per its kind, never waiting past its limits; returns the unwrapped object of a 2xx answer. */
+  private async call(kind: Kind, method: string, path: string, body: unknown, what: string, limits: CallLimits = {}): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
         return this.classify(kind, await this.send(kind, method, path, body, what), what);
       } catch (error) {
-        const again = error instanceof Retryable && attempt < this.options.retry.attempts;
-        if (!again) throw error;
-        await this.sleep(error.retryAfterMs ?? backoffDelay(this.options.retry, attempt, this.random));
+        if (!(error instanceof Retryable) || attempt >= this.options.retry.attempts) throw error;
+        const wait = this.waitBefore(error, attempt, what);
+        if (limits.signal?.aborted || (limits.until !== undefined && this.clock.now() + wait > limits.until)) throw error;
+        await this.pause(wait, limits.signal);
+        if (limits.signal?.aborted) throw error;
       }
     }
+  }
+
+  /** Retry-After when the service gave one, capped at the backoff's cap (an absurd one is said); else backoff with jitter. */
+  private waitBefore(error: Retryable, attempt: number, what: string): number {
+    if (error.retryAfterMs === undefined) return backoffDelay(this.options.retry, attempt, this.random);
+    if (error.retryAfterMs <= this.options.retry.capMs) return error.retryAfterMs;
+    this.options.log?.('retry_after_capped', { call: what, asked_s: Math.round(error.retryAfterMs / 1000), waited_s: Math.round(this.options.retry.capMs / 1000) });
+    return this.options.retry.capMs;
+  }
+
+  /** Sleeps, ending early (its timer cleared) when the signal fires. */
+  private async pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (!signal || this.options.sleep) return this.sleep(ms);
+    await delay(ms, undefined, { signal }).catch(() => {});
   }
 
   private classify(kind: Kind, answer: Answer, what: string): unknown {
@@ -178,7 +229,7 @@ export class PayoutClient {
   }
 
   private async send(kind: Kind, method: string, path: string, body: unknown, what: string): Promise<Answer> {
-    const url = `${this.base}${path}`;
+    const url = urlAsSent(this.base, path);
     const text = body === undefined ? '' : JSON.stringify(body);
     const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.options.credentials, method, url, text) };
     if (text) headers['content-type'] = 'application/json';
@@ -209,7 +260,7 @@ export class PayoutClient {
       }
     }
     const location = response.headers.location;
-    return { status: response.statusCode, body: parsed, readable, retryAfterMs: retryAfter(response.headers['retry-after']), location: Array.isArray(location) ? location[0] : location };
+    return { status: response.statusCode, body: parsed, readable, retryAfterMs: retryAfterMs(response.headers['retry-after'], Date.now()), location: Array.isArray(location) ? location[0] : location };
   }
 
   private async readCapped(response: Dispatcher.ResponseData): Promise<{ bytes: Buffer; complete: boolean }> {

@@ -34,7 +34,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   const store = SqliteStore.open(workspace.database);
   const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
   try {
-    const connection = await connectService(config.service, { sandboxLog: () => {} });
+    const connection = await connectService(config.service, { sandboxLog: () => {}, log });
     process.stderr.write(`paybatch: using ${connection.describe}\n`);
     try {
       return await work({ config, workspace, store, log, connection });

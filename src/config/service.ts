@@ -36,9 +36,11 @@ function readSecret(file: string): string {
 
 export async function connectService(
   service: ServiceConfig,
-  options: { clock?: Clock; sandboxLog?: (line: string) => void } = {},
+  options: { clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void } = {},
 ): Promise<ServiceConnection> {
   const clientOptions = {
+    clock: options.clock,
+    log: options.log,
     timeoutMs: service.timeout_ms,
     maxAnswerBytes: service.max_answer_bytes,
     retry: { baseMs: service.retry.base_ms, capMs: service.retry.cap_ms, attempts: service.retry.attempts },

@@ -105,6 +105,43 @@ describe('payout client against the sandbox', () => {
     await patient.close();
   });
 
+  it('caps an absurd Retry-After at the backoff cap and says so; never waits past a deadline or a stop', async () => {
+    await operator(sandbox, 'PUT', '/faults', { http_429_rate: 1, retry_after_s: 999_999_999 });
+    const said: Record<string, unknown>[] = [];
+    const { client: capped, sleeps: waited } = clientFor(sandbox, { log: (_event, fields) => said.push(fields) });
+    expect(await capped.getTransaction('tr_x').catch((e: unknown) => e)).toBeInstanceOf(Retryable);
+    expect(waited).toEqual([10_000, 10_000, 10_000]);
+    expect(said[0]).toMatchObject({ asked_s: 999_999_999, waited_s: 10 });
+
+    // A deadline 5 s away: a 10 s wait would outlast it, so the call ends at once with its error.
+    waited.length = 0;
+    const error = await capped.createTransaction(request(), { until: Date.now() + 5_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Retryable);
+    expect(waited).toEqual([]);
+
+    // A stop: the wait ends as soon as the signal fires (real timers here).
+    const { client: stoppable } = clientFor(sandbox, { sleep: undefined });
+    const stop = new AbortController();
+    const started = Date.now();
+    setTimeout(() => stop.abort(), 100);
+    expect(await stoppable.getTransaction('tr_x', { signal: stop.signal }).catch((e: unknown) => e)).toBeInstanceOf(Retryable);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await capped.close();
+    await stoppable.close();
+  });
+
+  it('signs exactly the URL it sends: a lookup of an external id with every printable ASCII character and non-ASCII ones', async () => {
+    let printable = '';
+    for (let code = 0x20; code < 0x7f; code++) printable += String.fromCharCode(code);
+    for (const externalId of [printable, "O'Brien & Sons (2026)*!", 'Zahlung für Müller – 10 €', '付款-7', ' spaced out ']) {
+      const body = { ...request(), external_id: externalId };
+      const created = await client.createTransaction(body);
+      expect(created.external_id).toBe(externalId);
+      const found = await client.findTransactions(externalId);
+      expect(found.map((t) => t.id)).toEqual([created.id]);
+    }
+  });
+
   it('retries a failed read with backoff, and gives up after the configured attempts', async () => {
     await operator(sandbox, 'PUT', '/faults', { http_503_rate: 1 });
     const error = await client.listCorridors('GBR').catch((e: unknown) => e);
