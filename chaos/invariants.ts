@@ -15,6 +15,7 @@ export interface FinalRow {
   batch_id: string;
   line: number;
   external_id: string | null;
+  transaction_id: string | null;
   phase: string;
   state: string | null;
   reads: number;

@@ -78,7 +78,7 @@ async function batchFile(path: string, rows: number, prefix: string): Promise<nu
 function readRows(database: string): FinalRow[] {
   const db = new Database(database, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT batch_id, line, external_id, phase, state, reads, created_at FROM rows ORDER BY batch_id, line').all() as FinalRow[];
+    return db.prepare('SELECT batch_id, line, external_id, transaction_id, phase, state, reads, created_at FROM rows ORDER BY batch_id, line').all() as FinalRow[];
   } finally {
     db.close();
   }
@@ -168,7 +168,10 @@ async function main(): Promise<number> {
         cancels += result.out.split('\n').filter((line) => /\bcancelled$/.test(line)).length;
         if (result.code !== 0) say(`cancel ${batch} exited ${result.code}: ${result.err.trim().split('\n').filter((l) => !l.startsWith('paybatch: using')).slice(0, 4).join(' | ')}`);
       }
-      const done = rows.length > 0 && rows.every(isSettledOrAttention) && rows.every((r) => r.state !== 'manual' || r.phase === 'final');
+      // An attention state the service will still leave by itself (an error it retries) is not an end: wait for it.
+      const moving = new Set([...running.store.allTransactions()].filter((t) => t.next_step !== null && t.next_step !== 'expire').map((t) => t.id));
+      const done = rows.length > 0 && rows.every(isSettledOrAttention) && rows.every((r) => r.state !== 'manual' || r.phase === 'final')
+        && rows.every((r) => r.phase === 'final' || r.transaction_id === null || !moving.has(r.transaction_id));
       const files = readdirSync(workspace.folders.inbox).filter((f) => f.endsWith('.csv'));
       if (done && files.length === 0) break;
       if (Date.now() > deadline) {

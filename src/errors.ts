@@ -6,8 +6,15 @@
 export const ExitCode = {
   ok: 0,
   failure: 1,
+  /** The run finished, but rows need a person: an answer that did not match its request, a funding refused, the balance run out. */
+  attention: 3,
   usage: 64,
+  /** The state database cannot be used by this paybatch: newer than it, or damaged. */
+  dataError: 65,
+  /** The payout service did not answer. */
+  unavailable: 69,
   software: 70,
+  /** The disk is full or cannot be written. */
   ioError: 74,
   noPermission: 77,
   config: 78,
@@ -37,4 +44,38 @@ export class UsageError extends PaybatchError {
   constructor(message: string) {
     super(message, ExitCode.usage);
   }
+}
+
+/** The payout service cannot be reached or keeps failing (exit 69): nothing is lost, the next run carries on. */
+export class ServiceUnavailable extends PaybatchError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, ExitCode.unavailable, options);
+  }
+}
+
+/** The state database cannot be used by this paybatch (exit 65). */
+export class DatabaseUnusable extends PaybatchError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, ExitCode.dataError, options);
+  }
+}
+
+/** The disk refused a write (full, read-only, quota): exit 74, one line. */
+export class DiskError extends PaybatchError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, ExitCode.ioError, options);
+  }
+}
+
+const DISK_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EFBIG']);
+
+/** An operating-system error that means the disk refused a write, as a DiskError; anything else as it was. */
+export function asDiskError(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string') return error;
+  if (DISK_CODES.has(code) || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR_')) {
+    const what = code === 'ENOSPC' || code === 'SQLITE_FULL' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EDQUOT' ? 'the disk quota is exhausted' : `the disk refused a write (${code})`;
+    return new DiskError(`${what}: free space (or fix the disk) and run again; nothing is lost, the next run carries on from the database`, { cause: error });
+  }
+  return error;
 }

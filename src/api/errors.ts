@@ -33,6 +33,30 @@ export class Rejected extends Error {
   concerns(field: string): boolean {
     return this.errors.some((e) => e.field === field || e.field.endsWith(`.${field}`));
   }
+
+  /** The service's own words, without paybatch's "... was refused (422):" prefix. */
+  get reasons(): string {
+    return this.errors.map((e) => (e.field === 'base' ? e.message : `${e.field} ${e.message}`)).join('; ') || 'no reason given';
+  }
+}
+
+/** Why a funding was refused [D10], as far as the caller's next step goes. */
+export type FundRefusal = 'balance' | 'state' | 'amount' | 'other';
+
+/**
+ * [D10], [D5] The balance refusal in every shape the service may give it: an
+ * error on `balance`, or a message saying so in the list form
+ * (`{"errors": ["balance insufficient funds"]}`); then a state or amount
+ * refusal (the transaction or its quote moved: read it again); anything else
+ * is a refusal paybatch cannot act on.
+ */
+export function fundRefusal(error: Rejected): FundRefusal {
+  if (error.status !== 422) return 'other';
+  const says = (pattern: RegExp): boolean => error.errors.some((e) => pattern.test(`${e.field} ${e.message}`));
+  if (error.concerns('balance') || says(/\b(balance|insufficient (funds|balance))\b/i)) return 'balance';
+  if (error.concerns('input_amount_in_cents') || error.concerns('input_currency')) return 'amount';
+  if (error.concerns('state') || says(/\b(already funded|not (yet )?approved|cancell?ed|cannot be funded|does not accept funding)\b/i)) return 'state';
+  return 'other';
 }
 
 export class AuthenticationRefused extends PaybatchError {

@@ -1,5 +1,6 @@
 /** `paybatch cancel --batch B [--external-id X] [--state error,manual]`. */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { ExitCode, PaybatchError } from '../errors.js';
 import { systemClock } from '../clock.js';
 import type { CancelLine } from '../engine/cancel.js';
 import { cancelRows } from '../engine/cancel.js';
@@ -10,7 +11,7 @@ const list = (value: string, previous: string[] = []): string[] => [...previous,
 
 export function renderCancel(lines: readonly CancelLine[]): string {
   if (lines.length === 0) return 'no row matched: nothing to cancel\n';
-  return `${lines.map((l) => `${String(l.line).padStart(6)}  ${l.external_id}  ${l.state_before} -> ${l.state_after ?? '?'}  ${l.cancelled ? 'cancelled' : `not cancelled: ${l.reason}`}`).join('\n')}\n`;
+  return `${lines.map((l) => `${l.line === null ? '     -' : String(l.line).padStart(6)}  ${l.external_id}  ${l.state_before || '?'} -> ${l.state_after ?? '?'}  ${l.cancelled ? 'cancelled' : `not cancelled: ${l.reason}`}`).join('\n')}\n`;
 }
 
 export function cancelCommand(): Command {
@@ -21,14 +22,18 @@ export function cancelCommand(): Command {
     .option('--state <states>', 'only rows in these states, e.g. error,manual', list)
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
-    .option('--wait <duration>', 'how long to follow the cancellations', parseDuration, 2 * 60_000)
-    .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number }) => {
-      await withEngineSession(opts, async ({ config, store, log, connection }) => {
+    .addOption(new Option('--wait <duration>', 'how long to follow the cancellations').argParser(parseDuration).default(2 * 60_000, '2m'))
+    .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason)')
+    .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string }) => {
+      await withEngineSession(opts, async ({ config, store, log, connection, workspace }) => {
+        if (!(await store.batch(opts.batch))) throw new PaybatchError(`no batch ${opts.batch} in ${workspace.home}: nothing to cancel`, ExitCode.failure);
         const lines = await cancelRows(
-          { batch: opts.batch, externalIds: opts.externalId, states: opts.state },
+          { batch: opts.batch, externalIds: opts.externalId, states: opts.state, by: opts.as },
           { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait },
         );
         process.stdout.write(renderCancel(lines));
+        // Nothing matched, or nothing named could be cancelled: not a success.
+        if (lines.length === 0 || lines.every((l) => !l.cancelled)) process.exitCode = ExitCode.failure;
         // Beside a running watch: each row's cancellation is a guarded step of its own.
       }, { exclusive: false });
     });

@@ -5,7 +5,7 @@
  * message and an exit code.
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, PaybatchError } from '../errors.js';
+import { ExitCode, PaybatchError, asDiskError } from '../errors.js';
 
 /**
  * Each command's module is loaded only when it runs (all of them for help): a
@@ -42,7 +42,9 @@ async function main(argv: string[]): Promise<number> {
   try {
     await (await buildProgram(argv[2])).parseAsync(argv);
     return process.exitCode === undefined ? ExitCode.ok : Number(process.exitCode);
-  } catch (error) {
+  } catch (thrown) {
+    // A full disk or a read-only file system is an operational failure, not a bug.
+    const error = asDiskError(thrown);
     if (error instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;

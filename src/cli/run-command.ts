@@ -1,6 +1,7 @@
 /** `paybatch run`: take the inbox, pay every valid row exactly once, follow, write results. */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { systemClock } from '../clock.js';
+import { ExitCode, ServiceUnavailable } from '../errors.js';
 import type { RunReport } from '../engine/run.js';
 import { runOnce } from '../engine/run.js';
 import { parseDuration } from './duration.js';
@@ -18,8 +19,12 @@ export function renderRun(report: RunReport): string {
   for (const batch of report.batches) {
     const states = Object.entries(batch.by_state).map(([state, n]) => `${state} ${n}`).join(', ');
     lines.push(`${batch.batch} (${batch.file}): ${batch.rows} rows: ${states}${batch.unsettled > 0 ? `; ${batch.unsettled} still in flight` : '; all final'}`);
+    const reasons = Object.entries(batch.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
+    if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
+    if (batch.need_person > 0) lines.push(`  ${batch.need_person} rows need a person (see the results' state_reason and paybatch status ${batch.batch})`);
     lines.push(`  results ${batch.results_file}`);
   }
+  if (report.serviceTrouble) lines.push(`the payout service stopped answering (${report.serviceTrouble}); what waits is taken up by the next run`);
   if (lines.length === 0) lines.push('nothing to do: the inbox is empty and no batch is in flight');
   return `${lines.join('\n')}\n`;
 }
@@ -29,9 +34,9 @@ export function runCommand(): Command {
     .description('Take every file in the inbox, pay each valid row exactly once, follow every payout, write results.')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
-    .option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)', parseDuration, 5 * 60_000)
+    .addOption(new Option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)').argParser(parseDuration).default(5 * 60_000, '5m'))
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
-    .option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (default 10s; live bars on a terminal)', parseDuration)
+    .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
       await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
@@ -42,6 +47,9 @@ export function runCommand(): Command {
           await progress.stop();
         }
         process.stdout.write(renderRun(report));
+        if (report.serviceTrouble) throw new ServiceUnavailable(`the payout service stopped answering: ${report.serviceTrouble}`);
+        // Finished, but a person must look: cron and systemd see it in the exit code.
+        if (report.batches.some((b) => b.need_person > 0)) process.exitCode = ExitCode.attention;
       });
     });
 }

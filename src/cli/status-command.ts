@@ -21,7 +21,7 @@ export function statusCommand(): Command {
       try {
         const report = await readStatus(store, systemClock, batch);
         if (batch && report.batches.length === 0) throw new PaybatchError(`no batch ${batch} in ${workspace.home}`, ExitCode.failure);
-        process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
+        process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report, systemClock.now()));
       } finally {
         await store.close();
       }

@@ -1,12 +1,14 @@
 /**
  * `paybatch cancel`'s use case [1]: an integration must support cancellation.
  * Sends DELETE for the matching rows whose transaction may still be cancelled,
- * then follows them to canceled or refunded; the others are listed with why.
+ * then follows them to canceled or refunded. Rows named explicitly that cannot
+ * be cancelled are listed with why, as are names that match no row.
  */
 import type { PayoutClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow, PipelineStore } from '../store/store.js';
+import { CANCELLABLE_PHASES } from './cancel-on-request.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 
@@ -15,10 +17,12 @@ export interface CancelRequest {
   externalIds?: readonly string[];
   /** Only rows whose last known state is one of these, e.g. error, manual. */
   states?: readonly string[];
+  /** Who asked, kept with the row's reason. */
+  by?: string;
 }
 
 export interface CancelLine {
-  line: number;
+  line: number | null;
   external_id: string;
   state_before: string;
   cancelled: boolean;
@@ -26,37 +30,56 @@ export interface CancelLine {
   state_after: string | null;
 }
 
+/** Why a row named explicitly is not cancellable in its phase. */
+function notCancellable(row: PipelineRow): string {
+  if (row.phase === 'final') return `already final (${row.state ?? row.outcome ?? 'ended'})`;
+  if (row.phase === 'cancelling') return 'a cancellation is already under way';
+  if (row.phase === 'ready' || row.phase === 'creating') return 'not created at the service yet; nothing to cancel';
+  if (row.phase === 'funding') return 'a funding call is in flight; try again in a moment';
+  return `never sent (${row.outcome ?? row.phase})`;
+}
+
 export async function cancelRows(
   request: CancelRequest,
   deps: { store: PipelineStore; client: PayoutClient; clock: Clock; engine: EngineConfig; log: PipelineLog; waitMs: number; sleep?: (ms: number) => Promise<void> },
 ): Promise<CancelLine[]> {
   const pipeline = new Pipeline({ ...deps });
+  const named = new Set(request.externalIds ?? []);
+  const seen = new Set<string>();
+  const lines: CancelLine[] = [];
   const chosen: PipelineRow[] = [];
+  const all = ['created', 'funded', 'held', 'final', 'cancelling', 'ready', 'creating', 'funding', 'not_sent', 'refused', 'invalid'];
   for (let after = 0; ; ) {
-    const rows = await deps.store.rowsInPhases(request.batch, ['created', 'funded'], after, 1000);
+    const rows = await deps.store.rowsInPhases(request.batch, all, after, 1000);
     if (rows.length === 0) break;
     for (const row of rows) {
-      if (request.externalIds && !request.externalIds.includes(row.external_id)) continue;
+      if (request.externalIds && !named.has(row.external_id)) continue;
+      seen.add(row.external_id);
       if (request.states && !request.states.includes(row.state ?? '')) continue;
-      chosen.push(row);
+      if (CANCELLABLE_PHASES.includes(row.phase)) chosen.push(row);
+      else if (named.has(row.external_id)) lines.push({ line: row.line, external_id: row.external_id, state_before: row.state ?? row.phase, cancelled: false, reason: notCancellable(row), state_after: row.state });
     }
     after = (rows[rows.length - 1] as PipelineRow).line;
   }
-  const lines: CancelLine[] = [];
+  for (const id of named) {
+    if (!seen.has(id)) lines.push({ line: null, external_id: id, state_before: '', cancelled: false, reason: `no row of batch ${request.batch} has this external_id`, state_after: null });
+  }
   for (const row of chosen) {
-    const outcome = await pipeline.cancelOnRequest(row);
+    const outcome = await pipeline.cancelOnRequest(row, request.by ?? null);
     lines.push({ line: row.line, external_id: row.external_id, state_before: outcome.state, cancelled: outcome.done, reason: outcome.reason, state_after: null });
   }
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const until = deps.clock.now() + deps.waitMs;
+  pipeline.setDeadline(until);
   const open = async (): Promise<number> => (await deps.store.rowsInPhases(request.batch, ['cancelling'], 0, 1)).length;
   while ((await open()) > 0 && deps.clock.now() < until) {
     const read = await pipeline.follow();
     if (read === 0) await sleep(200);
   }
   for (const line of lines) {
-    const [now] = (await deps.store.rowsInPhases(request.batch, ['created', 'funded', 'cancelling', 'final'], line.line - 1, 1));
-    line.state_after = now?.line === line.line ? now.state : null;
+    if (line.line === null) continue;
+    const now = await deps.store.row(request.batch, line.line);
+    line.state_after = now?.state ?? null;
   }
-  return lines;
+  return lines.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 }

@@ -6,24 +6,48 @@
  */
 import { join } from 'node:path';
 import pino from 'pino';
+import { DiskError, ExitCode, asDiskError } from '../errors.js';
 import type { PipelineLog } from './pipeline.js';
 
 const HUMAN: ReadonlySet<string> = new Set([
   'intake_accepted', 'intake_rejected', 'intake_unreadable', 'intake_duplicate', 'intake_not_read', 'intake_gone', 'intake_failed', 'intake_waiting', 'intake_interrupted',
-  'balance_exhausted', 'batch_settled', 'corridor_inactive',
+  'balance_exhausted', 'batch_settled', 'corridor_inactive', 'answer_mismatch', 'fund_refused', 'insufficient_funds', 'limit_refused',
+  'retry_after_capped', 'catch_up_reads', 'row_busy',
   'webhooks_synced', 'webhooks_not_synced', 'webhook_held_elsewhere', 'webhook_refused', 'inbox_file_ignored', 'schedule_ran', 'sender_stopped', 'watch_loop_error',
 ]);
 
+/**
+ * A log that cannot be written (a full disk) ends the process at once with its
+ * own exit code and one line: carrying on without a log would hide what was
+ * paid. Nothing is lost: every step is in the database, and the next start
+ * carries on from it.
+ */
+function stopOnDiskError(error: unknown): never {
+  const failure = asDiskError(error);
+  const message = failure instanceof DiskError ? failure.message : `the log cannot be written: ${(error as Error).message}`;
+  process.stderr.write(`paybatch: ${message}\n`);
+  process.exit(ExitCode.ioError);
+}
+
 export function engineLog(home: string, human: (line: string) => void): { log: PipelineLog; close(): void } {
   const destination = pino.destination({ dest: join(home, 'paybatch.log'), sync: true, mkdir: true });
+  destination.on('error', stopOnDiskError);
   const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
   return {
     log(event, fields) {
-      logger.info({ event, ...fields });
-      if (HUMAN.has(event)) human(`${event.replace(/_/g, ' ')}: ${Object.entries(fields).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+      try {
+        logger.info({ event, ...fields });
+      } catch (error) {
+        stopOnDiskError(error);
+      }
+      if (HUMAN.has(event)) human(`${event.replace(/_/g, ' ')}: ${Object.entries(fields).map(([k, v]) => `${k} ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join(', ')}`);
     },
     close() {
-      destination.flushSync();
+      try {
+        destination.flushSync();
+      } catch (error) {
+        stopOnDiskError(error);
+      }
     },
   };
 }

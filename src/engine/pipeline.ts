@@ -1,29 +1,27 @@
 /**
- * The payout pipeline, per row: create, check the quote, fund, follow [4].
- *
- * Exactly once: before each write the row's intent is recorded (creating,
- * funding), so that after a crash, or when an answer is lost, the outcome is
- * found out before anything is sent again: a create by looking the external_id
- * up [D7], a fund by reading the transaction [D10]. The service itself refuses
- * a second transaction with the same external_id [D6] and a second funding
- * [D10], so even a race cannot pay twice.
+ * The payout pipeline, per row: create, check the quote, fund, follow [4]. This
+ * file schedules the work: at most `concurrency` calls to the service at once,
+ * rows resumed after a crash before anything new is sent, reads when due within
+ * the polling budget [D17], and a stop that ends waits at once. What each step
+ * does is in steps.ts, what an answer means in decide.ts.
  */
 import pLimit from 'p-limit';
 import type { ServiceTransaction } from '../api/answers.js';
-import type { PayoutClient } from '../api/client.js';
-import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
+import type { CallLimits, PayoutClient } from '../api/client.js';
+import { AuthenticationRefused, Retryable } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
-import type { Observation, ObservationSource, PipelineRow, PipelineStore } from '../store/store.js';
+import { ServiceUnavailable } from '../errors.js';
+import type { PipelineRow, PipelineStore } from '../store/store.js';
+import type { Decision, Policy } from './decide.js';
+import type { PipelineLog } from './steps.js';
+import { RowSteps } from './steps.js';
+import { REASONS, WAITING_FOR_SENDER } from './states.js';
+import { firstInterval } from './read-schedule.js';
+import type { CancelAnswer } from './cancel-on-request.js';
+import { cancelOnRequest } from './cancel-on-request.js';
 
-/** States a transaction is in only once funded [3.1]. */
-const FUNDED_STATES: ReadonlySet<string> = new Set(['pending', 'mispaid', 'received', 'processing', 'paid', 'manual', 'error', 'exception', 'stuck', 'refunded']);
-const WAITING_FOR_SENDER: ReadonlySet<string> = new Set(['initial', 'verified']);
-const RESOLVE_ATTEMPTS = 5;
-
-export interface PipelineLog {
-  (event: string, fields: Record<string, unknown>): void;
-}
+export type { PipelineLog } from './steps.js';
 
 export interface PipelineDeps {
   store: PipelineStore;
@@ -31,71 +29,106 @@ export interface PipelineDeps {
   clock: Clock;
   engine: EngineConfig;
   log: PipelineLog;
-  sleep?: (ms: number) => Promise<void>;
 }
 
-export function toObservation(tx: ServiceTransaction, source: ObservationSource): Observation {
+const PAGE = 500;
+/** Funding calls in a row while each outcome is unknown, before the next scheduled read tries again. */
+const FUND_ATTEMPTS = 3;
+const HEARTBEAT = 'engine';
+
+export function policyOf(engine: EngineConfig): Policy {
   return {
-    source,
-    transaction_id: tx.id,
-    state: tx.state,
-    state_reason: tx.state_reason,
-    state_reason_code: tx.state_reason_code,
-    input_amount: tx.input_amount_in_cents,
-    input_currency: tx.input_currency,
-    output_amount: tx.output_amount_in_cents,
-    output_currency: tx.output_currency,
-    refunded_amount: tx.refunded_amount_in_cents,
-    updated_at: tx.updated_at,
+    maxInputPerRow: engine.max_input_per_row,
+    batchBudget: engine.batch_budget,
+    fundingDeadlineMs: engine.funding_deadline_ms,
+    polling: engine.polling,
+    fundAttempts: FUND_ATTEMPTS,
   };
-}
-
-/** A row is final when paid, refunded, or cancelled before it was funded. */
-export function isFinal(state: string, funded: boolean): boolean {
-  return state === 'paid' || state === 'refunded' || (state === 'canceled' && !funded);
 }
 
 export class Pipeline {
   private readonly limit: ReturnType<typeof pLimit>;
-  private readonly sleep: (ms: number) => Promise<void>;
-  private stopping = false;
+  private readonly steps: RowSteps;
+  private readonly stopping = new AbortController();
+  /** When the current run's --wait ends (ms on the clock); no call waits past it. */
+  private deadline: number | undefined;
   /** Rows with a step running in this process, so that a retry never runs beside it. */
   private readonly working = new Map<string, number>();
+  /** Work started from inside a step (cancelling a currency's waiting rows), awaited by `idle`. */
+  private readonly background = new Set<Promise<void>>();
+  /** Steps in a row that failed because the service did not answer, and the last reason. */
+  private failuresInARow = 0;
+  private lastFailure = '';
 
   constructor(private readonly deps: PipelineDeps) {
     this.limit = pLimit(deps.engine.concurrency);
-    this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.steps = new RowSteps({
+      store: deps.store,
+      client: deps.client,
+      clock: deps.clock,
+      policy: policyOf(deps.engine),
+      log: deps.log,
+      limits: (): CallLimits => ({ until: this.deadline, signal: this.stopping.signal }),
+      onBalanceExhausted: (currency, detail) => this.balanceExhausted(currency, detail),
+    });
   }
 
-  private now(): string {
-    return new Date(this.deps.clock.now()).toISOString();
+  /** No call made from now on waits past this time (a run's --wait). */
+  setDeadline(until: number): void {
+    this.deadline = until;
   }
 
   /**
-   * Shutting down: no new step starts; steps waiting for a slot end at once without doing
-   * anything (their rows stay in their recorded phase for the next start). Resolves when the
-   * steps in flight ended, or after `graceMs`, whichever comes first; a call still in flight
-   * then is resolved on restart. (Not p-limit's clearQueue: the promises it drops never settle.)
+   * Shutting down: no new step starts, waits for a retry end at once, steps
+   * waiting for a slot end without doing anything (their rows stay in their
+   * recorded phase for the next start). Resolves when the steps in flight ended,
+   * or after `graceMs`; a call still in flight then is resolved on restart.
    */
   async stop(graceMs: number): Promise<boolean> {
-    this.stopping = true;
+    this.stopping.abort();
     const until = Date.now() + graceMs;
     while (this.limit.activeCount > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
     return this.limit.activeCount === 0;
   }
 
-  /** After a restart: settle what was in flight before anything new is sent. */
-  async resume(): Promise<void> {
-    const resumed = await this.retryStalled();
-    if (resumed > 0) this.deps.log('resumed_rows', { rows: resumed });
+  /** Resolves once the work started from inside steps has ended. */
+  async idle(): Promise<void> {
+    while (this.background.size > 0) await Promise.all(this.background);
+  }
+
+  /** The service stopped answering: the reason, when the last steps all failed for it. */
+  serviceTrouble(): string | null {
+    return this.failuresInARow >= Math.max(3, this.deps.engine.concurrency) ? this.lastFailure : null;
   }
 
   /**
-   * Rows left between two steps, with no step of this process running on them: after a crash
-   * (a create or a funding whose outcome is unknown), or when a step failed and was deferred
-   * (the service or the database did not answer). A crash between two steps (created, not yet
-   * funding; funded, not yet scheduled) leaves a row with no read due: read it now, and the read
-   * carries it on from its recorded phase. Returns how many rows were taken up.
+   * After a (re)start: rows in flight whose last news predates the downtime get
+   * a catch-up read (webhooks missed meanwhile are never sent again [6]), then
+   * what a crash left between two steps is settled before anything new is sent.
+   */
+  async resume(): Promise<void> {
+    const { store, clock, log } = this.deps;
+    const lastAlive = await store.lastHeartbeat(HEARTBEAT);
+    await this.heartbeat();
+    if (lastAlive !== null) {
+      const rows = await store.catchUpReads(new Date(lastAlive).toISOString(), clock.now());
+      if (rows > 0) log('catch_up_reads', { rows, down_s: Math.max(0, Math.round((clock.now() - lastAlive) / 1000)), reads_per_second: this.deps.engine.polling.reads_per_second });
+    }
+    const resumed = await this.retryStalled();
+    if (resumed > 0) log('resumed_rows', { rows: resumed });
+  }
+
+  /** The engine is alive now: the next start measures its downtime from this. */
+  async heartbeat(): Promise<void> {
+    await this.deps.store.recordHeartbeat(HEARTBEAT, this.deps.clock.now());
+  }
+
+  /**
+   * Rows left between two steps, with no step of this process running on them:
+   * after a crash (a create or a funding whose outcome is unknown), or when a
+   * step failed and was deferred. A crash between two steps (created, not yet
+   * funding; funded, not yet scheduled) leaves a row with no read due: it is read
+   * now, and the read carries it on from its recorded phase. Returns how many.
    */
   async retryStalled(): Promise<number> {
     const { store } = this.deps;
@@ -103,8 +136,10 @@ export class Pipeline {
     const orphans = await store.scheduleOrphans(this.deps.clock.now());
     const creating = (await store.allRowsInPhases(['creating'])).filter(idle);
     const funding = (await store.allRowsInPhases(['funding'])).filter(idle);
-    await Promise.all(creating.map((row) => this.limit(() => this.guarded(row, () => this.sendRow(row)))));
-    await Promise.all(funding.map((row) => this.limit(() => this.guarded(row, () => this.resolveFunding(row, 0)))));
+    await Promise.all([
+      ...creating.map((row) => this.limit(() => this.guarded(row, () => this.steps.send(row)))),
+      ...funding.map((row) => this.limit(() => this.guarded(row, () => this.steps.resolveFunding(row)))),
+    ]);
     return orphans + creating.length + funding.length;
   }
 
@@ -117,13 +152,13 @@ export class Pipeline {
     await this.refuseInactiveCorridors(batchId);
     const inFlight = new Set<Promise<void>>();
     const window = this.deps.engine.concurrency * 2;
-    for (let after = 0; ; ) {
-      const rows = await this.deps.store.rowsInPhases(batchId, ['ready'], after, 500);
-      if (rows.length === 0 || this.stopping) break;
+    for (let after = 0; !this.stopping.signal.aborted; ) {
+      const rows = await this.deps.store.rowsInPhases(batchId, ['ready'], after, PAGE);
+      if (rows.length === 0) break;
       for (const row of rows) {
         while (inFlight.size >= window) await Promise.race(inFlight);
-        if (this.stopping) break;
-        const sent = this.limit(() => this.guarded(row, () => this.sendRow(row)));
+        if (this.stopping.signal.aborted) break;
+        const sent = this.limit(() => this.guarded(row, () => this.steps.send(row)));
         inFlight.add(sent);
         void sent.finally(() => inFlight.delete(sent));
       }
@@ -143,7 +178,13 @@ export class Pipeline {
       for (const row of rows) countries.add(row.request.recipient.country_code as string);
       after = (rows[rows.length - 1] as PipelineRow).line;
     }
-    const corridors = new Map(await Promise.all([...countries].map(async (c) => [c, await client.listCorridors(c)] as const)));
+    let corridors: Map<string, Awaited<ReturnType<PayoutClient['listCorridors']>>>;
+    try {
+      corridors = new Map(await Promise.all([...countries].map(async (c) => [c, await client.listCorridors(c, { signal: this.stopping.signal })] as const)));
+    } catch (error) {
+      if (error instanceof Retryable) throw new ServiceUnavailable(`the payout service did not answer (${error.message}); nothing of batch ${batchId} was sent, and the next run sends it`, { cause: error });
+      throw error;
+    }
     const active = new Map<string, boolean>();
     for (let after = 0; ; ) {
       const rows = await store.rowsInPhases(batchId, ['ready'], after, 1000);
@@ -156,7 +197,7 @@ export class Pipeline {
           active.set(key(request), serving.some((c) => c.active));
         }
         if (!active.get(key(request))) {
-          await store.movePhase(batchId, row.line, ['ready'], 'not_sent', 'corridor_inactive');
+          await store.movePhase(batchId, row.line, ['ready'], 'not_sent', REASONS.corridorInactive, `the ${request.type} corridor to ${country} for ${request.input_currency_code} to ${request.output_currency_code} is not active at the service`);
           this.deps.log('corridor_inactive', { batch: batchId, line: row.line, external_id: row.external_id, country, type: request.type });
         }
       }
@@ -166,20 +207,19 @@ export class Pipeline {
 
   /** Reads the transactions whose next read is due, within the polling budget [D17]. */
   async follow(): Promise<number> {
-    if (this.stopping) return 0;
+    if (this.stopping.signal.aborted) return 0;
     const due = await this.deps.store.dueReads(this.deps.clock.now(), this.deps.engine.polling.reads_per_second);
-    await Promise.all(due.map((row) => this.limit(() => this.guarded(row, async () => {
-      await this.apply(row, await this.deps.client.getTransaction(row.transaction_id as string), 'polling');
-    }))));
+    await Promise.all(due.map((row) => this.limit(() => this.guarded(row, () => this.steps.read(row)))));
     return due.length;
   }
 
-  /**
-   * [6] A webhook brought the transaction's state: applied as a read would be (the funding
-   * decision included), without counting against the polling budget.
-   */
-  async applyWebhook(row: PipelineRow, tx: ServiceTransaction): Promise<void> {
-    await this.limit(() => this.guarded(row, () => this.apply(row, tx, 'webhook')));
+  /** [6] A webhook brought the transaction's state: decided on as a read would be, without counting against the polling budget. */
+  async applyWebhook(row: PipelineRow, tx: ServiceTransaction): Promise<Decision['label']> {
+    let label: Decision['label'] = 'applied';
+    await this.limit(() => this.guarded(row, async () => {
+      label = await this.steps.observe(row, tx, 'webhook');
+    }));
+    return label;
   }
 
   /** A row whose state a webhook announced but did not carry: read it at once. */
@@ -188,8 +228,46 @@ export class Pipeline {
   }
 
   /** [3.3] `sender.rejected`: the rows waiting on that sender are not funded, and cancelled. */
-  async stopForSender(row: PipelineRow): Promise<void> {
-    await this.limit(() => this.guarded(row, () => this.cancel(row, 'sender_rejected')));
+  async stopForSender(row: PipelineRow, state: string): Promise<void> {
+    await this.limit(() => this.guarded(row, async () => {
+      const waiting = await this.deps.store.row(row.batch_id, row.line);
+      if (waiting && waiting.phase === 'created' && waiting.state !== null && WAITING_FOR_SENDER.has(waiting.state)) {
+        await this.steps.end(waiting, REASONS.senderRejected, `the sender was ${state} by the service [3.3]`);
+      }
+    }));
+  }
+
+  /**
+   * The balance of a currency ran out: nothing more in it is created or funded
+   * for the batches open now; their rows not sent yet end as not sent, and their
+   * created rows are cancelled, all through the same concurrency limit (other
+   * currencies keep their pace).
+   */
+  private async balanceExhausted(currency: string, detail: string): Promise<void> {
+    const { store, clock, log } = this.deps;
+    const notSent = await store.stopCurrency(currency, detail, new Date(clock.now()).toISOString());
+    log('balance_exhausted', { currency, detail, not_sent: notSent });
+    const cancelling = (async () => {
+      for (const batch of await store.openBatches()) {
+        for (let after = 0; !this.stopping.signal.aborted; ) {
+          const rows = await store.rowsInPhases(batch.id, ['created'], after, PAGE, currency);
+          if (rows.length === 0) break;
+          await Promise.all(rows.map((row) => this.limit(() => this.guarded(row, () => this.steps.end(row, REASONS.insufficientFunds, `not funded: ${detail}`).then(() => {})))));
+          after = (rows[rows.length - 1] as PipelineRow).line;
+        }
+      }
+    })().catch((error: unknown) => log('balance_stop_deferred', { currency, reason: (error as Error).message }));
+    this.background.add(cancelling);
+    void cancelling.finally(() => this.background.delete(cancelling));
+  }
+
+  /** [1], [D11] Cancels on request (paybatch cancel), through the same limit as every call. */
+  async cancelOnRequest(row: PipelineRow, by: string | null): Promise<CancelAnswer> {
+    let answer: CancelAnswer = { done: false, state: row.state ?? '', reason: 'paybatch is stopping; try again' };
+    await this.limit(async () => {
+      answer = await cancelOnRequest(row, by, { ...this.deps, steps: this.steps, limits: { signal: this.stopping.signal } });
+    });
+    return answer;
   }
 
   /**
@@ -197,256 +275,22 @@ export class Pipeline {
    * recorded phase, to be taken up again. Refused credentials end the run.
    */
   private async guarded(row: PipelineRow, step: () => Promise<void>): Promise<void> {
-    if (this.stopping) return;
+    if (this.stopping.signal.aborted) return;
     const key = `${row.batch_id}:${row.line}`;
     this.working.set(key, (this.working.get(key) ?? 0) + 1);
     try {
       await step();
+      this.failuresInARow = 0;
     } catch (error) {
       if (error instanceof AuthenticationRefused) throw error;
+      this.failuresInARow += 1;
+      this.lastFailure = (error as Error).message;
       this.deps.log('row_deferred', { batch: row.batch_id, line: row.line, external_id: row.external_id, reason: (error as Error).message });
-      if (row.transaction_id) await this.deps.store.scheduleRead(row.batch_id, row.line, this.deps.clock.now() + this.firstInterval(), false);
+      if (row.transaction_id) await this.deps.store.scheduleRead(row.batch_id, row.line, this.deps.clock.now() + firstInterval(this.deps.engine.polling), false);
     } finally {
       const left = (this.working.get(key) ?? 1) - 1;
       if (left > 0) this.working.set(key, left);
       else this.working.delete(key);
     }
-  }
-
-  private async sendRow(row: PipelineRow): Promise<void> {
-    const tx = await this.create(row);
-    if (tx) await this.afterCreate({ ...row, phase: 'created', transaction_id: tx.id, state: tx.state, input_amount: tx.input_amount_in_cents, input_currency: tx.input_currency }, tx);
-  }
-
-  /** [D6], [D7] Creates the transaction once; returns it, or null when the row ended without one. */
-  private async create(row: PipelineRow): Promise<ServiceTransaction | null> {
-    const { store, client } = this.deps;
-    if (row.phase === 'ready' && !(await store.movePhase(row.batch_id, row.line, ['ready'], 'creating'))) return null;
-    for (let attempt = 1; ; attempt++) {
-      // A create that may have happened (a restart, a lost answer) is looked up before any new one.
-      if (attempt > 1 || row.phase === 'creating') {
-        const [existing] = await client.findTransactions(row.external_id);
-        if (existing) return this.recordCreated(row, existing, 'polling');
-      }
-      try {
-        return await this.recordCreated(row, await client.createTransaction(row.request), 'answer');
-      } catch (error) {
-        if (error instanceof Rejected) {
-          if (error.concerns('external_id')) {
-            const [existing] = await client.findTransactions(row.external_id);
-            if (existing) return this.recordCreated(row, existing, 'polling');
-          }
-          await store.refuseRow(row.batch_id, row.line, ['creating'], 'rejected_by_service', error.message);
-          this.deps.log('row_refused_by_service', { batch: row.batch_id, line: row.line, external_id: row.external_id, reason: error.message });
-          return null;
-        }
-        if (!(error instanceof OutcomeUnknown) || attempt >= RESOLVE_ATTEMPTS) throw error;
-        await this.sleep(Math.min(10_000, 200 * 2 ** attempt));
-      }
-    }
-  }
-
-  private async recordCreated(row: PipelineRow, tx: ServiceTransaction, source: ObservationSource): Promise<ServiceTransaction> {
-    await this.deps.store.observe(row.batch_id, row.line, toObservation(tx, source), 'created', this.now());
-    this.deps.log('created', { batch: row.batch_id, line: row.line, external_id: row.external_id, transaction: tx.id, state: tx.state });
-    return tx;
-  }
-
-  /** [4] The computed input amount is missing, or over the configured maximum for one row. */
-  private overRowLimit(tx: ServiceTransaction): boolean {
-    const limit = tx.input_currency ? this.deps.engine.max_input_per_row[tx.input_currency] : undefined;
-    return tx.input_amount_in_cents === null || (limit !== undefined && BigInt(tx.input_amount_in_cents) > BigInt(limit));
-  }
-
-  /** [4] The client checks the computed input amount, then funds once the sender is approved [3.3]. */
-  private async afterCreate(row: PipelineRow, tx: ServiceTransaction): Promise<void> {
-    if (this.overRowLimit(tx)) {
-      await this.cancel(row, 'quote_rejected');
-      return;
-    }
-    await this.apply(row, tx, 'answer');
-  }
-
-  /** What an observation of the transaction means for the row, and what to do next. */
-  private async apply(row: PipelineRow, tx: ServiceTransaction, source: ObservationSource): Promise<void> {
-    const { store } = this.deps;
-    const counted = source === 'polling';
-    // Funded by what paybatch recorded, what the state shows, or what the service says (funded_at is not in every service's answers).
-    const funded = row.phase === 'funded' || row.funded_at !== null || FUNDED_STATES.has(tx.state) || (tx.raw.funded_at !== null && tx.raw.funded_at !== undefined);
-    const final = isFinal(tx.state, funded);
-    if (final) {
-      if (funded) await store.recordFunded(row.batch_id, row.line, this.now());
-      await store.observe(row.batch_id, row.line, toObservation(tx, source), 'final', this.now());
-      this.deps.log('settled', { batch: row.batch_id, line: row.line, transaction: tx.id, state: tx.state, code: tx.state_reason_code });
-      return;
-    }
-    await store.observe(row.batch_id, row.line, toObservation(tx, source));
-    if (row.phase === 'created' && FUNDED_STATES.has(tx.state)) await store.recordFunded(row.batch_id, row.line, this.now());
-    else if (row.phase === 'created' && tx.state === 'approved') {
-      // The amount is checked before every funding: a service may quote again later.
-      if (this.overRowLimit(tx)) await this.cancel(row, 'quote_rejected');
-      else await this.fund(row, tx);
-      return;
-    } else if (row.phase === 'created' && WAITING_FOR_SENDER.has(tx.state) && this.pastFundingDeadline(row)) {
-      await this.cancel(row, 'sender_not_approved');
-      return;
-    }
-    await this.scheduleNextRead(row, counted);
-  }
-
-  private pastFundingDeadline(row: PipelineRow): boolean {
-    const created = row.created_at ? Date.parse(row.created_at) : this.deps.clock.now();
-    return this.deps.clock.now() >= created + this.deps.engine.funding_deadline_ms;
-  }
-
-  /** [D10] Funds with the amount guard, after reserving the row within the batch's budget. */
-  private async fund(row: PipelineRow, tx: ServiceTransaction, attempt = 0): Promise<void> {
-    const { store, client } = this.deps;
-    const budget = tx.input_currency ? this.deps.engine.batch_budget[tx.input_currency] : undefined;
-    const reservation = await store.reserveFunding(row.batch_id, row.line, budget === undefined ? null : BigInt(budget));
-    if (reservation === 'over_budget') return this.cancel(row, 'quote_rejected');
-    if (reservation === 'stopped') return this.cancel(row, 'insufficient_funds');
-    if (reservation === 'busy') return;
-    try {
-      const funded = await client.fundTransaction(tx.id, { input_amount_in_cents: tx.input_amount_in_cents as string, input_currency: tx.input_currency as string });
-      await store.recordFunded(row.batch_id, row.line, this.now());
-      await store.observe(row.batch_id, row.line, toObservation(funded, 'answer'));
-      this.deps.log('funded', { batch: row.batch_id, line: row.line, transaction: tx.id, amount: tx.input_amount_in_cents, currency: tx.input_currency });
-      await this.scheduleNextRead({ ...row, phase: 'funded' }, false);
-    } catch (error) {
-      if (error instanceof Rejected && error.concerns('balance')) {
-        this.deps.log('balance_exhausted', { batch: row.batch_id, line: row.line });
-        await store.movePhase(row.batch_id, row.line, ['funding'], 'created');
-        await this.stopFunding(row.batch_id);
-        await this.cancel(row, 'insufficient_funds');
-        return;
-      }
-      if (error instanceof Rejected || error instanceof OutcomeUnknown) {
-        await this.resolveFunding({ ...row, phase: 'funding' }, attempt + 1);
-        return;
-      }
-      throw error;
-    }
-  }
-
-  /** A funding whose outcome is not known: read the transaction before any new funding. */
-  private async resolveFunding(row: PipelineRow, attempts: number): Promise<void> {
-    const { store, client } = this.deps;
-    const tx = await client.getTransaction(row.transaction_id as string);
-    if (FUNDED_STATES.has(tx.state)) {
-      await store.recordFunded(row.batch_id, row.line, this.now());
-      await this.apply({ ...row, phase: 'funded' }, tx, 'polling');
-      return;
-    }
-    await store.movePhase(row.batch_id, row.line, ['funding'], 'created');
-    const created = { ...row, phase: 'created' };
-    if (tx.state === 'approved' && attempts < RESOLVE_ATTEMPTS) {
-      // The amount read now is the one funded next: it is checked again first.
-      if (this.overRowLimit(tx)) return this.cancel(created, 'quote_rejected');
-      await this.sleep(Math.min(10_000, 200 * 2 ** attempts));
-      await this.fund(created, tx, attempts);
-      return;
-    }
-    if (tx.state === 'approved') {
-      // Attempts spent: the next scheduled read tries again, spaced by the polling budget.
-      await store.observe(row.batch_id, row.line, toObservation(tx, 'polling'));
-      await this.scheduleNextRead(created, true);
-      return;
-    }
-    await this.apply(created, tx, 'polling');
-  }
-
-  /** When the balance runs out: nothing more of the batch is funded; what waits is cancelled or not sent. */
-  private async stopFunding(batchId: string): Promise<void> {
-    const { store } = this.deps;
-    await store.stopFunding(batchId);
-    for (let after = 0; ; ) {
-      const rows = await store.rowsInPhases(batchId, ['ready'], after, 500);
-      if (rows.length === 0) break;
-      for (const row of rows) await store.movePhase(batchId, row.line, ['ready'], 'not_sent', 'insufficient_funds');
-      after = (rows[rows.length - 1] as PipelineRow).line;
-    }
-    const waiting = await store.rowsInPhases(batchId, ['created'], 0, 100_000);
-    await Promise.all(waiting.map((row) => this.cancel(row, 'insufficient_funds')));
-  }
-
-  /**
-   * [1], [D11] Cancels on request (paybatch cancel): a row that is created or funded and
-   * whose transaction may still be cancelled. Returns what was done.
-   */
-  async cancelOnRequest(row: PipelineRow): Promise<{ done: boolean; state: string; reason: string }> {
-    const { store, client } = this.deps;
-    const id = row.transaction_id as string;
-    const unanswered = (error: unknown): { done: false; state: string; reason: string } => {
-      if (error instanceof AuthenticationRefused || !(error instanceof OutcomeUnknown || error instanceof Retryable)) throw error;
-      return { done: false, state: row.state ?? '', reason: `the service did not answer (${error.message}); nothing changed, try again` };
-    };
-    let tx: ServiceTransaction;
-    try {
-      tx = await client.getTransaction(id);
-    } catch (error) {
-      return unanswered(error);
-    }
-    await store.observe(row.batch_id, row.line, toObservation(tx, 'polling'));
-    if (!tx.may_cancel) return { done: false, state: tx.state, reason: `the service does not allow it in state ${tx.state} (may_cancel is false)` };
-    const from = row.phase;
-    if (!(await store.movePhase(row.batch_id, row.line, ['created', 'funded'], 'cancelling', 'cancelled_on_request'))) {
-      return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };
-    }
-    const requested = async (): Promise<{ done: true; state: string; reason: string }> => {
-      this.deps.log('cancel_requested', { batch: row.batch_id, line: row.line, transaction: id, state: tx.state });
-      await this.scheduleNextRead({ ...row, phase: 'cancelling' }, false);
-      return { done: true, state: tx.state, reason: 'cancellation requested' };
-    };
-    let failure: unknown;
-    for (let attempt = 1; attempt <= RESOLVE_ATTEMPTS; attempt++) {
-      try {
-        await client.cancelTransaction(id);
-        return await requested();
-      } catch (error) {
-        if (error instanceof Rejected) {
-          // Refused (no longer cancellable): the row goes back to where it was.
-          await store.movePhase(row.batch_id, row.line, ['cancelling'], from, row.outcome);
-          return { done: false, state: tx.state, reason: error.message };
-        }
-        if (!(error instanceof OutcomeUnknown)) throw error;
-        failure = error;
-      }
-      // [D11] Whether a DELETE whose answer was lost took effect, the transaction's state tells.
-      const now = await client.getTransaction(id).catch(() => null);
-      if (now && (now.state === 'canceled' || now.state === 'refunded')) return requested();
-      await this.sleep(Math.min(10_000, 200 * 2 ** attempt));
-    }
-    await store.movePhase(row.batch_id, row.line, ['cancelling'], from, row.outcome);
-    return unanswered(failure);
-  }
-
-  /** Cancels a created transaction we decided not to fund, and follows it to canceled. */
-  private async cancel(row: PipelineRow, outcome: string): Promise<void> {
-    const { store, client } = this.deps;
-    if (!(await store.movePhase(row.batch_id, row.line, ['created', 'funding'], 'cancelling', outcome))) return;
-    this.deps.log('cancelling', { batch: row.batch_id, line: row.line, transaction: row.transaction_id, outcome });
-    try {
-      await client.cancelTransaction(row.transaction_id as string);
-    } catch (error) {
-      if (!(error instanceof Rejected)) throw error;
-      // Not cancellable any more (already cancelled, or expired): the next read tells.
-    }
-    await this.scheduleNextRead({ ...row, phase: 'cancelling' }, false);
-  }
-
-  private firstInterval(): number {
-    const { first_window_ms, first_window_reads } = this.deps.engine.polling;
-    return Math.ceil(first_window_ms / first_window_reads);
-  }
-
-  /** [D17] At most `first_window_reads` reads in the first window after creation, then one per later interval. */
-  private async scheduleNextRead(row: PipelineRow, counted: boolean): Promise<void> {
-    const { polling } = this.deps.engine;
-    const now = this.deps.clock.now();
-    const created = row.created_at ? Date.parse(row.created_at) : now;
-    const reads = row.reads + (counted ? 1 : 0);
-    const inFirstWindow = now < created + polling.first_window_ms && reads < polling.first_window_reads;
-    await this.deps.store.scheduleRead(row.batch_id, row.line, now + (inFirstWindow ? this.firstInterval() : polling.later_interval_ms), counted);
   }
 }

@@ -12,10 +12,10 @@ import type { ServiceTransaction } from '../api/answers.js';
 import type { PayoutClient } from '../api/client.js';
 import { Rejected } from '../api/errors.js';
 import type { ReportsConfig } from '../config/config.js';
-import { ConfigError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { dayPeriod } from '../reports/period.js';
 import type { Difference, ServiceLedgerEntry } from '../reports/reconciliation-checks.js';
-import { behindOn, compareWithLedger, compareWithService, sortDifferences } from '../reports/reconciliation-checks.js';
+import { behindOn, compareWithLedger, compareWithService, heldDifferences, sortDifferences } from '../reports/reconciliation-checks.js';
 import type { CheckSummary, ReportFiles } from '../reports/reconciliation-render.js';
 import { renderCsv, renderJson, renderText } from '../reports/reconciliation-render.js';
 import type { Period, Reconciliation } from '../reports/reconciliation.js';
@@ -95,7 +95,7 @@ export function ledgerUrlFor(reports: ReportsConfig, embeddedOperatorUrl: string
 export function reportPeriod(request: Pick<ReportRequest, 'date' | 'batch'>, timeZone: string): Period {
   if (request.batch) return { label: request.batch, from: null, to: null };
   const period = request.date ? dayPeriod(request.date, timeZone) : null;
-  if (!period) throw new ConfigError(`--date must be a calendar date as YYYY-MM-DD, not "${request.date ?? ''}"`);
+  if (!period) throw new UsageError(`--date must be a calendar date as YYYY-MM-DD, not "${request.date ?? ''}"`);
   return period;
 }
 
@@ -107,7 +107,7 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
 
   const unsettled = rows.filter((r) => r.transaction_id !== null && UNSETTLED.has(r.phase));
   const answers = await readUnsettled(unsettled.map((r) => r.transaction_id as string), deps);
-  const differences: Difference[] = compareWithService(unsettled, answers);
+  const differences: Difference[] = [...compareWithService(unsettled, answers), ...heldDifferences(rows)];
   let serviceLedger = 'not offered by the service';
   if (deps.ledgerUrl) {
     const entries = await fetchLedger(deps.ledgerUrl);

@@ -40,6 +40,8 @@ export interface RunDeps {
 export interface RunReport {
   intake: IntakeOutcome[];
   batches: BatchSummary[];
+  /** Why the service stopped answering, when the last steps all failed for it; null otherwise. */
+  serviceTrouble: string | null;
 }
 
 const RESULTS_EVERY_MS = 5000;
@@ -60,37 +62,53 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
   return outcome;
 }
 
+/** How often, within a run, rows whose step was deferred (left in creating or funding) are taken up again. */
+const RETRY_STALLED_MS = 10_000;
+
 export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const intake: IntakeOutcome[] = [];
   const recovered = await recoverInterruptedIntakes({ ...deps, knownBatches: () => deps.store.batchesInProcessing() });
   for (const batch of recovered) deps.log('intake_interrupted', { batch, action: 'file put back in the inbox' });
   for (const file of await inboxFiles(deps.workspace.folders.inbox)) intake.push(await takeInboxFile(file, deps));
-  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, sleep: deps.sleep });
+  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log });
+  const until = deps.clock.now() + deps.waitMs;
+  // No call, retry or Retry-After waits past the end of --wait.
+  pipeline.setDeadline(until);
   await pipeline.resume();
   const open = (await deps.store.openBatches()).map((b) => b.id);
   for (const batch of open) await pipeline.submit(batch);
 
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const until = deps.clock.now() + deps.waitMs;
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
   let lastResults = deps.clock.now();
+  let lastRetry = deps.clock.now();
   while (pending.length > 0) {
     const stillOpen: string[] = [];
     for (const batch of pending) if (!(await settleIfDone(deps, batch))) stillOpen.push(batch);
     pending = stillOpen;
     if (pending.length === 0 || deps.clock.now() >= until) break;
+    await pipeline.heartbeat();
     if (deps.clock.now() - lastResults >= RESULTS_EVERY_MS) {
       // Results follow the states as they change, not only at the end.
       for (const batch of pending) await writeBatchResults(deps, batch);
       lastResults = deps.clock.now();
     }
+    if (deps.clock.now() - lastRetry >= RETRY_STALLED_MS) {
+      // A step that failed (the service did not answer) is taken up again within the same run.
+      const taken = await pipeline.retryStalled();
+      if (taken > 0) deps.log('stalled_rows_retried', { rows: taken });
+      for (const batch of pending) if ((await deps.store.rowsInPhases(batch, ['ready'], 0, 1)).length > 0) await pipeline.submit(batch);
+      lastRetry = deps.clock.now();
+    }
     const read = await pipeline.follow();
     // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
-    await sleep(Math.max(deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));
+    await sleep(Math.min(Math.max(deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)), Math.max(0, until - deps.clock.now())));
   }
+  await pipeline.idle();
+  await pipeline.heartbeat();
   const touched = new Set([...open, ...intake.flatMap((o) => ('batch' in o && o.kind === 'accepted' ? [o.batch] : []))]);
   const batches: BatchSummary[] = [];
   for (const batch of touched) batches.push(await writeBatchResults(deps, batch));
-  return { intake, batches };
+  return { intake, batches, serviceTrouble: pipeline.serviceTrouble() };
 }

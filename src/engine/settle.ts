@@ -26,6 +26,10 @@ export interface BatchSummary {
   status: string;
   rows: number;
   by_state: Record<string, number>;
+  /** Rows paybatch refused or held, by reason code: quote_rejected, over_budget, insufficient_funds, answer_mismatch... */
+  by_reason: Record<string, number>;
+  /** Rows that need a person for money safety: an answer that did not match, a funding refused, the balance run out. */
+  need_person: number;
   /** Input currency to the amount funded (debited), minor units. */
   funded: Record<string, string>;
   /** Output currency to the amount paid out, minor units. */
@@ -53,6 +57,8 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
     status: batch?.status ?? 'unknown',
     rows: tally.rows,
     by_state: tally.byState,
+    by_reason: tally.byReason,
+    need_person: tally.needPerson,
     funded: tally.funded,
     paid_out: tally.paidOut,
     unsettled: await deps.store.unsettledRows(batchId),

@@ -4,8 +4,10 @@
  */
 import type { Clock } from '../clock.js';
 import { BatchTally } from '../reports/batch-tally.js';
-import { ATTENTION_STATES, REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
-import type { IntakeStore, PipelineStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
+import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
+import { resultReason } from '../reports/results.js';
+import type { IntakeStore, NextRead, PipelineStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
+import { ATTENTION_STATES } from './states.js';
 
 export interface BatchStatus {
   batch: string;
@@ -20,10 +22,19 @@ export interface BatchStatus {
   unsettled: number;
   /** How long the oldest row not final yet has been in flight, in seconds; null when none is. */
   oldest_unsettled_age_s: number | null;
-  /** Rows a person should look at: attention states, and quote or balance refusals. */
+  /** Rows a person should look at: attention states, held rows (an answer that did not match), and paybatch's refusals. */
   attention: AttentionRow[];
+  /** Rows paybatch refused or held, by reason code. */
+  by_reason: Record<string, number>;
+  /** When each unsettled row is next read, soonest first (the first 20 in text, all in JSON for one batch). */
+  next_reads: NextReadAt[];
   /** How the batch learned of its state changes [1]: webhooks first, polling as the fallback. */
   learned: { webhook: number; polling: number; answer: number };
+}
+
+export interface NextReadAt extends Omit<NextRead, 'next_read_at'> {
+  /** ISO 8601; null while a call on the row is under way (being sent, created or funded). */
+  next_read_at: string | null;
 }
 
 export interface AttentionRow {
@@ -41,6 +52,8 @@ export interface StatusReport {
 }
 
 const RECENT_MS = 7 * 24 * 3_600_000;
+/** Next reads listed per batch when all batches are shown; one batch lists them all. */
+const NEXT_READS_PER_BATCH = 20;
 
 export async function readStatus(store: IntakeStore & PipelineStore & WebhookStore, clock: Clock, only?: string): Promise<StatusReport> {
   const records = only ? [await store.batch(only)].filter((b) => b !== undefined) : await store.recentBatches(new Date(clock.now() - RECENT_MS).toISOString());
@@ -51,14 +64,16 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
     for await (const row of store.resultRows(record.id)) {
       tally.add(row);
       const refused = row.outcome !== null && REFUSAL_OUTCOMES.has(row.outcome);
-      if ((row.state !== null && ATTENTION_STATES.has(row.state)) || refused) {
+      if ((row.state !== null && ATTENTION_STATES.has(row.state)) || refused || row.phase === 'held') {
+        const { reason, code } = resultReason(row);
         attention.push({
-          line: row.line, external_id: row.external_id, transaction_id: row.transaction_id, state: row.state ?? row.outcome ?? '',
-          state_reason: refused ? row.outcome : row.state_reason, state_reason_code: row.state_reason_code,
+          line: row.line, external_id: row.external_id, transaction_id: row.transaction_id, state: row.phase === 'held' ? (row.outcome ?? 'held') : (row.state ?? row.outcome ?? ''),
+          state_reason: reason || null, state_reason_code: code || null,
         });
       }
     }
     const progress = await store.progress(record.id);
+    const next = progress.unsettled > 0 ? await store.nextReads(record.id, only ? progress.unsettled : NEXT_READS_PER_BATCH) : [];
     batches.push({
       batch: record.id,
       file: record.file_name,
@@ -72,6 +87,8 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
       unsettled: progress.unsettled,
       oldest_unsettled_age_s: progress.oldest_unsettled_at === null ? null : Math.max(0, Math.floor((clock.now() - Date.parse(progress.oldest_unsettled_at)) / 1000)),
       attention,
+      by_reason: tally.byReason,
+      next_reads: next.map((r) => ({ ...r, next_read_at: r.next_read_at === null ? null : new Date(r.next_read_at).toISOString() })),
       learned: { webhook: record.changes_by_webhook, polling: record.changes_by_polling, answer: record.changes_by_answer },
     });
   }
@@ -87,7 +104,14 @@ export function formatAge(seconds: number): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-export function renderStatus(report: StatusReport): string {
+/** "in 3m", "due now", "not scheduled": when a row is next read, for people. */
+function whenNext(at: string | null, now: number): string {
+  if (at === null) return 'a call is under way';
+  const seconds = Math.round((Date.parse(at) - now) / 1000);
+  return seconds <= 0 ? 'due now' : `in ${formatAge(seconds)} (${at})`;
+}
+
+export function renderStatus(report: StatusReport, now: number = Date.now()): string {
   const lines: string[] = [];
   for (const b of report.batches) {
     const age = b.oldest_unsettled_age_s === null ? '' : ` (oldest for ${formatAge(b.oldest_unsettled_age_s)})`;
@@ -104,6 +128,13 @@ export function renderStatus(report: StatusReport): string {
         lines.push(`    line ${a.line}  ${a.external_id ?? ''}  ${a.state}${a.state_reason_code ? `  ${a.state_reason_code}` : ''}${a.state_reason ? `: ${a.state_reason}` : ''}`);
       }
       if (b.attention.length > ATTENTION_SHOWN) lines.push(`    ... and ${b.attention.length - ATTENTION_SHOWN} more (--json lists them all)`);
+    }
+    const reasons = Object.entries(b.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
+    if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
+    if (b.next_reads.length > 0) {
+      lines.push(`  next reads (${b.unsettled} rows in flight):`);
+      for (const r of b.next_reads.slice(0, ATTENTION_SHOWN)) lines.push(`    line ${r.line}  ${r.external_id}  ${r.state ?? r.phase}  ${whenNext(r.next_read_at, now)}`);
+      if (b.unsettled > ATTENTION_SHOWN) lines.push(`    ... and ${b.unsettled - ATTENTION_SHOWN} more (paybatch status ${b.batch} --json lists them all)`);
     }
     lines.push(`  state changes learned: ${b.learned.webhook} by webhook, ${b.learned.polling} by polling, ${b.learned.answer} in answers to paybatch's calls`);
   }

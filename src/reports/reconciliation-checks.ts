@@ -12,7 +12,7 @@ export interface Difference {
   line: number;
   external_id: string;
   transaction_id: string;
-  check: 'state' | 'input_amount' | 'output_amount' | 'not_at_service' | 'ledger_debit' | 'ledger_credit' | 'not_in_paybatch';
+  check: 'state' | 'input_amount' | 'output_amount' | 'not_at_service' | 'ledger_debit' | 'ledger_credit' | 'not_in_paybatch' | 'answer_mismatch';
   paybatch: string;
   service: string;
   /** Why the difference is expected, or '' when it is not: those need a person. */
@@ -87,6 +87,22 @@ export function compareWithLedger(rows: readonly LedgerRow[], entries: readonly 
   }
   for (const entry of strangers) {
     differences.push({ batch: '', line: 0, external_id: '', transaction_id: entry.transaction_id ?? '', check: 'not_in_paybatch', paybatch: 'unknown', service: `${entry.kind} ${entry.amount} ${entry.currency}`, explained: '' });
+  }
+  return differences;
+}
+
+/**
+ * Rows held because an answer did not match what was asked: each field that
+ * differed, with both sides, and never explained: a person must look.
+ */
+export function heldDifferences(rows: readonly LedgerRow[]): Difference[] {
+  const differences: Difference[] = [];
+  for (const row of rows) {
+    if (row.phase !== 'held' || !row.errors) continue;
+    for (const issue of JSON.parse(row.errors) as { code: string; column: string; asked?: string; answered?: string; message: string }[]) {
+      if (issue.code !== 'answer_mismatch') continue;
+      differences.push({ ...where(row), check: 'answer_mismatch', paybatch: `asked ${issue.column} ${issue.asked ?? ''}`.trim(), service: `answered ${issue.column} ${issue.answered ?? issue.message}`, explained: '' });
+    }
   }
   return differences;
 }

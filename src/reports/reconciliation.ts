@@ -11,9 +11,10 @@
  */
 
 import type { ResultRow } from './results.js';
+import { ATTENTION_STATES, LIMIT_REASONS, REASONS } from '../engine/states.js';
 
 /** One row as paybatch's own ledger knows it: its result, with when and how money moved. */
-export interface LedgerRow extends Omit<ResultRow, 'errors'> {
+export interface LedgerRow extends ResultRow {
   batch_id: string;
   refunded_amount: string | null;
   created_at: string | null;
@@ -53,7 +54,7 @@ export interface ExceptionLine {
   line: number;
   external_id: string;
   transaction_id: string;
-  kind: 'attention' | 'long_in_flight' | 'refused';
+  kind: 'attention' | 'long_in_flight' | 'refused' | 'held';
   state: string;
   reason: string;
 }
@@ -77,10 +78,8 @@ export interface Reconciliation {
   exceptions: ExceptionLine[];
 }
 
-/** States that need a person to look [3.1]. */
-export const ATTENTION_STATES: ReadonlySet<string> = new Set(['manual', 'error', 'stuck', 'exception']);
-/** paybatch's own refusals of a quote or for lack of balance. */
-export const REFUSAL_OUTCOMES: ReadonlySet<string> = new Set(['quote_rejected', 'insufficient_funds']);
+/** paybatch's own refusals: a quote, a budget, the balance, a deadline, a funding the service refused. */
+export const REFUSAL_OUTCOMES: ReadonlySet<string> = new Set([...LIMIT_REASONS, REASONS.fundRefused]);
 
 const inPeriod = (at: string | null, p: Period): boolean => at !== null && (p.from === null || at >= p.from) && (p.to === null || at < p.to);
 const atOrBefore = (at: string | null, p: Period): boolean => at !== null && (p.to === null || at < p.to);
@@ -145,7 +144,11 @@ export function reconcile(rows: Iterable<LedgerRow>, period: Period, options: Re
       exceptions.push({ ...base, kind: 'long_in_flight', state: row.state ?? '', reason: `funded ${row.funded_at}, not final after ${options.inFlightDays} days` });
     }
     if (row.outcome && REFUSAL_OUTCOMES.has(row.outcome) && inPeriod(row.created_at, period)) {
-      exceptions.push({ ...base, kind: 'refused', state: row.state ?? row.phase, reason: row.outcome });
+      exceptions.push({ ...base, kind: 'refused', state: row.state ?? row.phase, reason: [row.outcome, row.outcome_detail].filter(Boolean).join(': ') });
+    }
+    // Held: an answer did not match what was asked; nothing more was done with the row.
+    if (row.phase === 'held' && (period.from === null || inPeriod(row.created_at, period))) {
+      exceptions.push({ ...base, kind: 'held', state: row.outcome ?? 'held', reason: row.outcome_detail ?? '' });
     }
   }
   const order = (a: { batch: string; line: number }, b: { batch: string; line: number }): number => (a.batch < b.batch ? -1 : a.batch > b.batch ? 1 : a.line - b.line);

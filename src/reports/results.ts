@@ -28,6 +28,8 @@ export interface ResultRow {
   transaction_id: string | null;
   phase: string;
   outcome: string | null;
+  /** paybatch's reason in words, when paybatch ended the row: which limit, and both amounts. */
+  outcome_detail: string | null;
   state: string | null;
   state_reason: string | null;
   state_reason_code: string | null;
@@ -35,16 +37,29 @@ export interface ResultRow {
   input_currency: string | null;
   output_amount: string | null;
   output_currency: string | null;
+  /** When the funding was recorded; null while unfunded. */
+  funded_at: string | null;
   errors: string | null;
 }
 
-/** The state a person reads: the service's state, or what paybatch decided when nothing was sent. */
+/** The state a person reads: the service's state, or what paybatch decided when nothing was sent or an answer was not trusted. */
 export function resultState(row: ResultRow): string {
   if (row.phase === 'invalid') return 'invalid';
   if (row.phase === 'refused' || row.phase === 'not_sent') return row.outcome ?? 'not_sent';
+  // Held: the service's word about this row is not trusted, so its state is not shown as the row's.
+  if (row.phase === 'held') return row.outcome ?? 'held';
   if (row.phase === 'ready' || row.phase === 'creating') return 'not_sent_yet';
   // Ended without a transaction (the service refused the create): what paybatch recorded.
   return row.state ?? row.outcome ?? 'unknown';
+}
+
+/**
+ * The reason a person reads, and its code: paybatch's own when paybatch ended the
+ * row (which limit, both amounts), else the service's [2.5].
+ */
+export function resultReason(row: ResultRow): { reason: string; code: string } {
+  if (row.outcome !== null && row.outcome_detail !== null) return { reason: row.outcome_detail, code: row.outcome };
+  return { reason: row.state_reason ?? '', code: row.state_reason_code ?? '' };
 }
 
 function errorText(row: ResultRow): string {
@@ -63,8 +78,9 @@ export async function writeResults(outbox: string, batchId: string, rows: AsyncI
   const csv = stringify({ header: true, columns: [...RESULT_COLUMNS] });
   csv.pipe(out);
   for await (const row of rows) {
+    const { reason, code } = resultReason(row);
     const record = [
-      String(row.line), row.external_id ?? '', row.transaction_id ?? '', resultState(row), row.state_reason ?? '', row.state_reason_code ?? '',
+      String(row.line), row.external_id ?? '', row.transaction_id ?? '', resultState(row), reason, code,
       row.input_amount ?? '', row.input_currency ?? '', row.output_amount ?? '', row.output_currency ?? '', errorText(row),
     ].map(neutralise);
     if (!csv.write(record)) await once(csv, 'drain');

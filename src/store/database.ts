@@ -15,6 +15,7 @@
  */
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { DatabaseUnusable } from '../errors.js';
 
 export interface Migration {
   /** 1, 2, 3, ...: never renumbered, never edited once released. */
@@ -51,7 +52,7 @@ export function migrate(db: SqliteDatabase, migrations: readonly Migration[], no
   const applied = new Set((db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]));
   const known = Math.max(0, ...applied);
   if (known > migrations.length) {
-    throw new Error(`the database is at schema version ${known}, newer than this paybatch knows (${migrations.length}): use a newer paybatch`);
+    throw new DatabaseUnusable(`the database is at schema version ${known}, newer than this paybatch knows (${migrations.length}): it was written by a newer paybatch; run that version (or newer), nothing was changed`);
   }
   const done: number[] = [];
   for (const migration of migrations) {

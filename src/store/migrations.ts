@@ -108,4 +108,38 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rows_funded_at ON rows(funded_at) WHERE funded_at IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    name: 'compare-and-set revisions, funding stops per currency, reasons in words, heartbeats',
+    sql: `
+      -- Bumped by every committed change: a decision is applied only if the row has not moved since it was read.
+      ALTER TABLE rows ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      -- Funding calls made for the row, so that refusals are not retried in a loop.
+      ALTER TABLE rows ADD COLUMN fund_attempts INTEGER NOT NULL DEFAULT 0;
+      -- paybatch's reason in words: which limit, and both amounts.
+      ALTER TABLE rows ADD COLUMN outcome_detail TEXT;
+      -- When paybatch last heard of the transaction, by its own clock.
+      ALTER TABLE rows ADD COLUMN heard_at TEXT;
+      -- The input currency is known from the request before the service quotes it.
+      UPDATE rows SET input_currency = json_extract(request, '$.input_currency_code') WHERE input_currency IS NULL AND request IS NOT NULL;
+      -- The balance of a currency ran out: nothing more of the batch in that currency is created or funded.
+      CREATE TABLE funding_stops (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        currency TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        stopped_at TEXT NOT NULL,
+        PRIMARY KEY (batch_id, currency)
+      );
+      INSERT INTO funding_stops (batch_id, currency, detail, stopped_at)
+        SELECT DISTINCT b.id, r.input_currency, 'the balance ran out', COALESCE(b.settled_at, b.received_at)
+        FROM batches b JOIN rows r ON r.batch_id = b.id WHERE b.funding_stopped = 1 AND r.input_currency IS NOT NULL;
+      -- The engine's last sign of life, so that a start knows how long it was down.
+      CREATE TABLE heartbeats (
+        name TEXT PRIMARY KEY,
+        at INTEGER NOT NULL
+      );
+      -- What is due to be read is found by index, not by scanning the batch.
+      CREATE INDEX rows_due_reads ON rows(next_read_at) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL;
+    `,
+  },
 ];

@@ -93,32 +93,84 @@ export interface Observation {
   updated_at: string | null;
 }
 
+/** A row as the pipeline decides on it: what was asked, where paybatch has got, and what the service last said. */
 export interface PipelineRow {
   batch_id: string;
   line: number;
   external_id: string;
   request: PayoutRequest;
   phase: string;
+  /** paybatch's reason code for how the row ended, when paybatch ended it (REASONS in engine/states). */
   outcome: string | null;
+  /** The reason in words: which limit, and both amounts. */
+  outcome_detail: string | null;
   transaction_id: string | null;
   state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
   input_amount: string | null;
   input_currency: string | null;
+  output_amount: string | null;
+  output_currency: string | null;
+  refunded_amount: string | null;
   created_at: string | null;
   /** When paybatch recorded the funding; null while unfunded. */
   funded_at: string | null;
+  paid_at: string | null;
+  refunded_at: string | null;
+  settled_at: string | null;
   /** The service's updated_at of the newest observation kept. */
   observed_at: string | null;
+  /** When paybatch last heard of the transaction (its own clock): for the catch-up after downtime. */
+  heard_at: string | null;
   reads: number;
+  next_read_at: number | null;
+  fund_attempts: number;
+  /** Bumped by every committed change: a decision is applied only if the row has not moved since it was read. */
+  revision: number;
 }
 
-/** busy: the row is not waiting to be funded (another step funds it, or it moved on). */
+/** The columns of a row a decision may change. */
+export type RowChanges = Partial<Pick<PipelineRow,
+  | 'phase' | 'outcome' | 'outcome_detail' | 'transaction_id' | 'state' | 'state_reason' | 'state_reason_code'
+  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'refunded_amount'
+  | 'created_at' | 'funded_at' | 'paid_at' | 'refunded_at' | 'settled_at' | 'observed_at' | 'heard_at'
+  | 'next_read_at' | 'fund_attempts'>> & {
+  /** Replaces the row's errors (paybatch's reasons, the service's refusal, the fields that did not match). */
+  errors?: Issue[];
+};
+
+export interface RowPatch {
+  changes: RowChanges;
+  /** The state changed, learned this way: counted per batch. */
+  learned?: ObservationSource;
+  /** Count a read against the polling budget [D17]. */
+  countRead?: boolean;
+  /**
+   * Moving to funding reserves the row's input amount within the batch's budget,
+   * atomically with the move: refused when the currency's balance ran out or the
+   * budget would be exceeded.
+   */
+  reserve?: { currency: string; amount: bigint; budget: bigint | null };
+}
+
+/**
+ * What became of a commit: applied; or not, because the row moved since it was
+ * read, the reservation was refused, or the transaction id belongs to another row.
+ */
+export type CommitOutcome =
+  | { kind: 'applied' }
+  | { kind: 'moved' }
+  | { kind: 'over_budget'; committed: bigint }
+  | { kind: 'stopped'; detail: string }
+  | { kind: 'taken'; batch_id: string; line: number };
+
 export interface BatchProgress {
   /** Rows to send (valid, accepted). */
   sendable: number;
   created: number;
   funded: number;
-  /** Sendable rows whose part is over: final, or ended without being sent. */
+  /** Sendable rows whose part is over: final, held, or ended without being sent. */
   settled: number;
   /** Rows not final yet (as unsettledRows counts them). */
   unsettled: number;
@@ -126,33 +178,46 @@ export interface BatchProgress {
   oldest_unsettled_at: string | null;
 }
 
-export type Reservation = 'reserved' | 'over_budget' | 'stopped' | 'busy';
+/** When an unsettled row will next be read. */
+export interface NextRead {
+  line: number;
+  external_id: string;
+  phase: string;
+  state: string | null;
+  /** ms since the epoch; null when no read is scheduled (the row is being sent, created or funded). */
+  next_read_at: number | null;
+}
 
 export interface PipelineStore {
   openBatches(): Promise<BatchRecord[]>;
-  /** Rows of a batch in some phases, in file order, a page at a time. */
-  rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number): Promise<PipelineRow[]>;
+  /** Rows of a batch in some phases (and one input currency, when given), in file order, a page at a time. */
+  rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]>;
   /** Rows of every open batch in some phases (what a restart must resolve). */
   allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]>;
-  /** Moves a row from one of `from` to `to`; false when it was not in one of them (someone moved it first). */
-  movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null): Promise<boolean>;
-  /** Applies an observation unless the row already knows a newer one; sets `phase` too when given. */
-  observe(batchId: string, line: number, observation: Observation, phase?: string, at?: string): Promise<boolean>;
+  /** The row as stored now. */
+  row(batchId: string, line: number): Promise<PipelineRow | undefined>;
   /**
-   * From created to funding, atomically: refused when the batch stopped funding
-   * or when the row would take the batch over its budget for the currency.
+   * Compare-and-set: applies the patch only if the row is still at `revision`
+   * (nothing moved it since it was read), and bumps the revision.
    */
-  reserveFunding(batchId: string, line: number, budget: bigint | null): Promise<Reservation>;
-  /** The service accepted the funding (or a read shows the transaction funded). */
-  recordFunded(batchId: string, line: number, at: string): Promise<void>;
-  stopFunding(batchId: string): Promise<void>;
-  /** Ends a row that the service refused (nothing was created), keeping the service's reasons. */
-  refuseRow(batchId: string, line: number, from: readonly string[], outcome: string, message: string): Promise<boolean>;
+  commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome>;
+  /** Moves a row from one of `from` to `to`; false when it was not in one of them (someone moved it first). */
+  movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean>;
+  /**
+   * The balance of a currency ran out: nothing more in it is created or funded
+   * for the batches open now. Their rows in that currency not sent yet end as
+   * not sent (insufficient_funds, with the detail). Returns how many.
+   */
+  stopCurrency(currency: string, detail: string, at: string): Promise<number>;
   /** Counts a read and sets when the next one is due (ms since the epoch). */
   scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void>;
   dueReads(now: number, limit: number): Promise<PipelineRow[]>;
   /** Rows in flight with no read scheduled (a crash came between two steps): due at `now`. Returns how many. */
   scheduleOrphans(now: number): Promise<number>;
+  /** Rows followed whose last news is from before `heardBefore` (ISO 8601): their next read is brought forward to `now`. */
+  catchUpReads(heardBefore: string, now: number): Promise<number>;
+  /** The unsettled rows of a batch, soonest read first. */
+  nextReads(batchId: string, limit: number): Promise<NextRead[]>;
   unsettledRows(batchId: string): Promise<number>;
   settleBatch(batchId: string, at: string): Promise<void>;
   /** Every row of a batch in file order, as the result file shows it. */
@@ -167,6 +232,9 @@ export interface PipelineStore {
   recentBatches(since: string): Promise<BatchRecord[]>;
   /** Rows of open batches created and waiting for this sender's approval [3.3]. */
   rowsWaitingOnSender(senderExternalId: string): Promise<PipelineRow[]>;
+  /** The engine says it is alive (ms since the epoch), so that the next start knows how long it was down. */
+  recordHeartbeat(name: string, at: number): Promise<void>;
+  lastHeartbeat(name: string): Promise<number | null>;
 }
 
 /** Which rows a reconciliation looks at: one batch, or a period [from, to) (ISO 8601). */

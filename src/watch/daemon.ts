@@ -150,8 +150,10 @@ export class Daemon {
     const settled = await this.pipeline.stop(Math.max(0, left() - 1_500));
     await within(this.applier.idle(), Math.max(0, left() - 1_000));
     await within(Promise.all([this.loop, ...this.submitting.values()]), Math.max(0, left() - 1_000));
+    await within(this.pipeline.idle(), Math.max(0, left() - 1_000));
     // An intake still reading a file is left: its batch is recorded as in intake, and a restart takes the file again.
     await within(this.writeOpenResults(), Math.max(0, left() - 200)).catch(() => {});
+    await this.pipeline.heartbeat().catch(() => {});
     this.deps.log('watch_stopped', { calls_parked: settled ? 0 : 'some; resolved at the next start' });
   }
 
@@ -260,6 +262,7 @@ export class Daemon {
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {
+        await this.pipeline.heartbeat();
         for (const name of await this.schedules.due()) await this.runSchedule(name);
         if (this.webhooksSyncedAt === null && clock.now() >= this.nextSyncAttempt) await this.syncWebhooks();
         if (clock.now() - lastRetry >= STALLED_RETRY_MS) {

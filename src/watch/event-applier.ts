@@ -96,8 +96,9 @@ export class EventApplier {
     const id = tx?.id ?? event.object_id;
     const externalId = tx?.external_id ?? (typeof data.external_id === 'string' ? data.external_id : null);
     let row = id ? await store.rowByTransaction(id) : undefined;
+    // Found by external_id with another transaction id: the decision holds the row (an answer that is not its own).
     if (!row && externalId) row = await store.rowBySubmittedExternalId(externalId);
-    if (!row || (row.transaction_id !== null && id !== null && row.transaction_id !== id)) {
+    if (!row) {
       this.deps.log('webhook_unknown_object', { event: event.id, event_type: event.event_type, transaction: id });
       return 'unknown_transaction';
     }
@@ -108,10 +109,8 @@ export class EventApplier {
       await pipeline.readSoon(row);
       return 'read_requested';
     }
-    if (row.observed_at !== null && tx.updated_at !== null && tx.updated_at < row.observed_at) return 'stale';
-    if (row.phase === 'final') return 'after_final';
-    await pipeline.applyWebhook(row, tx);
-    return 'applied';
+    // Older than what the row knows, after final, not its own: the engine's one decision says.
+    return pipeline.applyWebhook(row, tx);
   }
 
   private async applySender(event: WebhookEvent, state: string, data: Record<string, unknown>): Promise<string> {
@@ -129,7 +128,7 @@ export class EventApplier {
       return 'released';
     }
     if (SENDER_STOPPED.has(state)) {
-      await Promise.all(rows.map((row) => this.deps.pipeline.stopForSender(row)));
+      await Promise.all(rows.map((row) => this.deps.pipeline.stopForSender(row, state)));
       this.deps.log('sender_stopped', { event: event.id, state, rows: rows.length });
       return 'stopped';
     }

@@ -37,12 +37,12 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(log).not.toContain('DE89370400440532013000');
   });
 
-  it('cancel: says when no row matches, and exits 0', async () => {
+  it('cancel: says when there is no such batch, and exits 1', async () => {
     const home = join(dir, 'ws');
     const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
     const result = await runCli(['cancel', '--batch', 'B00000000-none', '--state', 'error,manual', '--wait', '1s'], { env });
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe('no row matched: nothing to cancel\n');
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/no batch B00000000-none in .*: nothing to cancel\n$/);
     expect((await runCli(['cancel'], { env })).code).toBe(64);
   });
 

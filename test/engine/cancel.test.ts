@@ -28,7 +28,9 @@ describe('paybatch cancel', () => {
     expect(BigInt(ctx.sandbox.store.balances().USD as string)).toBe(usdBefore + refunded.reduce((sum, e) => sum + BigInt(e.amount), 0n));
     const stuck = await cancelRows({ batch, externalIds: ['DEMO-015'] }, deps);
     expect(stuck).toEqual([expect.objectContaining({ external_id: 'DEMO-015', cancelled: false, state_after: 'stuck', reason: expect.stringMatching(/may_cancel is false/) })]);
-    expect(await cancelRows({ batch, externalIds: ['NOT-THERE'] }, deps)).toEqual([]);
+    // Named explicitly but not cancellable, or not there at all: each listed with why.
+    expect(await cancelRows({ batch, externalIds: ['NOT-THERE'] }, deps)).toEqual([expect.objectContaining({ external_id: 'NOT-THERE', cancelled: false, reason: `no row of batch ${batch} has this external_id` })]);
+    expect(await cancelRows({ batch, externalIds: ['DEMO-001'] }, deps)).toEqual([expect.objectContaining({ external_id: 'DEMO-001', cancelled: false, reason: 'already final (paid)' })]);
     await client.close();
   });
 });

@@ -154,7 +154,7 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     });
     expect(s['output.paid_out.GBP']).toBeUndefined();
     const exceptions = readFileSync(outcome.files.find((f) => f.endsWith('exceptions.csv')) as string, 'utf8');
-    expect(exceptions).toMatch(/B-0002,tr_\w+,refused,canceled,insufficient_funds/);
+    expect(exceptions).toMatch(/B-0002,tr_\w+,refused,canceled,"insufficient_funds: the service refused funding 450\.00 USD for lack of balance/);
     expect(exceptions.trim().split('\n')).toHaveLength(4); // header, A-0255, A-0066, B-0002
   });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PayoutClient } from '../../src/api/client.js';
+import type { ClientOptions } from '../../src/api/client.js';
 import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { RunReport } from '../../src/engine/run.js';
@@ -31,8 +32,12 @@ export interface EngineContext {
   workspace: Workspace;
   store: SqliteStore;
   sandbox: RunningSandbox;
+  /** Where the engine's client goes: the sandbox, unless a test puts a double in front of it. */
+  serviceUrl: string;
+  /** Every event the engine logged, in order. */
+  events: { event: string; fields: Record<string, unknown> }[];
   drop(source: string, name?: string): void;
-  run(config?: Record<string, unknown>, waitMs?: number): Promise<RunReport>;
+  run(config?: Record<string, unknown>, waitMs?: number, client?: Partial<ClientOptions>): Promise<RunReport>;
   client(): PayoutClient;
   results(batch: string): Promise<Record<string, string>[]>;
   stop(): Promise<void>;
@@ -44,26 +49,28 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
   const store = SqliteStore.open(workspace.database);
   const sandbox = await startSandbox({ config: { ...FAST_SANDBOX, ...sandboxConfig } });
   let dropped = 0;
-  const newClient = (): PayoutClient => new PayoutClient({
-    baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
-    timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024,
+  const events: EngineContext['events'] = [];
+  const newClient = (options: Partial<ClientOptions> = {}): PayoutClient => new PayoutClient({
+    baseUrl: context.serviceUrl, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
+    timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024, ...options,
   });
-  return {
-    dir, workspace, store, sandbox,
+  const context: EngineContext = {
+    dir, workspace, store, sandbox, serviceUrl: sandbox.url, events,
     drop(source, name) {
       dropped += 1;
       copyFileSync(source, join(workspace.folders.inbox, name ?? `batch-${dropped}.csv`));
     },
-    async run(config = {}, waitMs = 5000) {
+    async run(config = {}, waitMs = 5000, clientOptions = {}) {
       const parsed = configSchema.parse({ ...config, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
-      const client = newClient();
+      const client = newClient(clientOptions);
       try {
-        return await runOnce({ workspace, store, client, config: parsed, clock: systemClock, log: () => {}, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
+        const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });
+        return await runOnce({ workspace, store, client, config: parsed, clock: systemClock, log, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
       } finally {
         await client.close();
       }
     },
-    client: newClient,
+    client: () => newClient(),
     async results(batch) {
       const { parse } = await import('csv-parse/sync');
       const { readFileSync } = await import('node:fs');
@@ -75,6 +82,7 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return context;
 }
 
 /** Debits per transaction in the sandbox's ledger: "nothing paid twice" made checkable. */

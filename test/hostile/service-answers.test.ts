@@ -23,25 +23,33 @@ describe('the engine against a hostile service', () => {
   const calls: string[] = [];
   let url = '';
   let reads = 0;
+  // The transactions this service made, by id: answers echo what was asked, so only the states are odd.
+  const made = new Map<string, Record<string, unknown>>();
   const server = createServer((req, res) => {
     calls.push(`${req.method} ${req.url}`);
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const path = (req.url ?? '').replace(/^\/v1/, '');
-      const transaction = (n: string) => ({
-        id: `tr_${n}`, external_id: `GBR-2026-000${n}`, state: 'teleported', may_cancel: false, updated_at: new Date().toISOString(),
-        input_amount_in_cents: '100', input_currency: 'USD', output_amount_in_cents: '79', output_currency: 'GBP',
-      });
       res.setHeader('content-type', 'application/json');
       if (path.startsWith('/corridors/')) return res.end(JSON.stringify([{ id: 'gbr', country_code: 'GBR', type: 'bank', input_currency_codes: ['USD'], output_currency_codes: ['GBP'], active: true }]));
-      if (req.method === 'POST' && path === '/transactions') return res.writeHead(201).end(JSON.stringify(transaction(String(calls.filter((c) => c.startsWith('POST /v1/transactions')).length))));
+      if (req.method === 'POST' && path === '/transactions') {
+        const asked = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, string>;
+        const tx = {
+          id: `tr_${made.size + 1}`, external_id: asked.external_id, state: 'teleported', may_cancel: false, updated_at: new Date().toISOString(),
+          input_amount_in_cents: '100', input_currency: asked.input_currency_code, output_amount_in_cents: asked.output_amount_in_cents, output_currency: asked.output_currency_code,
+        };
+        made.set(tx.id, tx);
+        return res.writeHead(201).end(JSON.stringify(tx));
+      }
       if (req.method === 'GET' && path.startsWith('/transactions/')) {
         reads += 1;
+        const tx = made.get(decodeURIComponent(path.slice('/transactions/'.length))) ?? {};
         // Every read answers something hostile, in turn: a huge body, not JSON, a redirect, a stranger state.
-        if (reads % 4 === 1) return res.end(JSON.stringify({ ...transaction('1'), pad: 'x'.repeat(3 * 1024 * 1024) }));
+        if (reads % 4 === 1) return res.end(JSON.stringify({ ...tx, pad: 'x'.repeat(3 * 1024 * 1024) }));
         if (reads % 4 === 2) return res.end('{"id": "tr_1", ');
         if (reads % 4 === 3) return res.writeHead(302, { location: 'http://127.0.0.1:9/steal' }).end();
-        return res.end(JSON.stringify({ ...transaction(path.slice(-1)), state: 'quantum' }));
+        return res.end(JSON.stringify({ ...tx, state: 'quantum', updated_at: new Date().toISOString() }));
       }
       res.writeHead(404).end(JSON.stringify({ errors: ['not found'] }));
     });

@@ -16,8 +16,8 @@ describe('result files', () => {
 
   it('names the state a person reads: the service\'s, or what paybatch decided', () => {
     const row = (fields: Partial<ResultRow>): ResultRow => ({
-      line: 2, external_id: 'E', transaction_id: null, phase: 'final', outcome: null, state: null, state_reason: null, state_reason_code: null,
-      input_amount: null, input_currency: null, output_amount: null, output_currency: null, errors: null, ...fields,
+      line: 2, external_id: 'E', transaction_id: null, phase: 'final', outcome: null, outcome_detail: null, state: null, state_reason: null, state_reason_code: null,
+      input_amount: null, input_currency: null, output_amount: null, output_currency: null, funded_at: null, errors: null, ...fields,
     });
     expect(resultState(row({ phase: 'invalid' }))).toBe('invalid');
     expect(resultState(row({ phase: 'not_sent', outcome: 'insufficient_funds' }))).toBe('insufficient_funds');

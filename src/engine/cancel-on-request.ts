@@ -1,0 +1,89 @@
+/**
+ * [1], [D11] A cancellation a person asked for (`paybatch cancel`): the
+ * transaction is read first and checked to be the row's own, then the row's
+ * intent (cancelling) is committed by compare-and-set, then DELETE is sent. A
+ * DELETE whose answer was lost is resolved by reading; a refusal puts the row
+ * back where it was.
+ */
+import type { ServiceTransaction } from '../api/answers.js';
+import type { CallLimits, PayoutClient } from '../api/client.js';
+import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
+import type { Clock } from '../clock.js';
+import type { EngineConfig } from '../config/config.js';
+import type { PipelineRow } from '../store/store.js';
+import { checkAnswer, describeMismatches } from './answer-check.js';
+import { firstInterval } from './read-schedule.js';
+import { REASONS } from './states.js';
+import type { PipelineLog, RowSteps } from './steps.js';
+
+export interface CancelAnswer {
+  done: boolean;
+  state: string;
+  reason: string;
+}
+
+export interface CancelDeps {
+  client: PayoutClient;
+  clock: Clock;
+  engine: EngineConfig;
+  log: PipelineLog;
+  steps: RowSteps;
+  limits: CallLimits;
+}
+
+/** Phases a person may cancel from: a transaction exists and paybatch is not in the middle of a call on it. */
+export const CANCELLABLE_PHASES: readonly string[] = ['created', 'funded', 'held'];
+const ATTEMPTS = 5;
+
+export async function cancelOnRequest(row: PipelineRow, by: string | null, deps: CancelDeps): Promise<CancelAnswer> {
+  const { client, steps, limits } = deps;
+  const id = row.transaction_id;
+  if (id === null) return { done: false, state: row.state ?? row.phase, reason: 'no transaction of its own is known (an answer named another one); an unfunded transaction is cancelled by the service after an hour [1]' };
+  const unanswered = (error: unknown): CancelAnswer => {
+    if (error instanceof AuthenticationRefused || !(error instanceof OutcomeUnknown || error instanceof Retryable)) throw error;
+    return { done: false, state: row.state ?? '', reason: `the service did not answer (${error.message}); nothing changed, try again` };
+  };
+  let tx: ServiceTransaction;
+  try {
+    tx = await client.getTransaction(id, limits);
+  } catch (error) {
+    return unanswered(error);
+  }
+  const mismatches = checkAnswer(row, tx);
+  if (mismatches.length > 0) return { done: false, state: row.state ?? '', reason: describeMismatches('the read before cancelling', mismatches) };
+  if (!tx.may_cancel) return { done: false, state: tx.state, reason: `the service does not allow it in state ${tx.state} (may_cancel is false)` };
+  const from = row.phase;
+  const detail = `cancelled on request${by ? ` by ${by}` : ''}`;
+  const cancelling = await steps.move(row, [from], {
+    phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: detail,
+    next_read_at: deps.clock.now() + firstInterval(deps.engine.polling),
+  });
+  if (!cancelling) return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };
+  const putBack = async (): Promise<void> => {
+    await steps.move(cancelling, ['cancelling'], { phase: from, outcome: row.outcome, outcome_detail: row.outcome_detail });
+  };
+  const requested = (): CancelAnswer => {
+    deps.log('cancel_requested', { batch: row.batch_id, line: row.line, transaction: id, state: tx.state, by });
+    return { done: true, state: tx.state, reason: 'cancellation requested' };
+  };
+  let failure: unknown;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      await client.cancelTransaction(id, limits);
+      return requested();
+    } catch (error) {
+      if (error instanceof Rejected) {
+        // Refused (no longer cancellable): the row goes back to where it was.
+        await putBack();
+        return { done: false, state: tx.state, reason: error.message };
+      }
+      if (!(error instanceof OutcomeUnknown || error instanceof Retryable)) throw error;
+      failure = error;
+    }
+    // [D11] Whether a DELETE whose answer was lost took effect, the transaction's state tells.
+    const now = await client.getTransaction(id, limits).catch(() => null);
+    if (now && checkAnswer(row, now).length === 0 && (now.state === 'canceled' || now.state === 'refunded')) return requested();
+  }
+  await putBack();
+  return unanswered(failure);
+}

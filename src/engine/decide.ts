@@ -1,0 +1,224 @@
+/**
+ * The pure decision at the heart of the pipeline (STYLE 13): from the row as
+ * stored, what the service just said, the time and the policy, what to store and
+ * what to do next. The store applies the change only if the row has not moved
+ * since it was read (compare-and-set on its revision); the step then does the
+ * action (fund, cancel) whose intent the change recorded.
+ *
+ * Rules: an answer that is not the row's own is never acted on (the row is held
+ * for a person); an observation older than the stored one changes neither state
+ * nor phase; a final state never moves back; only the step that owns a funding
+ * intent decides that it did not happen.
+ */
+import type { ServiceTransaction } from '../api/answers.js';
+import type { Issue } from '../validate/issue.js';
+import { currencyDecimals, formatMinor } from '../validate/money.js';
+import type { ObservationSource, PipelineRow, RowChanges, RowPatch } from '../store/store.js';
+import type { Mismatch } from './answer-check.js';
+import { checkAnswer, describeMismatches } from './answer-check.js';
+import type { PollingPolicy } from './read-schedule.js';
+import { firstInterval, nextReadAt } from './read-schedule.js';
+import { FUNDED_STATES, REASONS, WAITING_FOR_SENDER, isFinal, isNewer } from './states.js';
+
+export interface Policy {
+  /** Per input currency, minor units: the most one row may cost [4]. */
+  maxInputPerRow: Readonly<Record<string, string>>;
+  /** Per input currency, minor units: the most one batch may cost. */
+  batchBudget: Readonly<Record<string, string>>;
+  fundingDeadlineMs: number;
+  polling: PollingPolicy;
+  /** Funding calls in a row while each outcome is unknown; then the next scheduled read tries again. */
+  fundAttempts: number;
+}
+
+/** What was asked when the service said this: it decides which checks apply, and how the change was learned. */
+export type Asked = 'create' | 'lookup' | 'read' | 'resolve' | 'fund' | 'cancel' | 'webhook';
+
+export interface Seen {
+  tx: ServiceTransaction;
+  asked: Asked;
+}
+
+export type Action =
+  | { kind: 'none' }
+  | { kind: 'fund'; amount: string; currency: string }
+  | { kind: 'cancel'; outcome: string; detail: string }
+  | { kind: 'hold'; detail: string; mismatches: readonly Mismatch[] };
+
+export interface Decision {
+  /** What to store, by compare-and-set; null when nothing changes. */
+  patch: RowPatch | null;
+  /** A read that changed nothing still sets the next one (outside the compare-and-set: it moves nothing). */
+  schedule?: { at: number; counted: boolean };
+  action: Action;
+  /** What came of the observation, for the log and a webhook event's outcome. */
+  label: 'applied' | 'stale' | 'after_final' | 'held' | 'not_created_yet' | 'not_in_flight' | 'mismatch';
+}
+
+const SOURCE: Readonly<Record<Asked, ObservationSource>> = {
+  create: 'answer', fund: 'answer', cancel: 'answer', lookup: 'polling', read: 'polling', resolve: 'polling', webhook: 'webhook',
+};
+const IN_FLIGHT: ReadonlySet<string> = new Set(['creating', 'created', 'funding', 'funded', 'cancelling']);
+const WHAT: Readonly<Record<Asked, string>> = {
+  create: 'the create answer', lookup: 'the lookup by external_id', read: 'a read', resolve: 'a read', fund: 'the fund answer', cancel: 'the cancel answer', webhook: 'a webhook',
+};
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const none = (label: Decision['label']): Decision => ({ patch: null, action: { kind: 'none' }, label });
+
+/** An amount for people: "6000.00 USD". */
+export function money(minor: string | bigint, currency: string): string {
+  const decimals = currencyDecimals(currency) ?? 2;
+  return `${formatMinor(BigInt(minor), decimals)} ${currency}`;
+}
+
+/** A duration for people: "50m", "2h", "90s". */
+export function duration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/** The row held for a person: the answer did not match what was asked. Nothing more is sent for it. */
+export function hold(row: PipelineRow, asked: Asked | string, mismatches: readonly Mismatch[]): Decision {
+  const detail = describeMismatches(typeof asked === 'string' && asked in WHAT ? WHAT[asked as Asked] : asked, mismatches);
+  const errors: (Issue & Mismatch)[] = mismatches.map((m) => ({
+    line: row.line, column: m.field, code: REASONS.answerMismatch, message: `asked ${m.asked}, answered ${m.answered}`, ...m,
+  }));
+  return {
+    patch: { changes: { phase: 'held', outcome: REASONS.answerMismatch, outcome_detail: detail, errors, next_read_at: null } },
+    action: { kind: 'hold', detail, mismatches },
+    label: 'mismatch',
+  };
+}
+
+/** Ends a created row that will not be funded: its transaction is cancelled [D11], with the reason in words. */
+export function cancel(outcome: string, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
+  return {
+    patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling) } },
+    action: { kind: 'cancel', outcome, detail },
+    label: 'applied',
+  };
+}
+
+/** The service's state and amounts, as a row stores them. */
+function observed(row: PipelineRow, tx: ServiceTransaction, now: string): RowChanges {
+  const moved = tx.updated_at ?? now;
+  return {
+    transaction_id: tx.id,
+    state: tx.state,
+    state_reason: tx.state_reason,
+    state_reason_code: tx.state_reason_code,
+    input_amount: tx.input_amount_in_cents ?? row.input_amount,
+    input_currency: tx.input_currency ?? row.input_currency,
+    output_amount: tx.output_amount_in_cents ?? row.output_amount,
+    output_currency: tx.output_currency ?? row.output_currency,
+    observed_at: tx.updated_at ?? row.observed_at,
+    heard_at: now,
+    paid_at: tx.state === 'paid' ? (row.paid_at ?? moved) : row.paid_at,
+    refunded_at: tx.state === 'refunded' ? (row.refunded_at ?? moved) : row.refunded_at,
+    refunded_amount: tx.state === 'refunded' ? (tx.refunded_amount_in_cents ?? row.refunded_amount ?? tx.input_amount_in_cents ?? row.input_amount) : row.refunded_amount,
+    settled_at: ['paid', 'refunded', 'canceled'].includes(tx.state) ? (row.settled_at ?? now) : row.settled_at,
+  };
+}
+
+export function fundingDeadline(row: PipelineRow, policy: Policy, now: number): number {
+  return (row.created_at ? Date.parse(row.created_at) : now) + policy.fundingDeadlineMs;
+}
+
+/** [4] A created, approved transaction: funded if its quote passes the guard and its deadline has not passed. */
+function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges, now: number, policy: Policy): Decision {
+  const currency = row.request.input_currency_code;
+  const input = tx.input_amount_in_cents ?? row.input_amount;
+  const limit = policy.maxInputPerRow[currency];
+  if (input === null) return cancel(REASONS.quoteRejected, 'the service gave no input amount to check', now, policy.polling, changes);
+  if (limit !== undefined && BigInt(input) > BigInt(limit)) {
+    return cancel(REASONS.quoteRejected, `input ${money(input, currency)} is over engine.max_input_per_row ${money(limit, currency)}`, now, policy.polling, changes);
+  }
+  const deadline = fundingDeadline(row, policy, now);
+  if (now >= deadline) {
+    return cancel(REASONS.fundingDeadline, `not funded within engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} of creation (created ${row.created_at ?? changes.created_at ?? '?'}, deadline ${iso(deadline)})`, now, policy.polling, changes);
+  }
+  const budget = policy.batchBudget[currency];
+  return {
+    patch: {
+      changes: { ...changes, phase: 'funding', fund_attempts: row.fund_attempts + 1, next_read_at: null },
+      reserve: { currency, amount: BigInt(input), budget: budget === undefined ? null : BigInt(budget) },
+    },
+    action: { kind: 'fund', amount: input, currency },
+    label: 'applied',
+  };
+}
+
+/** The reservation for funding was refused: the row is cancelled instead, with the limit that refused it. */
+export function refuseFunding(decision: Decision, outcome: string, detail: string, now: number, policy: Policy): Decision {
+  const { phase: _phase, fund_attempts: _attempts, next_read_at: _next, ...changes } = decision.patch?.changes ?? {};
+  return cancel(outcome, detail, now, policy.polling, changes);
+}
+
+/** The decision for one observation of the row's transaction. */
+export function decide(row: PipelineRow, seen: Seen, now: number, policy: Policy): Decision {
+  const { tx, asked } = seen;
+  const source = SOURCE[asked];
+  const counted = source === 'polling';
+  if (!IN_FLIGHT.has(row.phase) && row.phase !== 'final') return none(row.phase === 'held' ? 'held' : 'not_in_flight');
+  if (row.phase === 'creating' && asked !== 'create' && asked !== 'lookup') return none('not_created_yet');
+
+  const adopting = row.phase === 'creating';
+  const mismatches = checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: adopting ? null : row.transaction_id }, tx);
+  if (mismatches.length > 0) return row.phase === 'final' ? none('after_final') : hold(row, asked, mismatches);
+  if (row.phase === 'final') return none('after_final');
+
+  const funded = row.funded_at !== null;
+  const newer = adopting || isNewer({ state: row.state, at: row.observed_at, funded }, { state: tx.state, at: tx.updated_at });
+  // [D10] A 200 to paybatch's own funding call is proof of funding, whatever the age of the state it carries.
+  const ownFunding = asked === 'fund' && row.phase === 'funding';
+  const waitingDeadline = (state: string | null, created: string | null): number | undefined =>
+    state !== null && WAITING_FOR_SENDER.has(state) && created ? Date.parse(created) + policy.fundingDeadlineMs : undefined;
+  const follow = (changes: RowChanges): RowPatch => {
+    const created = changes.created_at ?? row.created_at;
+    const next = nextReadAt({ created_at: created, reads: row.reads }, now, policy.polling, counted, waitingDeadline(changes.state ?? row.state, created));
+    return { changes: { ...changes, next_read_at: next }, countRead: counted, learned: source };
+  };
+
+  // The same observation again (a read that found nothing new) is current, not stale: time-based rules (deadlines) still apply.
+  const same = tx.state === row.state && tx.updated_at === row.observed_at;
+  if (!newer && !same && !ownFunding) {
+    return { patch: null, schedule: counted ? { at: nextReadAt(row, now, policy.polling, true), counted: true } : undefined, action: { kind: 'none' }, label: 'stale' };
+  }
+  const changes: RowChanges = newer ? observed(row, tx, iso(now)) : { heard_at: iso(now) };
+  let phase = row.phase;
+  if (adopting) {
+    changes.created_at = row.created_at ?? iso(now);
+    phase = 'created';
+  }
+  const state = newer ? tx.state : (row.state ?? tx.state);
+  const seenFunded = ownFunding || FUNDED_STATES.has(state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
+  if (seenFunded && !funded) changes.funded_at = iso(now);
+  const fundedNow = funded || seenFunded;
+
+  if (isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
+  if (fundedNow && (phase === 'created' || phase === 'funding')) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
+
+  const rowNow = { ...row, created_at: changes.created_at ?? row.created_at };
+  if (phase === 'created') {
+    if (state === 'approved') return fundOrEnd(rowNow, tx, { ...changes, phase: 'created' }, now, policy);
+    if (WAITING_FOR_SENDER.has(state) && now >= fundingDeadline(rowNow, policy, now)) {
+      const deadline = fundingDeadline(rowNow, policy, now);
+      return cancel(REASONS.senderNotApproved, `the sender was still ${state} (KYC) at engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} after creation (deadline ${iso(deadline)})`, now, policy.polling, { ...changes, phase: 'created' });
+    }
+    return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
+  }
+  if (phase === 'funding') {
+    // Only the step that owns the funding intent, reading to resolve it, may conclude it did not happen.
+    if (asked !== 'resolve') return { patch: { changes, learned: source }, action: { kind: 'none' }, label: 'applied' };
+    if (state === 'approved' && row.fund_attempts < policy.fundAttempts) {
+      const again = fundOrEnd(rowNow, tx, changes, now, policy);
+      // Still reserved from the first attempt: no new reservation, the phase stays funding.
+      if (again.action.kind === 'fund' && again.patch) return { ...again, patch: { changes: { ...again.patch.changes, phase: 'funding' } } };
+      return again;
+    }
+    return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
+  }
+  return { patch: follow(changes), action: { kind: 'none' }, label: 'applied' };
+}

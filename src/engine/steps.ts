@@ -1,0 +1,248 @@
+/**
+ * The steps of a row, the I/O around the pure decision: create, fund, cancel,
+ * read. Each step reads the row, asks `decide` what an answer means, and
+ * commits the change only if the row has not moved (compare-and-set on its
+ * revision; on a conflict the row is read again and the decision made again).
+ *
+ * Exactly once: before each write the row's intent is recorded (creating,
+ * funding), so that after a crash, or when an answer is lost, the outcome is
+ * found out before anything is sent again: a create by looking the external_id
+ * up [D7], a fund by reading the transaction [D10]. The service itself refuses
+ * a second transaction with the same external_id [D6] and a second funding
+ * [D10], so even a race cannot pay twice.
+ */
+import type { ServiceTransaction } from '../api/answers.js';
+import type { CallLimits, PayoutClient } from '../api/client.js';
+import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable, fundRefusal } from '../api/errors.js';
+import type { Clock } from '../clock.js';
+import type { PipelineRow, PipelineStore, RowPatch } from '../store/store.js';
+import type { Mismatch } from './answer-check.js';
+import { checkAnswer, lookupHit } from './answer-check.js';
+import type { Asked, Decision, Policy } from './decide.js';
+import { cancel, decide, fundingDeadline, hold, money, refuseFunding } from './decide.js';
+import { REASONS } from './states.js';
+
+export interface PipelineLog {
+  (event: string, fields: Record<string, unknown>): void;
+}
+
+export interface StepDeps {
+  store: PipelineStore;
+  client: PayoutClient;
+  clock: Clock;
+  policy: Policy;
+  log: PipelineLog;
+  /** What bounds every call now: the run's --wait and the stop signal. */
+  limits(): CallLimits;
+  /** The balance of a currency ran out: the pipeline stops the currency and cancels what waits in it. */
+  onBalanceExhausted(currency: string, detail: string): Promise<void>;
+}
+
+const CREATE_ATTEMPTS = 5;
+const COMMIT_ATTEMPTS = 8;
+
+const where = (row: PipelineRow): Record<string, unknown> => ({ batch: row.batch_id, line: row.line, external_id: row.external_id });
+
+export class RowSteps {
+  constructor(private readonly deps: StepDeps) {}
+
+  private iso(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  /**
+   * Applies a decision by compare-and-set, deciding again from the stored row
+   * whenever it moved in between. Returns the row as committed and the decision
+   * applied, or null when the row is gone.
+   */
+  private async commit(start: PipelineRow, choose: (row: PipelineRow) => Decision): Promise<{ row: PipelineRow; decision: Decision } | null> {
+    const { store } = this.deps;
+    let row: PipelineRow | undefined = start;
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS && row; attempt++) {
+      let decision = choose(row);
+      if (!decision.patch) {
+        if (decision.schedule) await store.scheduleRead(row.batch_id, row.line, decision.schedule.at, decision.schedule.counted);
+        return { row, decision };
+      }
+      let outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch);
+      if (outcome.kind === 'over_budget' || outcome.kind === 'stopped') {
+        decision = outcome.kind === 'stopped'
+          ? refuseFunding(decision, REASONS.insufficientFunds, `not funded: ${outcome.detail}`, this.deps.clock.now(), this.deps.policy)
+          : this.overBudget(row, decision, outcome.committed);
+        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch);
+      } else if (outcome.kind === 'taken') {
+        const mismatch: Mismatch = { field: 'id', asked: 'a transaction of its own', answered: `${String(decision.patch.changes.transaction_id)}, the transaction of batch ${outcome.batch_id} line ${outcome.line}` };
+        decision = hold(row, 'the answer', [mismatch]);
+        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch);
+      }
+      if (outcome.kind === 'applied') {
+        const { errors: _errors, ...changes } = (decision.patch as RowPatch).changes;
+        return { row: { ...row, ...changes, revision: row.revision + 1, reads: row.reads + (decision.patch?.countRead ? 1 : 0) }, decision };
+      }
+      row = await store.row(row.batch_id, row.line);
+    }
+    if (row) this.deps.log('row_busy', { ...where(row), reason: 'the row kept moving; it is taken up again later' });
+    return null;
+  }
+
+  private overBudget(row: PipelineRow, decision: Decision, committed: bigint): Decision {
+    const reserve = decision.patch?.reserve;
+    const currency = reserve?.currency ?? row.request.input_currency_code;
+    const amount = reserve?.amount ?? 0n;
+    const detail = `input ${money(amount, currency)} would take the batch to ${money(committed + amount, currency)}, over engine.batch_budget ${money(reserve?.budget ?? 0n, currency)}`;
+    return refuseFunding(decision, REASONS.overBudget, detail, this.deps.clock.now(), this.deps.policy);
+  }
+
+  /** What the service said about the row's transaction, decided on and acted upon. Returns what came of it. */
+  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked): Promise<Decision['label']> {
+    const done = await this.commit(row, (now) => decide(now, { tx, asked }, this.deps.clock.now(), this.deps.policy));
+    if (!done) return 'applied';
+    await this.act(done.row, done.decision, asked);
+    return done.decision.label;
+  }
+
+  private async act(row: PipelineRow, decision: Decision, asked: Asked): Promise<void> {
+    const { action } = decision;
+    if (action.kind === 'hold') {
+      this.deps.log('answer_mismatch', { ...where(row), transaction: row.transaction_id, asked_in: asked, detail: action.detail, fields: action.mismatches });
+    } else if (action.kind === 'cancel') {
+      this.deps.log(action.outcome === REASONS.insufficientFunds || action.outcome === REASONS.fundRefused ? action.outcome : 'limit_refused', { ...where(row), transaction: row.transaction_id, outcome: action.outcome, detail: action.detail });
+      await this.sendCancel(row);
+    } else if (action.kind === 'fund') {
+      await this.fund(row, action.amount, action.currency);
+    } else if (decision.label === 'applied' && row.phase === 'final' && decision.patch) {
+      this.deps.log('settled', { ...where(row), transaction: row.transaction_id, state: row.state, code: row.state_reason_code });
+    }
+  }
+
+  /** [D6], [D7] Creates the row's transaction once: a create that may have happened is looked up before any new one. */
+  async send(start: PipelineRow): Promise<void> {
+    const { client } = this.deps;
+    let row = start;
+    const resumed = row.phase === 'creating';
+    if (row.phase === 'ready') {
+      const claimed = await this.move(row, ['ready'], { phase: 'creating' });
+      if (!claimed) return;
+      row = claimed;
+    }
+    if (row.phase !== 'creating') return;
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1 || resumed) {
+        if (await this.adoptExisting(row)) return;
+      }
+      try {
+        await this.observe(row, await client.createTransaction(row.request, this.deps.limits()), 'create');
+        return;
+      } catch (error) {
+        if (error instanceof Rejected) {
+          if (error.concerns('external_id') && (await this.adoptExisting(row))) return;
+          await this.commit(row, () => ({
+            patch: { changes: { phase: 'final', outcome: REASONS.rejectedByService, outcome_detail: error.reasons, errors: [{ line: row.line, column: 'external_id', code: REASONS.rejectedByService, message: error.message }] } },
+            action: { kind: 'none' }, label: 'applied',
+          }));
+          this.deps.log('row_refused_by_service', { ...where(row), reason: error.message });
+          return;
+        }
+        if (!(error instanceof OutcomeUnknown) || attempt >= CREATE_ATTEMPTS || this.deps.limits().signal?.aborted) throw error;
+      }
+    }
+  }
+
+  /** [D7] Looks the external_id up; adopts the row's own transaction, holds the row when the answer is someone else's. */
+  private async adoptExisting(row: PipelineRow): Promise<boolean> {
+    const found = await this.deps.client.findTransactions(row.external_id, this.deps.limits());
+    const hit = lookupHit({ external_id: row.external_id, request: row.request, transaction_id: null }, found);
+    if (hit.mismatches.length > 0) {
+      const held = await this.commit(row, (now) => hold(now, 'lookup', hit.mismatches));
+      if (held) await this.act(held.row, held.decision, 'lookup');
+      return true;
+    }
+    if (!hit.tx) return false;
+    await this.observe(row, hit.tx, 'lookup');
+    return true;
+  }
+
+  /** [D10] Funds with the amount guard; the intent (funding) and the reservation were committed by the decision. */
+  private async fund(row: PipelineRow, amount: string, currency: string): Promise<void> {
+    const { client } = this.deps;
+    const id = row.transaction_id as string;
+    // Calls never wait past the funding deadline: after it, the row is not funded.
+    const limits = { ...this.deps.limits(), until: Math.min(this.deps.limits().until ?? Infinity, fundingDeadline(row, this.deps.policy, this.deps.clock.now())) };
+    let answer: ServiceTransaction;
+    try {
+      answer = await client.fundTransaction(id, { input_amount_in_cents: amount, input_currency: currency }, limits);
+    } catch (error) {
+      if (error instanceof Rejected) return this.fundRefused(row, error, amount, currency);
+      if (error instanceof OutcomeUnknown || error instanceof Retryable) return this.resolveFunding(row);
+      throw error;
+    }
+    this.deps.log('funded', { ...where(row), transaction: id, amount, currency });
+    await this.observe(row, answer, 'fund');
+  }
+
+  private async fundRefused(row: PipelineRow, error: Rejected, amount: string, currency: string): Promise<void> {
+    const kind = fundRefusal(error);
+    if (kind === 'balance') {
+      const detail = `the service refused funding ${money(amount, currency)} for lack of balance ("${error.reasons}")`;
+      const ended = await this.commit(row, (now) => (now.phase === 'funding'
+        ? cancel(REASONS.insufficientFunds, detail, this.deps.clock.now(), this.deps.policy.polling)
+        : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+      if (ended) await this.act(ended.row, ended.decision, 'fund');
+      await this.deps.onBalanceExhausted(currency, `the ${currency} balance ran out (batch ${row.batch_id} line ${row.line}: funding ${money(amount, currency)} refused)`);
+      return;
+    }
+    // The transaction or its quote moved: read it and decide again, a bounded number of times.
+    if ((kind === 'state' || kind === 'amount') && row.fund_attempts < this.deps.policy.fundAttempts) return this.resolveFunding(row);
+    const detail = `the service refused the funding: ${error.reasons}`;
+    const ended = await this.commit(row, (now) => (now.phase === 'funding'
+      ? cancel(REASONS.fundRefused, detail, this.deps.clock.now(), this.deps.policy.polling, { errors: [{ line: row.line, column: 'funding', code: REASONS.fundRefused, message: error.message }] })
+      : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+    if (ended) await this.act(ended.row, ended.decision, 'fund');
+  }
+
+  /** A funding whose outcome is not known: the transaction is read before any new funding. */
+  async resolveFunding(row: PipelineRow): Promise<void> {
+    const tx = await this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits());
+    const now = (await this.deps.store.row(row.batch_id, row.line)) ?? row;
+    await this.observe(now, tx, 'resolve');
+  }
+
+  /** Reads the transaction (a scheduled read, or a catch-up). */
+  async read(row: PipelineRow): Promise<void> {
+    await this.observe(row, await this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits()), 'read');
+  }
+
+  /** [D11] Sends the cancellation whose intent a decision committed; the next read follows it. */
+  private async sendCancel(row: PipelineRow): Promise<void> {
+    try {
+      const answer = await this.deps.client.cancelTransaction(row.transaction_id as string, this.deps.limits());
+      const mismatches = checkAnswer(row, answer);
+      if (mismatches.length > 0) {
+        const held = await this.commit(row, (now) => hold(now, 'cancel', mismatches));
+        if (held) await this.act(held.row, held.decision, 'cancel');
+      }
+    } catch (error) {
+      if (error instanceof AuthenticationRefused) throw error;
+      // Refused (no longer cancellable: already cancelled or expired), or unanswered: the next read tells.
+      if (!(error instanceof Rejected || error instanceof OutcomeUnknown || error instanceof Retryable)) throw error;
+    }
+  }
+
+  /** Ends a created row with a decision of paybatch's own (a sender rejected, a stopped currency): cancelled, with the reason. */
+  async end(row: PipelineRow, outcome: string, detail: string, phases: readonly string[] = ['created']): Promise<boolean> {
+    const ended = await this.commit(row, (now) => (phases.includes(now.phase)
+      ? cancel(outcome, detail, this.deps.clock.now(), this.deps.policy.polling)
+      : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+    if (!ended || ended.decision.action.kind !== 'cancel') return false;
+    await this.act(ended.row, ended.decision, 'cancel');
+    return true;
+  }
+
+  /** Moves a row's phase by compare-and-set, keeping the decision elsewhere; false when the row was not in `from`. */
+  async move(row: PipelineRow, from: readonly string[], changes: RowPatch['changes']): Promise<PipelineRow | null> {
+    const done = await this.commit(row, (now) => (from.includes(now.phase)
+      ? { patch: { changes }, action: { kind: 'none' }, label: 'applied' }
+      : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+    return done && done.decision.patch ? done.row : null;
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The pipeline's part of the SQLite store: rows read for a decision, and the
+ * decision applied by compare-and-set on the row's revision (STYLE 13), with the
+ * funding reservation checked in the same transaction. The rules themselves
+ * (which observation is newer, what to do next) are the engine's.
+ */
+import type { ResultRow } from '../reports/results.js';
+import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../engine/states.js';
+import type { SqliteDatabase } from './database.js';
+import { SqliteBase, marks, phaseList } from './sqlite-base.js';
+import type {
+  BatchProgress, BatchRecord, CommitOutcome, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
+} from './store.js';
+
+const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
+  input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
+  observed_at, heard_at, reads, next_read_at, fund_attempts, revision`;
+
+/** The columns a patch may set, so that no other name ever reaches the SQL. */
+const CHANGEABLE: ReadonlySet<string> = new Set([
+  'phase', 'outcome', 'outcome_detail', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount', 'input_currency',
+  'output_amount', 'output_currency', 'refunded_amount', 'created_at', 'funded_at', 'paid_at', 'refunded_at', 'settled_at', 'observed_at',
+  'heard_at', 'next_read_at', 'fund_attempts', 'errors',
+]);
+
+const UNSETTLED = phaseList(UNSETTLED_PHASES);
+const FOLLOWED = phaseList(FOLLOWED_PHASES);
+const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
+
+const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
+
+interface PipelineColumns extends Omit<PipelineRow, 'request'> {
+  request: string;
+}
+
+const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
+
+export class SqlitePipeline extends SqliteBase implements PipelineStore {
+  protected constructor(db: SqliteDatabase) {
+    super(db);
+  }
+
+  async openBatches(): Promise<BatchRecord[]> {
+    return this.sql("SELECT * FROM batches WHERE status = 'accepted' ORDER BY received_at, id").all() as BatchRecord[];
+  }
+
+  async rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]> {
+    const currency = inputCurrency === undefined ? '' : ' AND input_currency = ?';
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id = ? AND phase IN (${marks(phases)})${currency} AND line > ? ORDER BY line LIMIT ?`)
+      .all(batchId, ...phases, ...(inputCurrency === undefined ? [] : [inputCurrency]), afterLine, limit) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]> {
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN (${marks(phases)}) AND batch_id IN ${OPEN_BATCHES} ORDER BY batch_id, line`)
+      .all(...phases) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async row(batchId: string, line: number): Promise<PipelineRow | undefined> {
+    const row = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id = ? AND line = ?`).get(batchId, line) as PipelineColumns | undefined;
+    return row && toPipelineRow(row);
+  }
+
+  async commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
+    return this.atomic((): CommitOutcome => {
+      const now = this.sql('SELECT revision, state FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { revision: number; state: string | null } | undefined;
+      if (!now || now.revision !== revision) return { kind: 'moved' };
+      const { changes } = patch;
+      if (changes.transaction_id) {
+        // One transaction, one row: an answer naming a transaction another row holds is not adopted twice.
+        const other = this.sql('SELECT batch_id, line FROM rows WHERE transaction_id = ? AND NOT (batch_id = ? AND line = ?) LIMIT 1')
+          .get(changes.transaction_id, batchId, line) as { batch_id: string; line: number } | undefined;
+        if (other) return { kind: 'taken', ...other };
+      }
+      if (patch.reserve) {
+        const refusal = this.reservationRefused(batchId, line, patch.reserve);
+        if (refusal) return refusal;
+      }
+      this.update(batchId, line, changes, patch.countRead === true);
+      if (patch.learned && changes.state !== undefined && changes.state !== now.state) {
+        this.sql(`UPDATE batches SET ${CHANGE_COUNTER[patch.learned]} = ${CHANGE_COUNTER[patch.learned]} + 1 WHERE id = ?`).run(batchId);
+      }
+      return { kind: 'applied' };
+    });
+  }
+
+  /** The balance of the currency ran out for this batch, or its budget would be exceeded: what was already committed says. */
+  private reservationRefused(batchId: string, line: number, reserve: NonNullable<RowPatch['reserve']>): CommitOutcome | null {
+    const stop = this.sql('SELECT detail FROM funding_stops WHERE batch_id = ? AND currency = ?').pluck().get(batchId, reserve.currency) as string | undefined;
+    if (stop !== undefined) return { kind: 'stopped', detail: stop };
+    if (reserve.budget === null) return null;
+    // Integer arithmetic in SQLite, read as bigint: exact. Funded rows count until refunded or not, cancelling ones included.
+    const committed = (this.sql(`SELECT COALESCE(SUM(CAST(input_amount AS INTEGER)), 0) FROM rows WHERE batch_id = ? AND input_currency = ?
+      AND NOT (batch_id = ? AND line = ?) AND (phase = 'funding' OR funded_at IS NOT NULL)`).pluck().safeIntegers(true)
+      .get(batchId, reserve.currency, batchId, line)) as bigint;
+    return committed + reserve.amount > reserve.budget ? { kind: 'over_budget', committed } : null;
+  }
+
+  private update(batchId: string, line: number, changes: RowChanges, countRead: boolean): void {
+    const columns = Object.keys(changes).filter((column) => CHANGEABLE.has(column)).sort();
+    const values = columns.map((column) => {
+      const value = (changes as Record<string, unknown>)[column];
+      if (column === 'errors') return Array.isArray(value) && value.length > 0 ? JSON.stringify(value) : null;
+      return value ?? null;
+    });
+    const set = [...columns.map((column) => `${column} = ?`), 'revision = revision + 1', ...(countRead ? ['reads = reads + 1'] : [])].join(', ');
+    this.sql(`UPDATE rows SET ${set} WHERE batch_id = ? AND line = ?`).run(...values, batchId, line);
+  }
+
+  async movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean> {
+    const set = outcome === undefined ? '' : ', outcome = ?, outcome_detail = ?';
+    const args = outcome === undefined ? [to, batchId, line, ...from] : [to, outcome, detail ?? null, batchId, line, ...from];
+    return this.sql(`UPDATE rows SET phase = ?${set}, revision = revision + 1 WHERE batch_id = ? AND line = ? AND phase IN (${marks(from)})`).run(...args).changes === 1;
+  }
+
+  async stopCurrency(currency: string, detail: string, at: string): Promise<number> {
+    return this.atomic(() => {
+      this.sql(`INSERT INTO funding_stops (batch_id, currency, detail, stopped_at) SELECT id, ?, ?, ? FROM batches WHERE status = 'accepted'
+        ON CONFLICT (batch_id, currency) DO NOTHING`).run(currency, detail, at);
+      return this.sql(`UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1
+        WHERE phase = 'ready' AND input_currency = ? AND batch_id IN (SELECT batch_id FROM funding_stops WHERE currency = ?) AND batch_id IN ${OPEN_BATCHES}`)
+        .run(REASONS.insufficientFunds, `not sent: ${detail}`, currency, currency).changes;
+    });
+  }
+
+  async scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void> {
+    this.sql('UPDATE rows SET next_read_at = ?, reads = reads + ? WHERE batch_id = ? AND line = ?').run(nextReadAt, counted ? 1 : 0, batchId, line);
+  }
+
+  async dueReads(now: number, limit: number): Promise<PipelineRow[]> {
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN ${FOLLOWED} AND next_read_at IS NOT NULL AND next_read_at <= ?
+      AND batch_id IN ${OPEN_BATCHES} ORDER BY next_read_at LIMIT ?`).all(now, limit) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async scheduleOrphans(now: number): Promise<number> {
+    return this.sql(`UPDATE rows SET next_read_at = ? WHERE phase IN ${FOLLOWED} AND next_read_at IS NULL AND batch_id IN ${OPEN_BATCHES}`).run(now).changes;
+  }
+
+  async catchUpReads(heardBefore: string, now: number): Promise<number> {
+    return this.sql(`UPDATE rows SET next_read_at = ? WHERE phase IN ${FOLLOWED} AND next_read_at IS NOT NULL AND next_read_at > ?
+      AND (heard_at IS NULL OR heard_at < ?) AND batch_id IN ${OPEN_BATCHES}`).run(now, now, heardBefore).changes;
+  }
+
+  async nextReads(batchId: string, limit: number): Promise<NextRead[]> {
+    return this.sql(`SELECT line, external_id, phase, state, next_read_at FROM rows WHERE batch_id = ? AND phase IN ${UNSETTLED}
+      ORDER BY next_read_at IS NULL, next_read_at, line LIMIT ?`).all(batchId, limit) as NextRead[];
+  }
+
+  async unsettledRows(batchId: string): Promise<number> {
+    return this.sql(`SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase IN ${UNSETTLED}`).pluck().get(batchId) as number;
+  }
+
+  async settleBatch(batchId: string, at: string): Promise<void> {
+    this.sql("UPDATE batches SET status = 'settled', settled_at = ? WHERE id = ? AND status = 'accepted'").run(at, batchId);
+  }
+
+  async *resultRows(batchId: string): AsyncIterable<ResultRow> {
+    const page = this.sql(`SELECT line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
+      input_amount, input_currency, output_amount, output_currency, funded_at, errors FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
+    for (let after = 0; ; ) {
+      const rows = page.all(batchId, after) as ResultRow[];
+      if (rows.length === 0) return;
+      yield* rows;
+      after = (rows[rows.length - 1] as ResultRow).line;
+    }
+  }
+
+  async rowByTransaction(transactionId: string): Promise<PipelineRow | undefined> {
+    const row = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE transaction_id = ? LIMIT 1`).get(transactionId) as PipelineColumns | undefined;
+    return row && toPipelineRow(row);
+  }
+
+  async rowBySubmittedExternalId(externalId: string): Promise<PipelineRow | undefined> {
+    const row = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE external_id = ? AND phase NOT IN ${phaseList(NEVER_SENT_PHASES)}`)
+      .get(externalId) as PipelineColumns | undefined;
+    return row && toPipelineRow(row);
+  }
+
+  async progress(batchId: string): Promise<BatchProgress> {
+    return this.sql(`SELECT
+        COUNT(*) FILTER (WHERE r.phase NOT IN ('checking', 'invalid', 'refused')) AS sendable,
+        COUNT(r.transaction_id) AS created,
+        COUNT(r.funded_at) AS funded,
+        COUNT(*) FILTER (WHERE r.phase IN ('final', 'not_sent', 'held')) AS settled,
+        COUNT(*) FILTER (WHERE r.phase IN ${UNSETTLED}) AS unsettled,
+        MIN(CASE WHEN r.phase IN ${UNSETTLED} THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
+      FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?`).get(batchId) as BatchProgress;
+  }
+
+  async recentBatches(since: string): Promise<BatchRecord[]> {
+    return this.sql("SELECT * FROM batches WHERE status IN ('intake', 'accepted') OR received_at >= ? ORDER BY received_at DESC, id DESC").all(since) as BatchRecord[];
+  }
+
+  async rowsWaitingOnSender(senderExternalId: string): Promise<PipelineRow[]> {
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id IN ${OPEN_BATCHES}
+      AND phase = 'created' AND state IN ('initial', 'verified') AND json_extract(request, '$.sender.external_id') = ? ORDER BY batch_id, line`)
+      .all(senderExternalId) as PipelineColumns[];
+    return rows.map(toPipelineRow);
+  }
+
+  async recordHeartbeat(name: string, at: number): Promise<void> {
+    this.sql('INSERT INTO heartbeats (name, at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET at = excluded.at').run(name, at);
+  }
+
+  async lastHeartbeat(name: string): Promise<number | null> {
+    return (this.sql('SELECT at FROM heartbeats WHERE name = ?').pluck().get(name) as number | undefined) ?? null;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The races of a row, reproduced on a manual clock against a real SQLite store:
+ * a webhook against a poll, a poll against a funding, a lost fund answer
+ * against the funding deadline. The decision is pure and the store applies it
+ * by compare-and-set, so whichever order the answers arrive in, nothing moves
+ * back, nothing is funded twice and nothing being funded is cancelled.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ServiceTransaction } from '../../src/api/answers.js';
+import { parseTransaction } from '../../src/api/answers.js';
+import type { PayoutClient } from '../../src/api/client.js';
+import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import { ManualClock } from '../../src/clock.js';
+import { configSchema } from '../../src/config/config.js';
+import { policyOf } from '../../src/engine/pipeline.js';
+import { RowSteps } from '../../src/engine/steps.js';
+import type { PipelineRow } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+
+const REQUEST: PayoutRequest = {
+  external_id: 'RACE-1', type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '79120',
+  sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' },
+};
+
+/** The service's transaction as the row's own, in a state, at a time. */
+function tx(state: string, updatedAt: string | null, extra: Record<string, unknown> = {}): ServiceTransaction {
+  return parseTransaction({
+    id: 'tr_1', external_id: 'RACE-1', state, may_cancel: true, input_amount_in_cents: '100000', input_currency: 'USD',
+    output_amount_in_cents: '79120', output_currency: 'GBP', ...(updatedAt === null ? {} : { updated_at: updatedAt }), ...extra,
+  }) as ServiceTransaction;
+}
+
+/** A client that records every call and answers reads from a queue: no network, the decision is what is tested. */
+function recordingClient(reads: ServiceTransaction[] = []) {
+  const calls: string[] = [];
+  const client = {
+    async getTransaction(id: string) {
+      calls.push(`GET ${id}`);
+      const next = reads.shift();
+      if (!next) throw new Error('no read queued');
+      return next;
+    },
+    async fundTransaction(id: string) {
+      calls.push(`FUND ${id}`);
+      return tx('pending', '2026-01-05T09:00:30.000Z');
+    },
+    async cancelTransaction(id: string) {
+      calls.push(`DELETE ${id}`);
+      return tx('approved', '2026-01-05T09:00:00.000Z');
+    },
+  };
+  return { client: client as unknown as PayoutClient, calls };
+}
+
+describe('races of one row, on a manual clock', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let clock: ManualClock;
+  const engine = configSchema.parse({ engine: { funding_deadline_ms: 600_000 } }).engine;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-races-'));
+    store = SqliteStore.open(join(dir, 'paybatch.db'));
+    clock = new ManualClock('2026-01-05T09:00:00.000Z');
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const steps = (client: PayoutClient): RowSteps => new RowSteps({
+    store, client, clock, policy: policyOf(engine), log: () => {}, limits: () => ({}), onBalanceExhausted: async () => {},
+  });
+
+  /** One row of an accepted batch, moved to `phase` with the transaction last seen in `state`. */
+  async function rowIn(phase: string, state: string, observedAt: string | null, funded = false): Promise<PipelineRow> {
+    const batch = await store.beginBatch({ file_name: 'race.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z' });
+    await store.addRows(batch, [{ line: 2, external_id: 'RACE-1', request: REQUEST, errors: [] }]);
+    await store.acceptBatch(batch);
+    const ready = (await store.row(batch, 2)) as PipelineRow;
+    await store.commitRow(batch, 2, ready.revision, { changes: {
+      phase, transaction_id: 'tr_1', state, observed_at: observedAt, input_amount: '100000', created_at: '2026-01-05T09:00:00.000Z',
+      funded_at: funded ? '2026-01-05T09:00:10.000Z' : null,
+    } });
+    return (await store.row(batch, 2)) as PipelineRow;
+  }
+
+  it('a webhook newer than a poll wins, whichever lands first; the older one changes nothing', async () => {
+    const row = await rowIn('funded', 'pending', '2026-01-05T09:00:10.000Z', true);
+    const { client, calls } = recordingClient();
+    expect(await steps(client).observe(row, tx('processing', '2026-01-05T09:00:20.000Z'), 'webhook')).toBe('applied');
+    // The poll's answer was read before the webhook landed, and arrives after: older, so nothing moves.
+    expect(await steps(client).observe(row, tx('pending', '2026-01-05T09:00:15.000Z'), 'read')).toBe('stale');
+    expect(await store.row(row.batch_id, 2)).toMatchObject({ phase: 'funded', state: 'processing', observed_at: '2026-01-05T09:00:20.000Z' });
+    // An undated observation never replaces a dated one.
+    expect(await steps(client).observe(row, tx('received', null), 'webhook')).toBe('stale');
+    expect((await store.row(row.batch_id, 2))?.state).toBe('processing');
+    expect(calls).toEqual([]);
+  });
+
+  it('a poll that saw a state before funding cannot cancel the row a funding has moved on, even past the deadline', async () => {
+    const created = await rowIn('created', 'approved', '2026-01-05T09:00:00.000Z');
+    // The funding step reserved the row (created -> funding) after the poll read it.
+    await store.commitRow(created.batch_id, 2, created.revision, { changes: { phase: 'funding', fund_attempts: 1 } });
+    clock.advance(engine.funding_deadline_ms + 1);
+    const { client, calls } = recordingClient();
+    // The poll decides from its stale copy of the row: the compare-and-set refuses, the decision is made again from the store.
+    await steps(client).observe(created, tx('approved', '2026-01-05T09:00:00.000Z'), 'read');
+    expect(await store.row(created.batch_id, 2)).toMatchObject({ phase: 'funding', outcome: null });
+    expect(calls).toEqual([]);
+  });
+
+  it('a lost fund answer is resolved by reading: funded if the read shows it, never funded again past the deadline', async () => {
+    const funding = await rowIn('funding', 'approved', '2026-01-05T09:00:00.000Z');
+    const seenFunded = recordingClient([tx('pending', '2026-01-05T09:00:05.000Z')]);
+    await steps(seenFunded.client).resolveFunding(funding);
+    expect(await store.row(funding.batch_id, 2)).toMatchObject({ phase: 'funded', state: 'pending' });
+    expect(seenFunded.calls).toEqual(['GET tr_1']);
+
+    const other = await rowInFresh('funding');
+    clock.advance(engine.funding_deadline_ms + 1);
+    const notFunded = recordingClient([tx('approved', '2026-01-05T09:00:00.000Z')]);
+    await steps(notFunded.client).resolveFunding(other);
+    expect(await store.row(other.batch_id, 2)).toMatchObject({ phase: 'cancelling', outcome: 'funding_deadline' });
+    expect(notFunded.calls).toEqual(['GET tr_1', 'DELETE tr_1']);
+  });
+
+  it('a webhook or a poll of a row being funded only moves it forward: an approved state leaves the funding to its owner', async () => {
+    const funding = await rowIn('funding', 'approved', '2026-01-05T09:00:00.000Z');
+    const { client, calls } = recordingClient();
+    await steps(client).observe(funding, tx('approved', '2026-01-05T09:00:01.000Z'), 'webhook');
+    expect((await store.row(funding.batch_id, 2))?.phase).toBe('funding');
+    // paid arrives before the fund answer: funded and final; the fund answer, older, then changes nothing.
+    await steps(client).observe((await store.row(funding.batch_id, 2)) as PipelineRow, tx('paid', '2026-01-05T09:01:00.000Z'), 'webhook');
+    const paid = (await store.row(funding.batch_id, 2)) as PipelineRow;
+    expect(paid).toMatchObject({ phase: 'final', state: 'paid' });
+    expect(paid.funded_at).not.toBeNull();
+    expect(await steps(client).observe(paid, tx('pending', '2026-01-05T09:00:30.000Z'), 'fund')).toBe('after_final');
+    expect(await store.row(funding.batch_id, 2)).toMatchObject({ phase: 'final', state: 'paid', funded_at: paid.funded_at });
+    expect(calls).toEqual([]);
+  });
+
+  it('a final state never moves back, whatever the time on a later observation', async () => {
+    const paid = await rowIn('final', 'paid', '2026-01-05T09:05:00.000Z', true);
+    const { client } = recordingClient();
+    expect(await steps(client).observe(paid, tx('processing', '2026-01-05T10:00:00.000Z'), 'webhook')).toBe('after_final');
+    expect(await store.row(paid.batch_id, 2)).toMatchObject({ phase: 'final', state: 'paid' });
+  });
+
+  /** A second batch's row (another external id is not needed: the first batch is settled by then in spirit). */
+  async function rowInFresh(phase: string): Promise<PipelineRow> {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-races-'));
+    store = SqliteStore.open(join(dir, 'paybatch.db'));
+    return rowIn(phase, 'approved', '2026-01-05T09:00:00.000Z');
+  }
+});
