@@ -150,6 +150,21 @@ describe('races of one row, on a manual clock', () => {
     expect(await store.row(paid.batch_id, 2)).toMatchObject({ phase: 'final', state: 'paid' });
   });
 
+  it('a funded row being cancelled still counts against the batch budget until its refund', async () => {
+    const batch = await store.beginBatch({ file_name: 'budget.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z' });
+    await store.addRows(batch, [2, 3].map((line) => ({ line, external_id: `BUDGET-${line}`, request: { ...REQUEST, external_id: `BUDGET-${line}` }, errors: [] })));
+    await store.acceptBatch(batch);
+    const first = (await store.row(batch, 2)) as PipelineRow;
+    await store.commitRow(batch, 2, first.revision, { changes: { phase: 'cancelling', outcome: 'cancelled_on_request', transaction_id: 'tr_a', input_amount: '60000', funded_at: '2026-01-05T09:00:10.000Z' } });
+    const second = (await store.row(batch, 3)) as PipelineRow;
+    const reserve = (budget: bigint) => store.commitRow(batch, 3, second.revision, { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 50_000n, budget } });
+    expect(await reserve(109_999n)).toEqual({ kind: 'over_budget', committed: 60_000n });
+    expect((await store.row(batch, 3))?.phase).toBe('ready');
+    expect(await reserve(110_000n)).toEqual({ kind: 'applied' });
+    // The same revision again: the row moved, nothing is applied twice.
+    expect(await reserve(110_000n)).toEqual({ kind: 'moved' });
+  });
+
   /** A second batch's row (another external id is not needed: the first batch is settled by then in spirit). */
   async function rowInFresh(phase: string): Promise<PipelineRow> {
     await store.close();
