@@ -13,7 +13,7 @@ import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow } from '../store/store.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import { firstInterval } from './read-schedule.js';
-import { REASONS } from './states.js';
+import { REASONS } from '../payout-states.js';
 import type { PipelineLog, RowSteps } from './steps.js';
 
 export interface CancelAnswer {

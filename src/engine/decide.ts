@@ -18,7 +18,7 @@ import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
-import { FUNDED_STATES, REASONS, WAITING_FOR_SENDER, isFinal, isNewer } from './states.js';
+import { FUNDED_STATES, REASONS, WAITING_FOR_SENDER, isFinal, isNewer } from '../payout-states.js';
 
 export interface Policy {
   /** Per input currency, minor units: the most one row may cost [4]. */

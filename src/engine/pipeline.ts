@@ -16,7 +16,7 @@ import type { PipelineRow, PipelineStore } from '../store/store.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
-import { REASONS, WAITING_FOR_SENDER } from './states.js';
+import { REASONS, WAITING_FOR_SENDER } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
 import { cancelOnRequest } from './cancel-on-request.js';

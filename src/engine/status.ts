@@ -7,7 +7,7 @@ import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
 import type { IntakeStore, NextRead, PipelineStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
-import { ATTENTION_STATES } from './states.js';
+import { ATTENTION_STATES } from '../payout-states.js';
 
 export interface BatchStatus {
   batch: string;

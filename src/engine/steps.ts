@@ -20,7 +20,7 @@ import type { Mismatch } from './answer-check.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
 import { cancel, decide, fundingDeadline, hold, money, refuseFunding } from './decide.js';
-import { REASONS } from './states.js';
+import { REASONS } from '../payout-states.js';
 
 export interface PipelineLog {
   (event: string, fields: Record<string, unknown>): void;

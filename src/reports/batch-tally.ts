@@ -1,7 +1,7 @@
 /** Counts and money of a batch's rows, added up as they stream past: exact integers, never floats. */
 import type { ResultRow } from './results.js';
 import { resultState } from './results.js';
-import { LIMIT_REASONS, PERSON_NEEDED_REASONS } from '../engine/states.js';
+import { LIMIT_REASONS, PERSON_NEEDED_REASONS } from '../payout-states.js';
 
 const sortedRecord = <T, U>(entries: Iterable<[string, T]>, as: (v: T) => U): Record<string, U> =>
   Object.fromEntries([...entries].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, as(v)]));

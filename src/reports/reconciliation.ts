@@ -11,7 +11,7 @@
  */
 
 import type { ResultRow } from './results.js';
-import { ATTENTION_STATES, LIMIT_REASONS, REASONS } from '../engine/states.js';
+import { ATTENTION_STATES, LIMIT_REASONS, REASONS } from '../payout-states.js';
 
 /** One row as paybatch's own ledger knows it: its result, with when and how money moved. */
 export interface LedgerRow extends ResultRow {

@@ -5,7 +5,7 @@
  * (which observation is newer, what to do next) are the engine's.
  */
 import type { ResultRow } from '../reports/results.js';
-import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../engine/states.js';
+import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../payout-states.js';
 import type { SqliteDatabase } from './database.js';
 import { SqliteBase, marks, phaseList } from './sqlite-base.js';
 import type {

@@ -5,7 +5,7 @@
  */
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
-import { NEVER_SENT_PHASES } from '../engine/states.js';
+import { NEVER_SENT_PHASES } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { SqliteDatabase } from './database.js';
 import { migrate, openDatabase } from './database.js';

@@ -113,6 +113,27 @@ describe('paybatch watch: the daemon', () => {
     expect((await ctx.store.webhookEventCounts()).outcomes).toMatchObject({ applied: 1 });
   });
 
+  it('holds a row whose webhook carries another amount, or another transaction under its external_id: never funded', async () => {
+    ctx = await daemonContext({ sandbox: { kyc: { mode: 'review', verify_after_ms: 600_000, approve_after_ms: 600_000 } }, config: NO_POLLING });
+    copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'gbr.csv'));
+    const rows = await eventually(async () => {
+      const waiting = [...(await ctx.store.rowsWaitingOnSender('SND-0001')), ...(await ctx.store.rowsWaitingOnSender('SND-0002'))];
+      return waiting.length === 2 ? waiting : null;
+    }, 10_000, 'both rows created and waiting');
+    const [first, second] = rows as [typeof rows[number], typeof rows[number]];
+    const own = (await call(ctx.sandbox, 'GET', `/transactions/${first.transaction_id as string}`)).body;
+    const later = new Date(Date.parse(own.updated_at) + 1000).toISOString();
+    const scaled = { ...own, state: 'approved', updated_at: later, output_amount_in_cents: String(BigInt(own.output_amount_in_cents) * 100n) };
+    expect((await ctx.deliver(JSON.stringify({ webhook_id: 'wh_t', event_type: 'transaction.approved', data: scaled }))).status).toBe(200);
+    const stranger = { ...own, id: 'tr_stranger', external_id: second.external_id, state: 'approved', updated_at: later };
+    expect((await ctx.deliver(JSON.stringify({ webhook_id: 'wh_t', event_type: 'transaction.approved', data: stranger }))).status).toBe(200);
+    await eventually(async () => (await ctx.store.webhookEventCounts()).outcomes.mismatch === 2, 5000, 'both events decided');
+    expect(await ctx.store.row(first.batch_id, first.line)).toMatchObject({ phase: 'held', outcome: 'answer_mismatch' });
+    expect((await ctx.store.row(first.batch_id, first.line))?.outcome_detail).toMatch(/a webhook did not match the request: output_amount_in_cents asked 125000, answered 12500000/);
+    expect((await ctx.store.row(second.batch_id, second.line))?.outcome_detail).toMatch(/a webhook did not match the request: id asked tr_\w+, answered tr_stranger/);
+    expect(debitsPerTransaction(ctx.sandbox).size).toBe(0);
+  });
+
   it('releases rows waiting on a KYC review when sender.approved arrives, and stops them on sender.rejected', async () => {
     ctx = await daemonContext({ sandbox: { kyc: { mode: 'review', verify_after_ms: 600_000, approve_after_ms: 600_000 } }, config: NO_POLLING });
     copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'gbr.csv'));

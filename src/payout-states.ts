@@ -9,7 +9,8 @@
  * creating, created, funding, funded, cancelling, final, held); its *state* is
  * the service's state of its transaction. An *observation* is what the service
  * said about the transaction at one moment (an answer, a read, a webhook).
- * This module imports nothing.
+ * This module imports nothing, so that every layer can import it and the
+ * arrows between folders still point one way.
  */
 
 /** States a transaction is in only once funded [3.1]. */
