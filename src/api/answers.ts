@@ -4,6 +4,7 @@
  * [D5]. Pure functions.
  */
 import type { ServiceErrorItem } from './errors.js';
+import { redactAccountNumbers } from './redact.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -17,10 +18,10 @@ export function unwrap(body: unknown): { object: unknown; meta: Record<string, u
 }
 
 function messageOf(item: unknown): string {
-  if (typeof item === 'string') return item;
-  if (isObject(item) && typeof item.error === 'string') return item.error;
-  if (isObject(item) && typeof item.message === 'string') return item.message;
-  return JSON.stringify(item);
+  if (typeof item === 'string') return redactAccountNumbers(item);
+  if (isObject(item) && typeof item.error === 'string') return redactAccountNumbers(item.error);
+  if (isObject(item) && typeof item.message === 'string') return redactAccountNumbers(item.message);
+  return redactAccountNumbers(JSON.stringify(item));
 }
 
 /** [D5] Every shape of `errors`, flattened to field and message. */
@@ -67,7 +68,8 @@ export function parseTransaction(object: unknown): ServiceTransaction | null {
     id: object.id,
     external_id: object.external_id,
     state: object.state,
-    state_reason: text(object.state_reason),
+    // The service's own words, kept for people: an account number quoted in them is shortened.
+    state_reason: object.state_reason === undefined || object.state_reason === null ? null : redactAccountNumbers(String(object.state_reason)),
     state_reason_code: text(details.code),
     input_amount_in_cents: amount(object.input_amount_in_cents),
     input_currency: text(object.input_currency ?? object.input_currency_code),

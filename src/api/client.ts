@@ -106,6 +106,11 @@ export class PayoutClient {
   private readonly base: string;
   private readonly clock: Clock;
 
+  /** Where the service is, for messages (never the credentials). */
+  get baseUrl(): string {
+    return this.base;
+  }
+
   constructor(private readonly options: ClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.dispatcher = new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 10_000 });
@@ -184,7 +189,7 @@ export class PayoutClient {
   private async call(kind: Kind, method: string, path: string, body: unknown, what: string, limits: CallLimits = {}): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return this.classify(kind, await this.send(kind, method, path, body, what), what);
+        return this.classify(kind, await this.send(kind, method, path, body, what, limits.signal), what);
       } catch (error) {
         if (!(error instanceof Retryable) || attempt >= this.options.retry.attempts) throw error;
         const wait = this.waitBefore(error, attempt, what);
@@ -228,7 +233,8 @@ export class PayoutClient {
     throw unknown(`the service answered ${status}`);
   }
 
-  private async send(kind: Kind, method: string, path: string, body: unknown, what: string): Promise<Answer> {
+  /** One request. A read ends at once on a stop; a write runs to its timeout, since cutting it off would leave its outcome unknown. */
+  private async send(kind: Kind, method: string, path: string, body: unknown, what: string, stop?: AbortSignal): Promise<Answer> {
     const url = urlAsSent(this.base, path);
     const text = body === undefined ? '' : JSON.stringify(body);
     const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.options.credentials, method, url, text) };
@@ -242,7 +248,7 @@ export class PayoutClient {
         dispatcher: this.dispatcher,
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: kind === 'read' && stop ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), stop]) : AbortSignal.timeout(this.options.timeoutMs),
       });
     } catch (error) {
       // No answer (timeout, reset, refused): for a write, it may have taken effect all the same.

@@ -53,7 +53,8 @@ export type FundRefusal = 'balance' | 'state' | 'amount' | 'other';
 export function fundRefusal(error: Rejected): FundRefusal {
   if (error.status !== 422) return 'other';
   const says = (pattern: RegExp): boolean => error.errors.some((e) => pattern.test(`${e.field} ${e.message}`));
-  if (error.concerns('balance') || says(/\b(balance|insufficient (funds|balance))\b/i)) return 'balance';
+  // Words or codes: "balance insufficient funds", "insufficient_funds", "balance_too_low".
+  if (error.concerns('balance') || says(/(^|[^a-z])(balance|insufficient[\s_-]*(funds|balance))([^a-z]|$)/i)) return 'balance';
   if (error.concerns('input_amount_in_cents') || error.concerns('input_currency')) return 'amount';
   if (error.concerns('state') || says(/\b(already funded|not (yet )?approved|cancell?ed|cannot be funded|does not accept funding)\b/i)) return 'state';
   return 'other';

@@ -5,6 +5,7 @@
  * message and an exit code.
  */
 import { Command, CommanderError } from 'commander';
+import { OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
 import { ExitCode, PaybatchError, asDiskError } from '../errors.js';
 
 /**
@@ -52,6 +53,11 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof PaybatchError) {
       process.stderr.write(`paybatch: ${error.message}\n`);
       return error.exitCode;
+    }
+    if (error instanceof Rejected || error instanceof Retryable || error instanceof OutcomeUnknown) {
+      // The service answered in a way no step could act on: an operational failure, said in one line.
+      process.stderr.write(`paybatch: the payout service could not be worked with: ${error.message}\n`);
+      return ExitCode.unavailable;
     }
     process.stderr.write(`paybatch: unexpected error (a bug, please report it):\n${(error as Error).stack ?? String(error)}\n`);
     return ExitCode.software;

@@ -6,35 +6,41 @@
  * or another currency is never funded and never counted as paid. Pure.
  */
 import type { ServiceTransaction } from '../api/answers.js';
+import { redactAccountNumbers } from '../api/redact.js';
 import type { PayoutRequest } from '../batch/payout-request.js';
 
-/** What paybatch asked: the row's request, and the transaction id once it has one. */
+/** What paybatch asked: the row's request, the transaction id once it has one, the input amount once it is committed. */
 export interface Asked {
   external_id: string;
   request: PayoutRequest;
   transaction_id: string | null;
+  /** The input amount funded (or sent in the funding's guard [D10]): an answer may not change it any more. */
+  committed_input_amount?: string | null;
 }
 
 /** One field of an answer that is not what was asked. */
 export interface Mismatch {
-  field: 'id' | 'external_id' | 'output_amount_in_cents' | 'output_currency' | 'input_currency';
+  field: 'id' | 'external_id' | 'output_amount_in_cents' | 'output_currency' | 'input_currency' | 'input_amount_in_cents';
   asked: string;
   answered: string;
 }
 
-const shown = (value: string | null): string => value ?? '(absent)';
+/** A value the service gave, as people read it: an account number quoted in it is shortened. */
+const shown = (value: string | null): string => (value === null ? '(absent)' : redactAccountNumbers(value));
 
 /** The fields of `tx` that differ from the row; empty when the answer is the row's own transaction. */
 export function checkAnswer(asked: Asked, tx: ServiceTransaction): Mismatch[] {
   const mismatches: Mismatch[] = [];
   const expect = (field: Mismatch['field'], wanted: string, answered: string | null): void => {
-    if (answered !== wanted) mismatches.push({ field, asked: wanted, answered: shown(answered) });
+    // Amounts and currency codes are shown as they came; identifiers, free text from the service, are shortened where account-like.
+    if (answered !== wanted) mismatches.push({ field, asked: wanted, answered: field === 'id' || field === 'external_id' ? shown(answered) : answered ?? '(absent)' });
   };
   if (asked.transaction_id !== null) expect('id', asked.transaction_id, tx.id);
   expect('external_id', asked.external_id, tx.external_id);
   expect('output_amount_in_cents', asked.request.output_amount_in_cents, tx.output_amount_in_cents);
   expect('output_currency', asked.request.output_currency_code, tx.output_currency);
   expect('input_currency', asked.request.input_currency_code, tx.input_currency);
+  if (asked.committed_input_amount) expect('input_amount_in_cents', asked.committed_input_amount, tx.input_amount_in_cents);
   return mismatches;
 }
 

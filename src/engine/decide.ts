@@ -79,14 +79,21 @@ export function duration(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
-/** The row held for a person: the answer did not match what was asked. Nothing more is sent for it. */
-export function hold(row: PipelineRow, asked: Asked | string, mismatches: readonly Mismatch[]): Decision {
+/**
+ * The row held for a person: the answer did not match what was asked. Nothing
+ * more is sent for it. A 200 to paybatch's own funding call still says its
+ * transaction was funded [D10]: that is kept, so the debit counts.
+ */
+export function hold(row: PipelineRow, asked: Asked | string, mismatches: readonly Mismatch[], now?: number): Decision {
   const detail = describeMismatches(typeof asked === 'string' && asked in WHAT ? WHAT[asked as Asked] : asked, mismatches);
   const errors: (Issue & Mismatch)[] = mismatches.map((m) => ({
     line: row.line, column: m.field, code: REASONS.answerMismatch, message: `asked ${m.asked}, answered ${m.answered}`, ...m,
   }));
   return {
-    patch: { changes: { phase: 'held', outcome: REASONS.answerMismatch, outcome_detail: detail, errors, next_read_at: null } },
+    patch: { changes: {
+      phase: 'held', outcome: REASONS.answerMismatch, outcome_detail: detail, errors, next_read_at: null,
+      ...(asked === 'fund' && row.phase === 'funding' && row.funded_at === null && now !== undefined ? { funded_at: iso(now) } : {}),
+    } },
     action: { kind: 'hold', detail, mismatches },
     label: 'mismatch',
   };
@@ -101,9 +108,21 @@ export function cancel(outcome: string, detail: string, now: number, polling: Po
   };
 }
 
+/**
+ * How far ahead of paybatch's clock a service's updated_at may be and still be
+ * believed: further is a clock gone wrong (or a lie) that would freeze the row,
+ * since nothing later would look newer. Such an observation counts as undated.
+ */
+export const MAX_CLOCK_SKEW_MS = 10 * 60_000;
+
+/** The service's updated_at, unless it lies in the future beyond the skew allowed. */
+function believedAt(tx: ServiceTransaction, now: number): string | null {
+  return tx.updated_at !== null && Date.parse(tx.updated_at) <= now + MAX_CLOCK_SKEW_MS ? tx.updated_at : null;
+}
+
 /** The service's state and amounts, as a row stores them. */
-function observed(row: PipelineRow, tx: ServiceTransaction, now: string): RowChanges {
-  const moved = tx.updated_at ?? now;
+function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: string | null): RowChanges {
+  const moved = at ?? now;
   return {
     transaction_id: tx.id,
     state: tx.state,
@@ -113,7 +132,7 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string): RowCha
     input_currency: tx.input_currency ?? row.input_currency,
     output_amount: tx.output_amount_in_cents ?? row.output_amount,
     output_currency: tx.output_currency ?? row.output_currency,
-    observed_at: tx.updated_at ?? row.observed_at,
+    observed_at: at ?? row.observed_at,
     heard_at: now,
     paid_at: tx.state === 'paid' ? (row.paid_at ?? moved) : row.paid_at,
     refunded_at: tx.state === 'refunded' ? (row.refunded_at ?? moved) : row.refunded_at,
@@ -165,12 +184,16 @@ export function decide(row: PipelineRow, seen: Seen, now: number, policy: Policy
   if (row.phase === 'creating' && asked !== 'create' && asked !== 'lookup') return none('not_created_yet');
 
   const adopting = row.phase === 'creating';
-  const mismatches = checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: adopting ? null : row.transaction_id }, tx);
-  if (mismatches.length > 0) return row.phase === 'final' ? none('after_final') : hold(row, asked, mismatches);
+  const funded = row.funded_at !== null;
+  const at = believedAt(tx, now);
+  const fundedState = FUNDED_STATES.has(tx.state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
+  // Once funded (or sent in a funding's guard and answered or seen funded), the input amount may not change [D10].
+  const committed = funded || (row.phase === 'funding' && (asked === 'fund' || fundedState)) ? row.input_amount : null;
+  const mismatches = checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: adopting ? null : row.transaction_id, committed_input_amount: committed }, tx);
+  if (mismatches.length > 0) return row.phase === 'final' ? none('after_final') : hold(row, asked, mismatches, now);
   if (row.phase === 'final') return none('after_final');
 
-  const funded = row.funded_at !== null;
-  const newer = adopting || isNewer({ state: row.state, at: row.observed_at, funded }, { state: tx.state, at: tx.updated_at });
+  const newer = adopting || isNewer({ state: row.state, at: row.observed_at, funded }, { state: tx.state, at });
   // [D10] A 200 to paybatch's own funding call is proof of funding, whatever the age of the state it carries.
   const ownFunding = asked === 'fund' && row.phase === 'funding';
   const waitingDeadline = (state: string | null, created: string | null): number | undefined =>
@@ -182,18 +205,20 @@ export function decide(row: PipelineRow, seen: Seen, now: number, policy: Policy
   };
 
   // The same observation again (a read that found nothing new) is current, not stale: time-based rules (deadlines) still apply.
-  const same = tx.state === row.state && tx.updated_at === row.observed_at;
+  const same = tx.state === row.state && at === row.observed_at;
   if (!newer && !same && !ownFunding) {
     return { patch: null, schedule: counted ? { at: nextReadAt(row, now, policy.polling, true), counted: true } : undefined, action: { kind: 'none' }, label: 'stale' };
   }
-  const changes: RowChanges = newer ? observed(row, tx, iso(now)) : { heard_at: iso(now) };
+  const changes: RowChanges = newer ? observed(row, tx, iso(now), at) : { heard_at: iso(now) };
   let phase = row.phase;
   if (adopting) {
     changes.created_at = row.created_at ?? iso(now);
     phase = 'created';
   }
   const state = newer ? tx.state : (row.state ?? tx.state);
-  const seenFunded = ownFunding || FUNDED_STATES.has(state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
+  const seenFunded = ownFunding || FUNDED_STATES.has(state) || fundedState;
+  // A row being funded is moved only forward by what others saw: whether its funding happened, its owner finds out.
+  if (phase === 'funding' && !ownFunding && asked !== 'resolve' && !seenFunded) return { patch: { changes, learned: source }, action: { kind: 'none' }, label: 'applied' };
   if (seenFunded && !funded) changes.funded_at = iso(now);
   const fundedNow = funded || seenFunded;
 
@@ -210,13 +235,10 @@ export function decide(row: PipelineRow, seen: Seen, now: number, policy: Policy
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }
   if (phase === 'funding') {
-    // Only the step that owns the funding intent, reading to resolve it, may conclude it did not happen.
-    if (asked !== 'resolve') return { patch: { changes, learned: source }, action: { kind: 'none' }, label: 'applied' };
+    // Here only the step that owns the funding intent, reading to resolve it, concludes it did not happen.
     if (state === 'approved' && row.fund_attempts < policy.fundAttempts) {
-      const again = fundOrEnd(rowNow, tx, changes, now, policy);
-      // Still reserved from the first attempt: no new reservation, the phase stays funding.
-      if (again.action.kind === 'fund' && again.patch) return { ...again, patch: { changes: { ...again.patch.changes, phase: 'funding' } } };
-      return again;
+      // Funded again at the amount read now: reserved again at that amount (a quote may have moved), its guard checked again.
+      return fundOrEnd(rowNow, tx, changes, now, policy);
     }
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }

@@ -8,10 +8,10 @@
 import pLimit from 'p-limit';
 import type { ServiceTransaction } from '../api/answers.js';
 import type { CallLimits, PayoutClient } from '../api/client.js';
-import { AuthenticationRefused, Retryable } from '../api/errors.js';
+import { AuthenticationRefused, Rejected, Retryable } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
-import { ServiceUnavailable } from '../errors.js';
+import { ConfigError, ServiceUnavailable } from '../errors.js';
 import type { PipelineRow, PipelineStore } from '../store/store.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
@@ -152,12 +152,14 @@ export class Pipeline {
     await this.refuseInactiveCorridors(batchId);
     const inFlight = new Set<Promise<void>>();
     const window = this.deps.engine.concurrency * 2;
-    for (let after = 0; !this.stopping.signal.aborted; ) {
+    // Past the run's deadline (--wait) nothing new is sent: the rows wait, ready, for the next run.
+    const over = (): boolean => this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
+    for (let after = 0; !over(); ) {
       const rows = await this.deps.store.rowsInPhases(batchId, ['ready'], after, PAGE);
       if (rows.length === 0) break;
       for (const row of rows) {
         while (inFlight.size >= window) await Promise.race(inFlight);
-        if (this.stopping.signal.aborted) break;
+        if (over()) break;
         const sent = this.limit(() => this.guarded(row, () => this.steps.send(row)));
         inFlight.add(sent);
         void sent.finally(() => inFlight.delete(sent));
@@ -182,7 +184,11 @@ export class Pipeline {
     try {
       corridors = new Map(await Promise.all([...countries].map(async (c) => [c, await client.listCorridors(c, { signal: this.stopping.signal })] as const)));
     } catch (error) {
-      if (error instanceof Retryable) throw new ServiceUnavailable(`the payout service did not answer (${error.message}); nothing of batch ${batchId} was sent, and the next run sends it`, { cause: error });
+      const unsent = `nothing of batch ${batchId} was sent, and the next run sends it`;
+      if (error instanceof Retryable) throw new ServiceUnavailable(`the payout service did not answer (${error.message}); ${unsent}`, { cause: error });
+      // A 404 on a path of the interface: the base URL is wrong (most often its version prefix is missing) [D1].
+      if (error instanceof Rejected && error.status === 404) throw new ConfigError(`the payout service has no GET /corridors at ${this.deps.client.baseUrl}: check service.base_url (with its version prefix, such as /v1) [D1]; ${unsent}`, { cause: error });
+      if (error instanceof Rejected) throw new ServiceUnavailable(`the payout service refused to list corridors (${error.message}); ${unsent}`, { cause: error });
       throw error;
     }
     const active = new Map<string, boolean>();
@@ -245,7 +251,9 @@ export class Pipeline {
    */
   private async balanceExhausted(currency: string, detail: string): Promise<void> {
     const { store, clock, log } = this.deps;
-    const notSent = await store.stopCurrency(currency, detail, new Date(clock.now()).toISOString());
+    const { batches, notSent } = await store.stopCurrency(currency, detail, new Date(clock.now()).toISOString());
+    // Already stopped (several fundings refused at once): the first one said it and cancels what waits.
+    if (batches === 0) return;
     log('balance_exhausted', { currency, detail, not_sent: notSent });
     const cancelling = (async () => {
       for (const batch of await store.openBatches()) {

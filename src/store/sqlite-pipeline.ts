@@ -90,9 +90,10 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore {
     const stop = this.sql('SELECT detail FROM funding_stops WHERE batch_id = ? AND currency = ?').pluck().get(batchId, reserve.currency) as string | undefined;
     if (stop !== undefined) return { kind: 'stopped', detail: stop };
     if (reserve.budget === null) return null;
-    // Integer arithmetic in SQLite, read as bigint: exact. Funded rows count until refunded or not, cancelling ones included.
+    // Integer arithmetic in SQLite, read as bigint: exact. Funded rows count, refunded or not, cancelling ones included; so
+    // does a row held after a funding call was sent for it: whether that debit happened is for a person to find out.
     const committed = (this.sql(`SELECT COALESCE(SUM(CAST(input_amount AS INTEGER)), 0) FROM rows WHERE batch_id = ? AND input_currency = ?
-      AND NOT (batch_id = ? AND line = ?) AND (phase = 'funding' OR funded_at IS NOT NULL)`).pluck().safeIntegers(true)
+      AND NOT (batch_id = ? AND line = ?) AND (phase = 'funding' OR funded_at IS NOT NULL OR (phase = 'held' AND fund_attempts > 0))`).pluck().safeIntegers(true)
       .get(batchId, reserve.currency, batchId, line)) as bigint;
     return committed + reserve.amount > reserve.budget ? { kind: 'over_budget', committed } : null;
   }
@@ -114,13 +115,14 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore {
     return this.sql(`UPDATE rows SET phase = ?${set}, revision = revision + 1 WHERE batch_id = ? AND line = ? AND phase IN (${marks(from)})`).run(...args).changes === 1;
   }
 
-  async stopCurrency(currency: string, detail: string, at: string): Promise<number> {
+  async stopCurrency(currency: string, detail: string, at: string): Promise<{ batches: number; notSent: number }> {
     return this.atomic(() => {
-      this.sql(`INSERT INTO funding_stops (batch_id, currency, detail, stopped_at) SELECT id, ?, ?, ? FROM batches WHERE status = 'accepted'
-        ON CONFLICT (batch_id, currency) DO NOTHING`).run(currency, detail, at);
-      return this.sql(`UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1
+      const batches = this.sql(`INSERT INTO funding_stops (batch_id, currency, detail, stopped_at) SELECT id, ?, ?, ? FROM batches WHERE status = 'accepted'
+        ON CONFLICT (batch_id, currency) DO NOTHING`).run(currency, detail, at).changes;
+      const notSent = this.sql(`UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1
         WHERE phase = 'ready' AND input_currency = ? AND batch_id IN (SELECT batch_id FROM funding_stops WHERE currency = ?) AND batch_id IN ${OPEN_BATCHES}`)
         .run(REASONS.insufficientFunds, `not sent: ${detail}`, currency, currency).changes;
+      return { batches, notSent };
     });
   }
 

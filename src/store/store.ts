@@ -206,9 +206,10 @@ export interface PipelineStore {
   /**
    * The balance of a currency ran out: nothing more in it is created or funded
    * for the batches open now. Their rows in that currency not sent yet end as
-   * not sent (insufficient_funds, with the detail). Returns how many.
+   * not sent (insufficient_funds, with the detail). Returns how many batches were
+   * stopped now (0: stopped before) and how many rows were not sent.
    */
-  stopCurrency(currency: string, detail: string, at: string): Promise<number>;
+  stopCurrency(currency: string, detail: string, at: string): Promise<{ batches: number; notSent: number }>;
   /** Counts a read and sets when the next one is due (ms since the epoch). */
   scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void>;
   dueReads(now: number, limit: number): Promise<PipelineRow[]>;

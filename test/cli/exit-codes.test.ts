@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import type { Finished } from '../helpers/cli.js';
 import { FAST_ENGINE, FAST_SANDBOX, template } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
-import { PATHS, lyingService, otherTransaction, rule } from '../helpers/lying-service.js';
+import { PATHS, answer, lyingService, otherTransaction, rule } from '../helpers/lying-service.js';
 
 const oneClearLine = (result: Finished): void => {
   expect(result.stderr).not.toMatch(/a bug, please report it|\n\s+at /);
@@ -66,6 +66,25 @@ describe('exit codes and one clear line for operational failures', () => {
     expect(result.code, result.stderr).toBe(74);
     expect(result.stderr).toMatch(/paybatch: the disk is full: free space \(or fix the disk\) and run again; nothing is lost, the next run carries on from the database\n$/);
     oneClearLine(result);
+  });
+
+  it('a base_url without its version prefix (every path 404) exits 78 saying so; a corridor read refused (400) or redirected exits 69', async () => {
+    const noPrefix = await runCli(['run', '--wait', '2s'], { env: workspace('no-prefix', sandbox.url.replace(/\/v1$/, '')) });
+    expect(noPrefix.code, noPrefix.stderr).toBe(78);
+    expect(noPrefix.stderr).toMatch(/the payout service has no GET \/corridors at http:\/\/127\.0\.0\.1:\d+: check service\.base_url \(with its version prefix, such as \/v1\)/);
+    oneClearLine(noPrefix);
+    liar.clear();
+    liar.lie(rule('GET', /^\/corridors\//, answer(400, { errors: ['bad request'] })));
+    const refused = await runCli(['run', '--wait', '2s'], { env: workspace('corridor-400', liar.url) });
+    expect(refused.code, refused.stderr).toBe(69);
+    expect(refused.stderr).toMatch(/the payout service refused to list corridors \(corridors of GBR was refused \(400\): bad request\)/);
+    oneClearLine(refused);
+    liar.clear();
+    liar.lie(rule('GET', /^\/corridors\//, answer(302, { errors: ['moved'] }, { location: 'http://elsewhere.example/v1/corridors/GBR' })));
+    const moved = await runCli(['run', '--wait', '2s'], { env: workspace('corridor-302', liar.url) });
+    expect(moved.code, moved.stderr).toBe(69);
+    expect(moved.stderr).toMatch(/unexpected redirect to http:\/\/elsewhere\.example\/v1\/corridors\/GBR, not followed/);
+    oneClearLine(moved);
   });
 
   it('exits 65 when the database was written by a newer paybatch, and changes nothing', async () => {

@@ -135,7 +135,8 @@ describe('paybatch watch, as a process', () => {
       copyFileSync(template('templates/nga-cash.csv'), join(home, 'inbox', 'slow-service.csv'));
       const watching = await startWatch(env);
       await eventually(() => /intake accepted/.test(watching.stderr()), 10_000, 'the file taken');
-      await new Promise((r) => setTimeout(r, 300));
+      // Past the corridor read (a read: a stop ends it at once), into the creates (writes: a stop waits for them).
+      await new Promise((r) => setTimeout(r, 3_500));
       watching.child.kill('SIGTERM');
       await eventually(() => /SIGTERM: stopping/.test(watching.stderr()), 5_000, 'the first signal seen');
       watching.child.kill('SIGTERM');

@@ -165,6 +165,44 @@ describe('races of one row, on a manual clock', () => {
     expect(await reserve(110_000n)).toEqual({ kind: 'moved' });
   });
 
+  const stepsWith = (client: Partial<PayoutClient>): RowSteps => new RowSteps({
+    store, client: client as PayoutClient, clock, policy: policyOf(engine), log: () => {}, limits: () => ({}), onBalanceExhausted: async () => {},
+  });
+
+  it('a webhook "canceled" landing during the fund call does not end the row: the fund call\'s 200 is recorded as funding', async () => {
+    const created = await rowIn('created', 'approved', '2026-01-05T09:00:00.000Z');
+    const calls: string[] = [];
+    const steps: RowSteps = stepsWith({
+      async fundTransaction(id: string) {
+        calls.push(`FUND ${id}`);
+        // While the call is in flight, a (lying or reordered) webhook says canceled, newer than what the row knows.
+        const now = (await store.row(created.batch_id, 2)) as PipelineRow;
+        await steps.observe(now, tx('canceled', '2026-01-05T09:00:20.000Z'), 'webhook');
+        // The service then answers 200 to paybatch's own funding: proof of funding [D10].
+        return tx('pending', '2026-01-05T09:00:10.000Z');
+      },
+      async cancelTransaction() { calls.push('DELETE'); return tx('canceled', '2026-01-05T09:00:20.000Z'); },
+      async getTransaction() { calls.push('GET'); return tx('pending', '2026-01-05T09:00:10.000Z'); },
+    });
+    await steps.observe(created, tx('approved', '2026-01-05T09:00:01.000Z'), 'read');
+    const after = (await store.row(created.batch_id, 2)) as PipelineRow;
+    expect(calls).toContain('FUND tr_1');
+    // Money left the balance (200 to our fund): the row must record it, or be held for a person; never "canceled, not funded".
+    expect(after).toMatchObject({ phase: 'funded', state: 'canceled' });
+    expect(after.funded_at).not.toBeNull();
+  });
+
+  it('an observation dated in the far future counts as undated: it cannot freeze the row, the true later state applies', async () => {
+    const funded = await rowIn('funded', 'pending', '2026-01-05T09:00:10.000Z', true);
+    const steps = stepsWith({});
+    // The row's own transaction, right amounts, a plausible state, but updated_at in 2999.
+    expect(await steps.observe(funded, tx('processing', '2999-01-01T00:00:00.000Z'), 'read')).toBe('stale');
+    clock.advance(60_000);
+    const row = (await store.row(funded.batch_id, 2)) as PipelineRow;
+    const label = await steps.observe(row, tx('paid', '2026-01-05T09:01:00.000Z'), 'webhook');
+    const after = (await store.row(funded.batch_id, 2)) as PipelineRow;
+    expect({ label, phase: after.phase, state: after.state }).toEqual({ label: 'applied', phase: 'final', state: 'paid' });
+  });
   /** A second batch's row (another external id is not needed: the first batch is settled by then in spirit). */
   async function rowInFresh(phase: string): Promise<PipelineRow> {
     await store.close();
