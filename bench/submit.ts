@@ -16,6 +16,8 @@ import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
 import { takeFile } from '../src/engine/intake.js';
 import { Pipeline } from '../src/engine/pipeline.js';
+import { releaseBatch } from '../src/engine/release.js';
+import type { BatchRecord } from '../src/store/store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
@@ -45,8 +47,11 @@ async function submitOnce(dir: string, label: string, latency: number): Promise<
     const source = join(dir, 'batch.csv');
     const inbox = join(workspace.folders.inbox, 'batch.csv');
     writeFileSync(inbox, readFileSync(source));
-    const intake = await takeFile(inbox, { workspace, store, batch: config.batch, policy: 'skip_invalid', clock: systemClock });
+    // Complete (its marker says so): taken in and sent at once.
+    writeFileSync(`${inbox}.done`, '');
+    const intake = await takeFile(inbox, { workspace, store, batch: config.batch, intake: config.intake, policy: 'skip_invalid', clock: systemClock });
     if (intake.kind !== 'accepted') throw new Error(`the generated batch was not accepted: ${intake.kind}`);
+    await releaseBatch((await store.batch(intake.batch)) as BatchRecord, { workspace, store, clock: systemClock });
     const pipeline = new Pipeline({ store, client, clock: systemClock, engine: config.engine, log: () => {} });
     const started = performance.now();
     await pipeline.submit(intake.batch);

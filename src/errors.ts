@@ -14,6 +14,10 @@ export const ExitCode = {
   /** The payout service did not answer. */
   unavailable: 69,
   software: 70,
+  /** A path paybatch would write through is a symbolic link, or leads outside the workspace. */
+  cantCreate: 73,
+  /** The workspace was taken over by another paybatch while this one ran: it stopped; run again later. */
+  tempFail: 75,
   /** The disk is full or cannot be written. */
   ioError: 74,
   noPermission: 77,

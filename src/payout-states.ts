@@ -55,6 +55,8 @@ export const REASONS = {
   cancelledOnRequest: 'cancelled_on_request',
   rejectedByService: 'rejected_by_service',
   corridorInactive: 'corridor_inactive',
+  /** Its file changed after it was taken in (still being written): nothing of it was sent. */
+  fileChanged: 'file_changed',
   externalIdAlreadyUsed: 'external_id_already_used',
 } as const;
 

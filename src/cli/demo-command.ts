@@ -28,7 +28,10 @@ export function demoCommand(): Command {
       const home = resolve(opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
       const workspace = openWorkspace(home);
       writeFileSync(join(home, 'paybatch.config.json'), `${JSON.stringify(DEMO_CONFIG, null, 2)}\n`);
-      copyFileSync(DEMO_BATCH, join(workspace.folders.inbox, 'demo-batch.csv'));
+      const dropped = join(workspace.folders.inbox, 'demo-batch.csv');
+      copyFileSync(DEMO_BATCH, dropped);
+      // A sample, whole from the start: its completion marker says so, and it is taken and sent at once.
+      writeFileSync(`${dropped}.done`, '');
       const config = loadConfig({ home, env: {} });
       const store = SqliteStore.open(workspace.database);
       const { log, close } = engineLog(home, (line) => process.stderr.write(`paybatch: ${line}\n`));

@@ -10,7 +10,10 @@ import { connectService } from '../config/service.js';
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { SqliteStore } from '../store/sqlite-store.js';
-import { lockWorkspace } from '../workspace/lock.js';
+import { systemClock } from '../clock.js';
+import { ExitCode } from '../errors.js';
+import type { HeldWorkspace } from '../engine/workspace-lease.js';
+import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
 
@@ -23,15 +26,28 @@ export interface EngineSession {
 }
 
 /**
- * `exclusive` (the default) takes the workspace lock: only one process takes
- * files in and recovers interrupted work. Commands that only act on rows
+ * `exclusive` (the default) takes the workspace lease (see workspace-lease.ts):
+ * only one process takes files in and recovers interrupted work. Commands that only act on rows
  * through the store's guarded steps (cancel, webhook registration) run beside it.
  */
-export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean } = {}): Promise<T> {
+export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean; what?: string } = {}): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
-  const unlock = options.exclusive === false ? () => {} : lockWorkspace(workspace.home);
   const store = SqliteStore.open(workspace.database);
+  let held: HeldWorkspace | null = null;
+  try {
+    if (options.exclusive !== false) {
+      held = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
+      // Lost (another process took the workspace over): stop at once; every step is in the database, nothing is paid twice.
+      void held.lost.then((why) => {
+        process.stderr.write(`paybatch: ${why}; stopping\n`);
+        process.exit(ExitCode.tempFail);
+      });
+    }
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
   try {
     const connection = await connectService(config.service, { sandboxLog: () => {}, log });
@@ -43,7 +59,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     }
   } finally {
     close();
+    await held?.release();
     await store.close();
-    unlock();
   }
 }

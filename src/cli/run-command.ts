@@ -15,6 +15,8 @@ export function renderRun(report: RunReport): string {
     if (outcome.kind === 'unreadable') lines.push(`unreadable ${outcome.batch}: ${outcome.error.message}; report ${outcome.reportFile}`);
     if (outcome.kind === 'not_read') lines.push(`refused ${outcome.file}: ${outcome.reason}; note ${outcome.reportFile}`);
     if (outcome.kind === 'duplicate') lines.push(`refused ${outcome.file}: same content as batch ${outcome.earlier.id}; note ${outcome.noteFile}`);
+    if (outcome.kind === 'waiting') lines.push(`not taken yet ${outcome.name}: ${outcome.reason}; the next run looks again`);
+    if (outcome.kind === 'changed') lines.push(`put back ${outcome.name}: ${outcome.reason}`);
   }
   for (const batch of report.batches) {
     const states = Object.entries(batch.by_state).map(([state, n]) => `${state} ${n}`).join(', ');

@@ -51,6 +51,6 @@ export function watchCommand(): Command {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
         }
-      });
+      }, { what: 'watch' });
     });
 }

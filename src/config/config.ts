@@ -79,9 +79,19 @@ const scheduleSchema = z.strictObject({
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** When a file in the inbox is complete (see src/workspace/arrival.ts), for `run` and `watch` alike. */
+const intakeSchema = z.strictObject({
+  /** Size and modification time unchanged this long, well above a network share's stalls; the same again after it is taken, before anything is sent. */
+  stable_ms: positive.default(15_000),
+  /** NAME.csv.done (or NAME.done): off (ignored), optional (its presence says the file is whole), required (nothing is taken without one). */
+  marker: z.enum(['off', 'optional', 'required']).default('optional'),
+  /** NAME.csv.manifest.json (or NAME.manifest.json) with control totals: checked when present (optional), required, or ignored (off). */
+  manifest: z.enum(['off', 'optional', 'required']).default('optional'),
+});
+
 const watchSchema = z.strictObject({
-  /** A file is complete once its size has not changed for this long (or once renamed from NAME.csv.part / .tmp). */
-  stable_ms: positive.default(2_000),
+  /** The older name of intake.stable_ms, for watch only; intake.stable_ms when absent. */
+  stable_ms: positive.optional(),
   /** Where the webhook receiver listens: loopback unless told otherwise. */
   listen: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),
@@ -116,6 +126,7 @@ const reportsSchema = z.strictObject({
 
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
+  intake: intakeSchema.default(() => intakeSchema.parse({})),
   service: serviceSchema.default(() => serviceSchema.parse({})),
   engine: engineSchema.default(() => engineSchema.parse({})),
   watch: watchSchema.default(() => watchSchema.parse({})),
@@ -127,6 +138,7 @@ export type BatchConfig = Config['batch'];
 export type ServiceConfig = Config['service'];
 export type EngineConfig = Config['engine'];
 export type WatchConfig = Config['watch'];
+export type IntakeConfig = Config['intake'];
 export type ReportsConfig = Config['reports'];
 export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 

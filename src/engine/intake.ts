@@ -5,11 +5,16 @@
  * accepted or rejected per the policy. Nothing is sent from here, and nothing is
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
-import { existsSync } from 'node:fs';
-import { lstat, readdir, rename, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { constants, existsSync } from 'node:fs';
+import { lstat, open, readFile, readdir, rename } from 'node:fs/promises';
+import { moveSafely, writeFileSafely } from '../workspace/safe-files.js';
+import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
-import type { BatchConfig } from '../config/config.js';
+import type { BatchConfig, IntakeConfig } from '../config/config.js';
+import type { Readiness, Seen } from '../workspace/arrival.js';
+import { companionNames, companionOf, continued, readiness } from '../workspace/arrival.js';
+import type { Manifest } from '../batch/manifest.js';
+import { compareWithManifest, parseManifest } from '../batch/manifest.js';
 import { readerOptions, ruleOptions } from '../batch/batch-options.js';
 import { BatchFileError } from '../batch/file-error.js';
 import { fileSha256 } from '../batch/file-hash.js';
@@ -25,6 +30,10 @@ export type IntakeOutcome =
   | { kind: 'unreadable'; batch: string; file: string; reportFile: string; error: BatchFileError }
   | { kind: 'duplicate'; file: string; noteFile: string; earlier: BatchRecord }
   | { kind: 'not_read'; file: string; reportFile: string; reason: string }
+  /** Not complete yet (still being written, or waiting for its marker or manifest): left in the inbox; `seen` is for the next look. */
+  | { kind: 'waiting'; name: string; reason: string; retryInMs: number; seen: Seen }
+  /** It changed while it was being taken in (still being written): put back in the inbox, nothing of it sent. */
+  | { kind: 'changed'; batch: string; name: string; reason: string }
   | { kind: 'gone'; name: string };
 
 export interface IntakeDeps {
@@ -33,8 +42,69 @@ export interface IntakeDeps {
   batch: BatchConfig;
   policy: IntakePolicy;
   clock: Clock;
+  /** When a file is complete: stability, marker, manifest. */
+  intake: IntakeConfig;
+  /** The stability interval, when the caller has its own (watch.stable_ms); intake.stable_ms otherwise. */
+  stableMs?: number;
   /** Take a file even when the same content was taken before. */
   force?: boolean;
+}
+
+/** The companions that travel with a claimed batch file: its marker and its manifest. */
+const COMPANION_SUFFIXES = ['.done', '.manifest.json'] as const;
+
+/** Moves a claimed file and its companions (NAME.done, NAME.manifest.json) together. */
+export async function moveWithCompanions(from: string, to: string, home: string): Promise<void> {
+  await moveSafely(home, from, to);
+  for (const suffix of COMPANION_SUFFIXES) {
+    await rename(`${from}${suffix}`, `${to}${suffix}`).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+}
+
+/** The first of `names` in `folder` that is a regular file (a link is not a companion), or null. */
+async function firstFile(folder: string, names: readonly string[]): Promise<string | null> {
+  for (const name of names) {
+    const entry = await lstat(join(folder, name)).catch(() => null);
+    if (entry?.isFile()) return join(folder, name);
+  }
+  return null;
+}
+
+/** Whether the file's last byte is a line end: a stall in the middle of a field leaves a line without one. */
+async function endsWithLineEnd(path: string, size: number): Promise<boolean> {
+  if (size === 0) return true;
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const last = Buffer.alloc(1);
+    await handle.read(last, 0, 1, size - 1);
+    return last[0] === 0x0a || last[0] === 0x0d;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Looks at a file in the inbox: whether it is complete (see workspace/arrival.ts),
+ * and its marker and manifest if it has them. Null when it is gone. A link or a
+ * folder counts as ready: it is refused unread when taken.
+ */
+export async function lookAtInboxFile(path: string, deps: Pick<IntakeDeps, 'intake' | 'stableMs' | 'clock'>, before?: Seen): Promise<{ readiness: Readiness; seen: Seen; marker: string | null; manifest: string | null } | null> {
+  const entry = await lstat(path).catch(() => null);
+  if (!entry) return null;
+  if (!entry.isFile()) {
+    const seen = { size: entry.size, mtimeMs: entry.mtimeMs, endsWithLineEnd: true, marker: false, manifest: false, since: deps.clock.now() };
+    return { readiness: { ready: true, by: 'stable' }, seen, marker: null, manifest: null };
+  }
+  const folder = dirname(path);
+  const { markers, manifests } = companionNames(basename(path));
+  const marker = deps.intake.marker === 'off' ? null : await firstFile(folder, markers);
+  const manifest = deps.intake.manifest === 'off' ? null : await firstFile(folder, manifests);
+  const lineEnd = await endsWithLineEnd(path, entry.size).catch(() => true);
+  const seen = continued({ size: entry.size, mtimeMs: entry.mtimeMs, endsWithLineEnd: lineEnd, marker: marker !== null, manifest: manifest !== null }, before, deps.clock.now());
+  const policy = { stableMs: deps.stableMs ?? deps.intake.stable_ms, marker: deps.intake.marker, manifest: deps.intake.manifest };
+  return { readiness: readiness(seen, deps.clock.now(), policy), seen, marker, manifest };
 }
 
 const STORE_CHUNK = 1000;
@@ -56,10 +126,10 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
   // batch: it goes back to the inbox. (The workspace lock makes sure no other run is claiming.)
   const known = new Set((await deps.knownBatches()).map((b) => claimName(b.file_name, Date.parse(b.received_at))));
   for (const name of await readdir(deps.workspace.folders.processing)) {
-    if (known.has(name)) continue;
+    if (known.has(name) || known.has(companionOf(name) ?? '')) continue;
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
     const back = join(deps.workspace.folders.inbox, original);
-    await rename(join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
+    await moveSafely(deps.workspace.home, join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
     recovered.push(name);
   }
   for (const batch of await deps.store.interruptedIntakes()) {
@@ -68,7 +138,7 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
     const back = join(deps.workspace.folders.inbox, batch.file_name);
     const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
     try {
-      await rename(claimed, target);
+      await moveSafely(deps.workspace.home, claimed, target);
       recovered.push(batch.id);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash
@@ -77,16 +147,34 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
   return recovered;
 }
 
-export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<IntakeOutcome> {
+/** Puts a claimed file (and its companions) back in the inbox under its own name, or under the batch's id when that name is taken again. */
+export async function putBack(claimed: string, name: string, batch: string, deps: Pick<IntakeDeps, 'workspace'>): Promise<void> {
+  const back = join(deps.workspace.folders.inbox, name);
+  await moveWithCompanions(claimed, existsSync(back) ? join(deps.workspace.folders.inbox, `${batch}--${name}`) : back, deps.workspace.home);
+}
+
+/**
+ * Takes a file of the inbox in, if it is complete. `before` is what the caller
+ * saw of it the last time it looked (from a 'waiting' outcome): stability is
+ * measured from it. Without it, a file complete by stability alone is only seen,
+ * and taken at a later look.
+ */
+export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: Seen): Promise<IntakeOutcome> {
   const name = basename(inboxPath);
+  const look = await lookAtInboxFile(inboxPath, deps, before);
+  if (!look) return { kind: 'gone', name };
+  if (!look.readiness.ready) return { kind: 'waiting', name, reason: look.readiness.reason, retryInMs: look.readiness.retryInMs, seen: look.seen };
   const at = deps.clock.now();
   const claimed = join(deps.workspace.folders.processing, claimName(name, at));
   try {
-    await rename(inboxPath, claimed);
+    await moveSafely(deps.workspace.home, inboxPath, claimed);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'gone', name };
     throw error;
   }
+  // The marker and the manifest go with the file, so that the inbox holds no stale "complete" signal.
+  if (look.marker) await rename(look.marker, `${claimed}.done`).catch(() => {});
+  if (look.manifest) await rename(look.manifest, `${claimed}.manifest.json`).catch(() => {});
   const failedPath = join(deps.workspace.folders.failed, basename(claimed));
   // Refused before a byte is read: a symbolic link (perhaps to a file outside the workspace), a
   // folder or a device; or a file over the size limit (hashing it alone would take a while).
@@ -95,21 +183,28 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     ? 'it is not a regular file (a symbolic link, a folder or a device), and paybatch reads only files placed in the inbox itself'
     : entry.size > deps.batch.max_file_bytes ? `it is ${entry.size} bytes, over the limit of ${deps.batch.max_file_bytes} bytes (batch.max_file_bytes)` : null;
   if (unread) {
-    await rename(claimed, failedPath);
+    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
     const reportFile = `${failedPath}.report.txt`;
-    await writeFile(reportFile, `${name} was not taken: ${unread}.\nNothing of it was read or sent.\n`);
+    await writeFileSafely(deps.workspace.home, reportFile, `${name} was not taken: ${unread}.\nNothing of it was read or sent.\n`);
     return { kind: 'not_read', file: failedPath, reportFile, reason: unread };
   }
   const sha256 = (await fileSha256(claimed)) ?? '';
   const earlier = await deps.store.acceptedBatchWithContent(sha256);
   if (earlier && !deps.force) {
-    await rename(claimed, failedPath);
+    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
     const noteFile = `${failedPath}.duplicate.txt`;
-    await writeFile(noteFile, `${name} was not taken: it has the same content (SHA-256 ${sha256}) as batch ${earlier.id}, taken from ${earlier.file_name} at ${earlier.received_at}.\nNothing of it was sent. To take it all the same, run again with --force.\n`);
+    await writeFileSafely(deps.workspace.home, noteFile, `${name} was not taken: it has the same content (SHA-256 ${sha256}) as batch ${earlier.id}, taken from ${earlier.file_name} at ${earlier.received_at}.\nNothing of it was sent. To take it all the same, run again with --force.\n`);
     return { kind: 'duplicate', file: failedPath, noteFile, earlier };
   }
 
-  const batch = await deps.store.beginBatch({ file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString() });
+  // Complete by a marker or a manifest: sent once accepted. By stability alone: watched for as long again
+  // once taken, before anything is sent, so that a writer that only paused shows itself [intake.stable_ms].
+  const stableMs = deps.stableMs ?? deps.intake.stable_ms;
+  const settled = look.readiness.ready && look.readiness.by !== 'stable';
+  const batch = await deps.store.beginBatch({
+    file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString(),
+    file_mtime_ms: Math.floor(entry.mtimeMs), send_after: settled ? at : at + stableMs,
+  });
   let pending: NewRow[] = [];
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;
@@ -117,6 +212,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     pending = [];
     await deps.store.addRows(batch, rows);
   };
+  // What the file holds, for its manifest: every data row, and every amount that could be read.
+  const figures = { rows: 0, totals: new Map<string, bigint>() };
   let report: ValidationReport;
   try {
     report = await validateFile(claimed, {
@@ -125,6 +222,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
       maxReportedIssues: deps.batch.max_reported_issues,
     }, {
       async row(checked) {
+        figures.rows += 1;
+        if (checked.amount) figures.totals.set(checked.amount.currency, (figures.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
         const request = checked.valid ? checked.request() : null;
         pending.push({ line: checked.line, external_id: checked.externalId, request, errors: checked.errors });
         if (pending.length >= STORE_CHUNK) await flush();
@@ -138,22 +237,72 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps): Promise<Int
     await flush();
   } catch (error) {
     if (!(error instanceof BatchFileError)) throw error;
+    if (await changedSince(claimed, entry)) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
     await deps.store.rejectBatch(batch, `${error.code}: ${error.message}`);
-    await rename(claimed, failedPath);
+    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
     const reportFile = `${failedPath}.report.txt`;
     const where = error.line === null ? name : `${name}, line ${error.line}`;
-    await writeFile(reportFile, `${where}: cannot be read as a batch (${error.code}): ${error.message}\nNothing of it was sent.\n`);
+    await writeFileSafely(deps.workspace.home, reportFile, `${where}: cannot be read as a batch (${error.code}): ${error.message}\nNothing of it was sent.\n`);
     return { kind: 'unreadable', batch, file: failedPath, reportFile, error };
+  }
+  // The bytes validated are the bytes kept: a file that changed while it was read (a writer still at it) is not taken.
+  if (report.sha256 !== sha256 || (await changedSince(claimed, entry))) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
+
+  const manifestProblem = await checkManifest(`${claimed}.manifest.json`, { rows: figures.rows, totals: figures.totals, sha256 });
+  if (manifestProblem) {
+    await deps.store.rejectBatch(batch, `the file does not match its manifest: ${manifestProblem.join('; ')}`);
+    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+    const reportFile = `${failedPath}.report.txt`;
+    await writeFileSafely(deps.workspace.home, reportFile, `${name} does not match its manifest (control totals):\n${manifestProblem.map((d) => `  ${d}`).join('\n')}\nNothing of it was sent. The file, or its manifest, is incomplete or wrong: drop both again once whole.\n`);
+    return { kind: 'not_read', file: failedPath, reportFile, reason: `it does not match its manifest: ${manifestProblem.join('; ')}` };
   }
 
   if (report.invalid > 0 && deps.policy === 'reject_file') {
     await deps.store.rejectBatch(batch, `${report.invalid} invalid rows (policy reject_file)`);
-    await rename(claimed, failedPath);
+    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
     const reportFile = `${failedPath}.report.txt`;
-    await writeFile(reportFile, `${renderReport({ ...report, file: name })}\nNothing of this file was sent (policy reject_file): correct the rows above and drop it again.\n`);
-    await writeFile(`${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
+    await writeFileSafely(deps.workspace.home, reportFile, `${renderReport({ ...report, file: name })}\nNothing of this file was sent (policy reject_file): correct the rows above and drop it again.\n`);
+    await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
     return { kind: 'rejected', batch, file: failedPath, reportFile, report };
   }
   const counts = await deps.store.acceptBatch(batch);
   return { kind: 'accepted', batch, file: claimed, ...counts, report };
+}
+
+/**
+ * Takes one file in once it is complete, looking again as long as `until`
+ * allows (a file complete by stability alone is taken at the second look).
+ */
+export async function takeWhenComplete(path: string, deps: IntakeDeps, wait: (ms: number) => Promise<void>, until: number): Promise<IntakeOutcome> {
+  let before: Seen | undefined;
+  for (;;) {
+    const outcome = await takeFile(path, deps, before);
+    if (outcome.kind !== 'waiting' || deps.clock.now() + outcome.retryInMs > until) return outcome;
+    before = outcome.seen;
+    await wait(outcome.retryInMs);
+  }
+}
+
+/** Whether the file's size or modification time moved since `entry` (or it is gone). */
+export async function changedSince(path: string, entry: { size: number; mtimeMs: number }): Promise<boolean> {
+  const now = await lstat(path).catch(() => null);
+  return !now || !now.isFile() || now.size !== entry.size || Math.floor(now.mtimeMs) !== Math.floor(entry.mtimeMs);
+}
+
+/** A file still being written: its batch is rejected (nothing of it sent) and the file put back to be taken once whole. */
+async function withdraw(claimed: string, name: string, batch: string, deps: IntakeDeps, why: string): Promise<IntakeOutcome> {
+  const reason = `${why}: still being written; put back in the inbox to be taken once whole, nothing of it sent`;
+  await deps.store.rejectBatch(batch, reason);
+  await putBack(claimed, name, batch, deps);
+  return { kind: 'changed', batch, name, reason };
+}
+
+/** The differences between a file and its manifest (null when there is no manifest or it matches). */
+async function checkManifest(path: string, figures: { rows: number; totals: Map<string, bigint>; sha256: string }): Promise<string[] | null> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  if (text === null) return null;
+  const parsed = parseManifest(text);
+  if ('error' in parsed) return [`the manifest cannot be read: ${parsed.error}`];
+  const differences = compareWithManifest(parsed.manifest as Manifest, figures);
+  return differences.length > 0 ? differences : null;
 }

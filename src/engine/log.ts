@@ -7,12 +7,13 @@
 import { join } from 'node:path';
 import pino from 'pino';
 import { DiskError, ExitCode, asDiskError } from '../errors.js';
+import { openLogSafely } from '../workspace/safe-files.js';
 import type { PipelineLog } from './pipeline.js';
 
 const HUMAN: ReadonlySet<string> = new Set([
   'intake_accepted', 'intake_rejected', 'intake_unreadable', 'intake_duplicate', 'intake_not_read', 'intake_gone', 'intake_failed', 'intake_waiting', 'intake_interrupted',
   'balance_exhausted', 'batch_settled', 'corridor_inactive', 'answer_mismatch', 'fund_refused', 'insufficient_funds', 'limit_refused',
-  'retry_after_capped', 'catch_up_reads', 'row_busy',
+  'retry_after_capped', 'catch_up_reads', 'row_busy', 'row_attention', 'intake_withdrawn', 'intake_changed', 'archived_file_changed',
   'webhooks_synced', 'webhooks_not_synced', 'webhook_held_elsewhere', 'webhook_refused', 'inbox_file_ignored', 'schedule_ran', 'sender_stopped', 'watch_loop_error',
 ]);
 
@@ -30,7 +31,8 @@ function stopOnDiskError(error: unknown): never {
 }
 
 export function engineLog(home: string, human: (line: string) => void): { log: PipelineLog; close(): void } {
-  const destination = pino.destination({ dest: join(home, 'paybatch.log'), sync: true, mkdir: true });
+  // Never through a link: a paybatch.log planted as a link elsewhere is refused, not followed.
+  const destination = pino.destination({ fd: openLogSafely(home, join(home, 'paybatch.log')), sync: true });
   destination.on('error', stopOnDiskError);
   const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
   return {

@@ -149,6 +149,8 @@ export class Pipeline {
    * the last rows of this one are still in flight, so the window never drains.
    */
   async submit(batchId: string): Promise<void> {
+    // Only a released batch is sent: its file was found unchanged once taken (see release.ts).
+    if (!(await this.deps.store.batchReleased(batchId))) return;
     await this.refuseInactiveCorridors(batchId);
     const inFlight = new Set<Promise<void>>();
     const window = this.deps.engine.concurrency * 2;

@@ -5,7 +5,8 @@
  * and write the files under outbox/reports/. Reading never changes a row: the
  * report says what paybatch knew, and where the service differs.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { checkFolder, writeFileSafely } from '../workspace/safe-files.js';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { ServiceTransaction } from '../api/answers.js';
@@ -127,12 +128,12 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
 
   const rendered: ReportFiles = req.format === 'json' ? renderJson(reconciliation, checks) : renderCsv(reconciliation, checks, { spreadsheet: req.spreadsheet });
   const folder = join(deps.workspace.folders.outbox, 'reports');
+  await checkFolder(deps.workspace.home, deps.workspace.folders.outbox);
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const files: string[] = [];
   for (const [suffix, content] of Object.entries(rendered)) {
     const file = join(folder, `reconciliation-${period.label}${req.spreadsheet && req.format === 'csv' ? '.spreadsheet' : ''}.${suffix}`);
-    await writeFile(`${file}.tmp-${process.pid}`, content);
-    await rename(`${file}.tmp-${process.pid}`, file);
+    await writeFileSafely(deps.workspace.home, file, content);
     files.push(file);
   }
   return { reconciliation, checks, files, text: renderText(reconciliation, checks, files) };

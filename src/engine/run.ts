@@ -13,6 +13,9 @@ import type { IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
 import { recoverInterruptedIntakes, takeFile } from './intake.js';
+import { releaseBatch } from './release.js';
+import type { Seen } from '../workspace/arrival.js';
+import { notABatchFile } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
@@ -48,18 +51,72 @@ const RESULTS_EVERY_MS = 5000;
 
 /** CSV files in the inbox, oldest first; hidden and other files are left alone. */
 async function inboxFiles(inbox: string): Promise<string[]> {
-  const names = (await readdir(inbox)).filter((n) => !n.startsWith('.') && n.toLowerCase().endsWith('.csv'));
+  const names = (await readdir(inbox)).filter((n) => notABatchFile(n) === null);
   const dated = await Promise.all(names.map(async (name) => ({ name, at: (await stat(join(inbox, name))).mtimeMs })));
   return dated.sort((a, b) => a.at - b.at || a.name.localeCompare(b.name)).map((d) => join(inbox, d.name));
 }
 
 /** Takes one file of the inbox in, per the configured policy, and logs what became of it. */
-export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace' | 'store' | 'config' | 'clock' | 'log' | 'force'>): Promise<IntakeOutcome> {
+export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace' | 'store' | 'config' | 'clock' | 'log' | 'force'> & { stableMs?: number }, before?: Seen): Promise<IntakeOutcome> {
   const outcome = await takeFile(file, {
-    workspace: deps.workspace, store: deps.store, batch: deps.config.batch, policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,
+    workspace: deps.workspace, store: deps.store, batch: deps.config.batch, intake: deps.config.intake, stableMs: deps.stableMs,
+    policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,
+  }, before);
+  // A first look at a file is not news; still waiting at a later look is.
+  if (outcome.kind === 'waiting' && !before) return outcome;
+  deps.log(`intake_${outcome.kind}`, {
+    ...('batch' in outcome ? { batch: outcome.batch } : {}), file: 'file' in outcome ? outcome.file : outcome.name,
+    ...('reason' in outcome ? { reason: outcome.reason } : {}),
+    ...(outcome.kind === 'unreadable' ? { reason: `${outcome.error.code}: ${outcome.error.message}` } : {}),
+    ...(outcome.kind === 'rejected' ? { reason: `${outcome.report.invalid} invalid rows (batch.invalid_rows reject_file)` } : {}),
+    ...('reportFile' in outcome ? { report: outcome.reportFile } : {}), ...('noteFile' in outcome ? { note: outcome.noteFile } : {}),
   });
-  deps.log(`intake_${outcome.kind}`, { ...('batch' in outcome ? { batch: outcome.batch } : {}), file: 'file' in outcome ? outcome.file : outcome.name });
   return outcome;
+}
+
+/**
+ * Takes the inbox in: every complete file at once; a file not complete yet
+ * (still being written, or waiting for its marker) is looked at again while
+ * --wait lasts, and otherwise left for the next run.
+ */
+async function takeInbox(deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<IntakeOutcome[]> {
+  const taken: IntakeOutcome[] = [];
+  let files = await inboxFiles(deps.workspace.folders.inbox);
+  const seen = new Map<string, Seen>();
+  for (;;) {
+    const waiting: { file: string; retryInMs: number; outcome: IntakeOutcome }[] = [];
+    for (const file of files) {
+      const outcome = await takeInboxFile(file, deps, seen.get(file));
+      if (outcome.kind === 'waiting') {
+        seen.set(file, outcome.seen);
+        waiting.push({ file, retryInMs: outcome.retryInMs, outcome });
+      } else {
+        taken.push(outcome);
+      }
+    }
+    if (waiting.length === 0) return taken;
+    const soonest = Math.min(...waiting.map((w) => w.retryInMs));
+    if (deps.clock.now() + soonest > until) return [...taken, ...waiting.map((w) => w.outcome)];
+    await sleep(soonest);
+    files = waiting.map((w) => w.file);
+  }
+}
+
+/**
+ * Sends a batch once released: its file watched for a while longer once taken
+ * (see release.ts). Waits for that in `run`, which has nothing else to do.
+ */
+async function sendWhenReleased(pipeline: Pipeline, batchId: string, deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<void> {
+  for (;;) {
+    const batch = await deps.store.batch(batchId);
+    if (!batch || batch.status !== 'accepted') return;
+    const release = await releaseBatch(batch, deps);
+    if (release.kind === 'withdrawn') deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
+    if (release.kind !== 'wait') break;
+    if (deps.clock.now() >= until) return;
+    await sleep(Math.min(release.untilMs - deps.clock.now(), until - deps.clock.now(), 1000));
+  }
+  await pipeline.submit(batchId);
 }
 
 /** How often, within a run, rows whose step was deferred (left in creating or funding) are taken up again. */
@@ -69,16 +126,16 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const intake: IntakeOutcome[] = [];
   const recovered = await recoverInterruptedIntakes({ ...deps, knownBatches: () => deps.store.batchesInProcessing() });
   for (const batch of recovered) deps.log('intake_interrupted', { batch, action: 'file put back in the inbox' });
-  for (const file of await inboxFiles(deps.workspace.folders.inbox)) intake.push(await takeInboxFile(file, deps));
-  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log });
   const until = deps.clock.now() + deps.waitMs;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  intake.push(...(await takeInbox(deps, until, sleep)));
+  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
   await pipeline.resume();
   const open = (await deps.store.openBatches()).map((b) => b.id);
-  for (const batch of open) await pipeline.submit(batch);
+  for (const batch of open) await sendWhenReleased(pipeline, batch, deps, until, sleep);
 
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
   let lastResults = deps.clock.now();
@@ -98,7 +155,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
       // A step that failed (the service did not answer) is taken up again within the same run.
       const taken = await pipeline.retryStalled();
       if (taken > 0) deps.log('stalled_rows_retried', { rows: taken });
-      for (const batch of pending) if ((await deps.store.rowsInPhases(batch, ['ready'], 0, 1)).length > 0) await pipeline.submit(batch);
+      for (const batch of pending) if ((await deps.store.rowsInPhases(batch, ['ready'], 0, 1)).length > 0) await sendWhenReleased(pipeline, batch, deps, until, sleep);
       lastRetry = deps.clock.now();
     }
     const read = await pipeline.follow();

@@ -2,15 +2,16 @@
  * A batch's result file and summary, and its settlement once every row is final.
  * Shared by `run` and `watch`.
  */
-import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { ResultRow } from '../reports/results.js';
 import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
-import type { IntakeStore, PipelineStore } from '../store/store.js';
+import type { BatchRecord, IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { claimName } from './intake.js';
+import { changedSince, claimName, moveWithCompanions } from './intake.js';
+import { fileSha256 } from '../batch/file-hash.js';
+import { writeFileSafely } from '../workspace/safe-files.js';
 import type { PipelineLog } from './pipeline.js';
 
 export interface SettleDeps {
@@ -50,7 +51,7 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
       yield row;
     }
   }
-  const resultsFile = await writeResults(deps.workspace.folders.outbox, batchId, counted());
+  const resultsFile = await writeResults(deps.workspace.home, deps.workspace.folders.outbox, batchId, counted());
   const summary: BatchSummary = {
     batch: batchId,
     file: batch?.file_name ?? '',
@@ -66,8 +67,22 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
     settled_at: batch?.settled_at ?? null,
     results_file: resultsFile,
   };
-  await writeSummary(deps.workspace.folders.outbox, batchId, summary);
+  await writeSummary(deps.workspace.home, deps.workspace.folders.outbox, batchId, summary);
   return summary;
+}
+
+/**
+ * The archive keeps the file that was validated. Should it have changed all the
+ * same (written to after it was released), what was paid is still what was
+ * validated (rows come from the store), but the archived file is not that file:
+ * a note beside it says so with both fingerprints, and the log tells a person.
+ */
+async function noteIfChanged(deps: SettleDeps, batch: BatchRecord, file: string, archived: string): Promise<void> {
+  if (!(await changedSince(file, { size: batch.size_bytes, mtimeMs: batch.file_mtime_ms ?? 0 }))) return;
+  const now = await fileSha256(file);
+  if (now === null || now === batch.sha256) return;
+  await writeFileSafely(deps.workspace.home, `${archived}.changed.txt`, `${batch.file_name} changed after it was validated and paid: it was ${batch.size_bytes} bytes with SHA-256 ${batch.sha256}, it is now SHA-256 ${now}.\nWhat was paid is what was validated (the rows kept in paybatch's database); this archived file is not that file.\n`);
+  deps.log('archived_file_changed', { batch: batch.id, file: batch.file_name, sha256_validated: batch.sha256, sha256_now: now });
 }
 
 /**
@@ -82,7 +97,8 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
   if (!batch || batch.status !== 'accepted') return batch?.status === 'settled';
   await writeBatchResults(deps, batchId);
   const name = claimName(batch.file_name, Date.parse(batch.received_at));
-  await rename(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name)).catch((error: NodeJS.ErrnoException) => {
+  await noteIfChanged(deps, batch, join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name));
+  await moveWithCompanions(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name), deps.workspace.home).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error; // archived already, before a crash
   });
   await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());

@@ -20,7 +20,7 @@ import type { Mismatch } from './answer-check.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
 import { cancel, decide, fundingDeadline, hold, money, refuseFunding } from './decide.js';
-import { REASONS } from '../payout-states.js';
+import { ATTENTION_STATES, REASONS } from '../payout-states.js';
 
 export interface PipelineLog {
   (event: string, fields: Record<string, unknown>): void;
@@ -95,14 +95,22 @@ export class RowSteps {
 
   /** What the service said about the row's transaction, decided on and acted upon. Returns what came of it. */
   async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked): Promise<Decision['label']> {
-    const done = await this.commit(row, (now) => decide(now, { tx, asked }, this.deps.clock.now(), this.deps.policy));
+    let before = row;
+    const done = await this.commit(row, (now) => {
+      before = now;
+      return decide(now, { tx, asked }, this.deps.clock.now(), this.deps.policy);
+    });
     if (!done) return 'applied';
-    await this.act(done.row, done.decision, asked);
+    await this.act(done.row, done.decision, asked, before);
     return done.decision.label;
   }
 
-  private async act(row: PipelineRow, decision: Decision, asked: Asked): Promise<void> {
+  private async act(row: PipelineRow, decision: Decision, asked: Asked, before?: PipelineRow): Promise<void> {
     const { action } = decision;
+    // A row entering a state that needs a person is said, once, with its reason.
+    if (before && row.state !== before.state && row.state !== null && ATTENTION_STATES.has(row.state)) {
+      this.deps.log('row_attention', { ...where(row), state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
+    }
     if (action.kind === 'hold') {
       this.deps.log('answer_mismatch', { ...where(row), transaction: row.transaction_id, asked_in: asked, detail: action.detail, fields: action.mismatches });
     } else if (action.kind === 'cancel') {

@@ -4,9 +4,8 @@
  * reader never sees half of it. Text a spreadsheet would run as a formula is
  * neutralised, except real numbers and E.164 phone numbers.
  */
-import { rename, writeFile } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { openSafely, writeFileSafely } from '../workspace/safe-files.js';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify';
 
@@ -71,12 +70,12 @@ function errorText(row: ResultRow): string {
   return parts.join(' | ');
 }
 
-export async function writeResults(outbox: string, batchId: string, rows: AsyncIterable<ResultRow> | Iterable<ResultRow>): Promise<string> {
+/** Writes the result file under `outbox` (inside the workspace `home`), never through a link, 0600. */
+export async function writeResults(home: string, outbox: string, batchId: string, rows: AsyncIterable<ResultRow> | Iterable<ResultRow>): Promise<string> {
   const file = join(outbox, `${batchId}.results.csv`);
-  const temporary = `${file}.tmp-${process.pid}`;
-  const out = createWriteStream(temporary);
+  const out = await openSafely(home, file);
   const csv = stringify({ header: true, columns: [...RESULT_COLUMNS] });
-  csv.pipe(out);
+  csv.pipe(out.stream, { end: false });
   for await (const row of rows) {
     const { reason, code } = resultReason(row);
     const record = [
@@ -86,14 +85,13 @@ export async function writeResults(outbox: string, batchId: string, rows: AsyncI
     if (!csv.write(record)) await once(csv, 'drain');
   }
   csv.end();
-  await once(out, 'finish');
-  await rename(temporary, file);
+  await once(csv, 'end');
+  await out.commit();
   return file;
 }
 
-export async function writeSummary(outbox: string, batchId: string, summary: unknown): Promise<string> {
+export async function writeSummary(home: string, outbox: string, batchId: string, summary: unknown): Promise<string> {
   const file = join(outbox, `${batchId}.summary.json`);
-  await writeFile(`${file}.tmp-${process.pid}`, `${JSON.stringify(summary, null, 2)}\n`);
-  await rename(`${file}.tmp-${process.pid}`, file);
+  await writeFileSafely(home, file, `${JSON.stringify(summary, null, 2)}\n`);
   return file;
 }

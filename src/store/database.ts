@@ -13,7 +13,8 @@
  * Numbered, append-only migrations are applied at start, each in its own
  * transaction, and recorded in a ledger (STYLE 4).
  */
-import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
+import { UnsafePath } from '../workspace/safe-files.js';
 import Database from 'better-sqlite3';
 import { DatabaseUnusable } from '../errors.js';
 
@@ -31,8 +32,18 @@ function restrict(file: string): void {
   for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
 }
 
+/** The database and its WAL and shared-memory files are never opened through a link. */
+function refuseLinks(file: string): void {
+  for (const path of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new UnsafePath(`${path} is a symbolic link: refused, paybatch opens its database through no link`);
+    }
+  }
+}
+
 export function openDatabase(file: string): SqliteDatabase {
-  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  refuseLinks(file);
+  if (!existsSync(file)) closeSync(openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -142,4 +142,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rows_due_reads ON rows(next_read_at) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'files whole: the claimed file watched before anything is sent',
+    sql: `
+      -- The claimed file's modification time, so that a change after intake is seen before anything is sent.
+      ALTER TABLE batches ADD COLUMN file_mtime_ms INTEGER;
+      -- Not sent before this time (ms): a file complete by stability alone is watched as long again once taken.
+      ALTER TABLE batches ADD COLUMN send_after INTEGER NOT NULL DEFAULT 0;
+      -- Rows are sent only once the batch is released (its file unchanged at send_after); older batches are.
+      ALTER TABLE batches ADD COLUMN released INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
+  {
+    version: 6,
+    name: 'the workspace lease',
+    sql: `
+      -- One run or watch at a time in a workspace: a lease held in the database for the life of the process,
+      -- renewed every few seconds; a file that can be emptied or deleted cannot fool it.
+      CREATE TABLE workspace_lease (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        acquired_at INTEGER NOT NULL,
+        renewed_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

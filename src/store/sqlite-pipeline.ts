@@ -44,6 +44,10 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore {
     return this.sql("SELECT * FROM batches WHERE status = 'accepted' ORDER BY received_at, id").all() as BatchRecord[];
   }
 
+  async batchReleased(batchId: string): Promise<boolean> {
+    return this.sql('SELECT released FROM batches WHERE id = ?').pluck().get(batchId) === 1;
+  }
+
   async rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]> {
     const currency = inputCurrency === undefined ? '' : ' AND input_currency = ?';
     const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE batch_id = ? AND phase IN (${marks(phases)})${currency} AND line > ? ORDER BY line LIMIT ?`)

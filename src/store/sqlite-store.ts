@@ -5,7 +5,7 @@
  */
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
-import { NEVER_SENT_PHASES } from '../payout-states.js';
+import { NEVER_SENT_PHASES, REASONS } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { SqliteDatabase } from './database.js';
 import { migrate, openDatabase } from './database.js';
@@ -13,7 +13,7 @@ import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sqlite-base.js';
 import { SqlitePipeline } from './sqlite-pipeline.js';
 import type {
-  BatchRecord, IntakeStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -29,7 +29,7 @@ interface RowColumns {
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 
-export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore {
+export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore {
   private constructor(db: SqliteDatabase) {
     super(db);
   }
@@ -44,13 +44,13 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
     return this.sql("SELECT * FROM batches WHERE sha256 = ? AND status IN ('accepted', 'settled') ORDER BY received_at LIMIT 1").get(sha256) as BatchRecord | undefined;
   }
 
-  async beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at'>): Promise<string> {
+  async beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'>): Promise<string> {
     return this.atomic(() => {
       const stem = `B${batch.received_at.slice(0, 10).replace(/-/g, '')}-${batch.sha256.slice(0, 8)}`;
       let id = stem;
       for (let n = 2; this.sql('SELECT 1 FROM batches WHERE id = ?').get(id); n++) id = `${stem}-${n}`;
-      this.sql(`INSERT INTO batches (id, file_name, sha256, size_bytes, status, policy, received_at)
-        VALUES (@id, @file_name, @sha256, @size_bytes, 'intake', @policy, @received_at)`).run({ id, ...batch });
+      this.sql(`INSERT INTO batches (id, file_name, sha256, size_bytes, status, policy, received_at, file_mtime_ms, send_after, released)
+        VALUES (@id, @file_name, @sha256, @size_bytes, 'intake', @policy, @received_at, @file_mtime_ms, @send_after, 0)`).run({ id, ...batch });
       return id;
     });
   }
@@ -90,6 +90,20 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
       this.sql("UPDATE rows SET phase = 'not_sent' WHERE batch_id = ? AND phase = 'checking'").run(batchId);
       this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ?").run(reason, batchId);
     });
+  }
+
+  async withdrawBatch(batchId: string, reason: string): Promise<boolean> {
+    return this.atomic(() => {
+      const sent = this.sql(`SELECT 1 FROM rows WHERE batch_id = ? AND phase NOT IN ('ready', ${NEVER_SENT_PHASES.map((p) => `'${p}'`).join(', ')}) LIMIT 1`).get(batchId);
+      if (sent) return false;
+      this.sql("UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND phase = 'ready'").run(REASONS.fileChanged, reason, batchId);
+      this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ?").run(reason, batchId);
+      return true;
+    });
+  }
+
+  async releaseBatch(batchId: string): Promise<void> {
+    this.sql('UPDATE batches SET released = 1 WHERE id = ?').run(batchId);
   }
 
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number }> {
@@ -183,5 +197,26 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
 
   async recordScheduleRun(name: string, at: number): Promise<void> {
     this.sql('INSERT INTO schedule_runs (name, last_run_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at').run(name, at);
+  }
+
+  // ---- the workspace lease
+
+  async acquireLease(me: LeaseHolder, isAlive: (holder: LeaseHolder) => boolean, staleAfterMs: number): Promise<LeaseHolder | null> {
+    return this.atomic(() => {
+      const held = this.sql('SELECT token, holder, pid, host, acquired_at, renewed_at FROM workspace_lease WHERE id = 1').get() as LeaseHolder | undefined;
+      if (held && held.token !== me.token && me.renewed_at - held.renewed_at < staleAfterMs && isAlive(held)) return held;
+      this.sql(`INSERT INTO workspace_lease (id, token, holder, pid, host, acquired_at, renewed_at) VALUES (1, @token, @holder, @pid, @host, @acquired_at, @renewed_at)
+        ON CONFLICT (id) DO UPDATE SET token = excluded.token, holder = excluded.holder, pid = excluded.pid, host = excluded.host,
+          acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at`).run(me);
+      return null;
+    });
+  }
+
+  async renewLease(token: string, at: number): Promise<boolean> {
+    return this.sql('UPDATE workspace_lease SET renewed_at = ? WHERE id = 1 AND token = ?').run(at, token).changes === 1;
+  }
+
+  async releaseLease(token: string): Promise<void> {
+    this.sql('DELETE FROM workspace_lease WHERE id = 1 AND token = ?').run(token);
   }
 }

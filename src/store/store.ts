@@ -23,6 +23,12 @@ export interface BatchRecord {
   reason: string | null;
   received_at: string;
   settled_at: string | null;
+  /** The claimed file's modification time (ms), to see a change after intake. */
+  file_mtime_ms: number | null;
+  /** Nothing is sent before this time (ms since the epoch). */
+  send_after: number;
+  /** 1 once its file was found unchanged at send_after: only then are its rows sent. */
+  released: number;
   /** State changes learned by webhook, by polling, and in answers to paybatch's own calls. */
   changes_by_webhook: number;
   changes_by_polling: number;
@@ -51,13 +57,20 @@ export interface IntakeStore {
   /** The accepted batch with this content, if any (a file taken twice is refused). */
   acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined>;
   /** Records a new batch being taken in; returns its id, unique even for the same content taken with --force. */
-  beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at'>): Promise<string>;
+  beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'>): Promise<string>;
   /** Adds rows as they are read, in one transaction per call. */
   addRows(batchId: string, rows: readonly NewRow[]): Promise<void>;
   /** A finding across rows (a duplicate external_id) made this row invalid after all. */
   invalidateRow(batchId: string, line: number, error: Issue): Promise<void>;
   /** Rejects the batch: nothing of it will be sent. */
   rejectBatch(batchId: string, reason: string): Promise<void>;
+  /**
+   * Takes an accepted batch back (its file changed after intake), only if
+   * nothing of it has been sent: its rows end not sent. False when a row was sent.
+   */
+  withdrawBatch(batchId: string, reason: string): Promise<boolean>;
+  /** Its file was unchanged when due: its rows may now be sent. */
+  releaseBatch(batchId: string): Promise<void>;
   /**
    * Accepts the batch: rows whose external_id an earlier batch already used are
    * refused, the other valid rows become ready to send. Returns the counts.
@@ -190,6 +203,8 @@ export interface NextRead {
 
 export interface PipelineStore {
   openBatches(): Promise<BatchRecord[]>;
+  /** Whether the batch's rows may be sent (its file was found unchanged once taken). */
+  batchReleased(batchId: string): Promise<boolean>;
   /** Rows of a batch in some phases (and one input currency, when given), in file order, a page at a time. */
   rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]>;
   /** Rows of every open batch in some phases (what a restart must resolve). */
@@ -283,4 +298,26 @@ export interface ScheduleStore {
   /** When the schedule last ran (ms since the epoch), or null if it never ran. */
   lastScheduleRun(name: string): Promise<number | null>;
   recordScheduleRun(name: string, at: number): Promise<void>;
+}
+
+/** Who holds the workspace: one `run` or `watch` at a time. */
+export interface LeaseHolder {
+  token: string;
+  holder: string;
+  pid: number;
+  host: string;
+  acquired_at: number;
+  renewed_at: number;
+}
+
+export interface LeaseStore {
+  /**
+   * Takes the workspace for `me`, atomically: refused (the holder returned) while
+   * another holder is alive; taken over when it is not (its process gone on this
+   * host, or its lease not renewed for `staleAfterMs`).
+   */
+  acquireLease(me: LeaseHolder, isAlive: (holder: LeaseHolder) => boolean, staleAfterMs: number): Promise<LeaseHolder | null>;
+  /** Renews the lease; false when it is no longer ours (taken over, or the database replaced). */
+  renewLease(token: string, at: number): Promise<boolean>;
+  releaseLease(token: string): Promise<void>;
 }

@@ -16,6 +16,8 @@ import { recoverInterruptedIntakes } from '../engine/intake.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
+import { releaseBatch } from '../engine/release.js';
+import type { Seen } from '../workspace/arrival.js';
 import { settleIfDone, writeBatchResults } from '../engine/settle.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
@@ -81,6 +83,24 @@ export class Daemon {
   /** Why the daemon stopped by itself (the service refused its credentials), if it did. */
   failure: Error | null = null;
 
+  /** watch.stable_ms, the older name, else intake.stable_ms. */
+  private get stableMs(): number {
+    return this.deps.config.watch.stable_ms ?? this.deps.config.intake.stable_ms;
+  }
+
+  /** What was seen of each file not complete yet at its last look: stability is measured from it. */
+  private readonly sightings = new Map<string, Seen>();
+  /** Timers that take a file or send a batch again later (not complete yet, not released yet), cleared at stop. */
+  private readonly later = new Set<NodeJS.Timeout>();
+
+  private after(ms: number, work: () => void): void {
+    const timer = setTimeout(() => {
+      this.later.delete(timer);
+      if (!this.stopping) work();
+    }, Math.max(50, ms));
+    this.later.add(timer);
+  }
+
   constructor(private readonly deps: DaemonDeps) {
     const { config, store, client, clock, log } = deps;
     this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log });
@@ -98,7 +118,7 @@ export class Daemon {
       log,
       onStored: () => this.applier.notify(),
     });
-    this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, stableMs: config.watch.stable_ms, onFile: (path) => this.arrived(path), log });
+    this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, onFile: (path) => this.arrived(path), log });
     this.schedules = new Schedules(config.watch.schedules, store, clock);
   }
 
@@ -143,6 +163,8 @@ export class Daemon {
       }
     };
     this.stopping = true;
+    for (const timer of this.later) clearTimeout(timer);
+    this.later.clear();
     this.wake();
     this.deps.log('watch_stopping', { queued_files: this.queue.length, waiting_files: this.waiting.length });
     await within(this.watcher.close(), 1_000);
@@ -184,7 +206,14 @@ export class Daemon {
       while (this.queue.length > 0 && !this.stopping) {
         const file = this.queue.shift() as string;
         try {
-          const outcome = await takeInboxFile(file, this.deps);
+          const outcome = await takeInboxFile(file, { ...this.deps, stableMs: this.stableMs }, this.sightings.get(file));
+          if (outcome.kind === 'waiting') {
+            // Not complete yet: looked at again when it may be (a marker or a manifest arriving also brings it back).
+            this.sightings.set(file, outcome.seen);
+            this.after(outcome.retryInMs, () => this.enqueue(file));
+          } else {
+            this.sightings.delete(file);
+          }
           if (outcome.kind === 'accepted') this.submit(outcome.batch);
         } catch (error) {
           this.deps.log('intake_failed', { file, reason: (error as Error).message });
@@ -200,10 +229,21 @@ export class Daemon {
 
   private submit(batchId: string): void {
     if (this.submitting.has(batchId) || this.stopping) return;
-    const sending = this.pipeline.submit(batchId)
+    const sending = this.release(batchId)
+      .then((released) => (released ? this.pipeline.submit(batchId) : undefined))
       .catch((error: unknown) => this.deps.log('submit_failed', { batch: batchId, reason: (error as Error).message }))
       .finally(() => this.submitting.delete(batchId));
     this.submitting.set(batchId, sending);
+  }
+
+  /** True when the batch may be sent now; otherwise it is sent later (not released yet) or never (its file changed). */
+  private async release(batchId: string): Promise<boolean> {
+    const batch = await this.deps.store.batch(batchId);
+    if (!batch || batch.status !== 'accepted') return false;
+    const release = await releaseBatch(batch, this.deps);
+    if (release.kind === 'wait') this.after(release.untilMs - this.deps.clock.now(), () => this.submit(batchId));
+    if (release.kind === 'withdrawn') this.deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
+    return release.kind === 'released';
   }
 
   private async syncWebhooks(): Promise<void> {

@@ -1,29 +1,24 @@
 /**
- * Watches the inbox (chokidar) and hands over each batch file once it is
- * complete: its size unchanged for `stableMs`, or written as NAME.csv.part or
- * NAME.csv.tmp and renamed to NAME.csv (the rename is then the arrival). Files
+ * Watches the inbox (chokidar) and hands over each batch file as it appears
+ * (whether it is complete, the intake decides: see workspace/arrival.ts), or as
+ * its completion marker or manifest appears. A file written as NAME.csv.part or
+ * NAME.csv.tmp arrives when renamed to NAME.csv (the rename is atomic). Files
  * already there at start count as arriving at start. Hidden files and files not
  * ending in .csv are left alone, with one log line each. Symbolic links are not
  * followed.
  */
-import { basename } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { companionOf, notABatchFile } from '../workspace/arrival.js';
+
 import type { FSWatcher } from 'chokidar';
 import { watch } from 'chokidar';
 
 export interface InboxWatcherOptions {
   inbox: string;
-  stableMs: number;
   /** A complete batch file arrived (full path). */
   onFile: (path: string) => void;
   log: (event: string, fields: Record<string, unknown>) => void;
-}
-
-/** Why a name in the inbox is not a batch file, or null when it is one. */
-export function notABatchFile(name: string): string | null {
-  if (name.startsWith('.')) return 'a hidden file';
-  if (/\.csv\.(part|tmp)$/i.test(name)) return 'still being written (taken once renamed to .csv)';
-  if (!name.toLowerCase().endsWith('.csv')) return 'not a .csv file';
-  return null;
 }
 
 export class InboxWatcher {
@@ -35,12 +30,11 @@ export class InboxWatcher {
 
   /** Resolves once the files present at start have been found (they are handed over when stable). */
   async start(): Promise<void> {
-    const { inbox, stableMs } = this.options;
+    const { inbox } = this.options;
     const watcher = watch(inbox, {
       depth: 0,
       ignoreInitial: false,
       followSymlinks: false,
-      awaitWriteFinish: { stabilityThreshold: stableMs, pollInterval: Math.max(20, Math.min(250, Math.floor(stableMs / 4))) },
     });
     this.watcher = watcher;
     watcher.on('add', (path) => this.arrived(path));
@@ -50,6 +44,13 @@ export class InboxWatcher {
 
   private arrived(path: string): void {
     const name = basename(path);
+    // A completion marker or a manifest: its batch file may be complete now.
+    const companion = companionOf(name);
+    if (companion !== null) {
+      const data = join(dirname(path), companion);
+      if (existsSync(data)) this.options.onFile(data);
+      return;
+    }
     const why = notABatchFile(name);
     if (why === null) {
       this.options.onFile(path);

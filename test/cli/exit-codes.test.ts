@@ -3,7 +3,8 @@
  * code and one clear line, never "a bug, please report it". And a run whose
  * rows need a person says so in its exit code.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,7 +13,7 @@ import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { runCli } from '../helpers/cli.js';
 import type { Finished } from '../helpers/cli.js';
-import { FAST_ENGINE, FAST_SANDBOX, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
 import { PATHS, answer, lyingService, otherTransaction, rule } from '../helpers/lying-service.js';
 
@@ -38,7 +39,7 @@ describe('exit codes and one clear line for operational failures', () => {
   function workspace(name: string, baseUrl: string): NodeJS.ProcessEnv {
     const home = join(dir, name);
     mkdirSync(join(home, 'inbox'), { recursive: true });
-    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ engine: FAST_ENGINE, service: { retry: { base_ms: 10, cap_ms: 50, attempts: 2 }, timeout_ms: 2000 } }));
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, service: { retry: { base_ms: 10, cap_ms: 50, attempts: 2 }, timeout_ms: 2000 } }));
     copyFileSync(template('templates/gbr-bank.csv'), join(home, 'inbox', 'gbr.csv'));
     return { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: baseUrl, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
   }
@@ -59,13 +60,39 @@ describe('exit codes and one clear line for operational failures', () => {
     oneClearLine(result);
   });
 
-  it('exits 74 with one line when the disk is full (the log written to /dev/full)', async () => {
-    const env = workspace('full', sandbox.url);
-    symlinkSync('/dev/full', join(env.PAYBATCH_HOME as string, 'paybatch.log'));
-    const result = await runCli(['run', '--wait', '2s'], { env });
-    expect(result.code, result.stderr).toBe(74);
-    expect(result.stderr).toMatch(/paybatch: the disk is full: free space \(or fix the disk\) and run again; nothing is lost, the next run carries on from the database\n$/);
-    oneClearLine(result);
+  it('exits 74 with one line when the disk is full (a small file system, filled)', async () => {
+    // A real full disk: a 4 MiB tmpfs, the workspace on it, filled to the last byte before the run.
+    const disk = join(dir, 'small-disk');
+    mkdirSync(disk);
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', disk]).status !== 0) {
+      if (process.env.CI === 'true') throw new Error('the disk-full test mounts a small tmpfs: run the tests as root');
+      console.log('exit-codes: the disk-full test needs to mount a tmpfs (root); not run here');
+      return;
+    }
+    try {
+      const home = join(disk, 'ws');
+      const env = { ...workspace('unused', sandbox.url), PAYBATCH_HOME: home };
+      mkdirSync(join(home, 'inbox'), { recursive: true });
+      writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE }));
+      expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+      copyFileSync(template('templates/gbr-bank.csv'), join(home, 'inbox', 'gbr.csv'));
+      writeFileSync(join(home, 'inbox', 'gbr.csv.done'), '');
+      const filler = openSync(join(disk, 'filler'), 'w');
+      try {
+        for (const chunk = Buffer.alloc(64 * 1024); ;) writeSync(filler, chunk);
+      } catch (error) {
+        expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      } finally {
+        closeSync(filler);
+      }
+      const result = await runCli(['run', '--wait', '2s'], { env });
+      expect(result.code, result.stderr).toBe(74);
+      // Which write meets the full disk first (the log, SQLite's WAL or shared memory, a result file) varies: each says so in one line.
+      expect(result.stderr).toMatch(/paybatch: the disk (is full|refused a write \(\w+\)): free space \(or fix the disk\) and run again; nothing is lost, the next run carries on from the database\n$/);
+      oneClearLine(result);
+    } finally {
+      spawnSync('umount', ['-l', disk]);
+    }
   });
 
   it('a base_url without its version prefix (every path 404) exits 78 saying so; a corridor read refused (400) or redirected exits 69', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { runCli } from '../helpers/cli.js';
-import { FAST_ENGINE, FAST_SANDBOX, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
 
 describe('paybatch run and paybatch demo, as commands', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-run-cli-'));
@@ -22,7 +22,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
     const home = join(dir, 'ws');
     const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
     expect((await runCli(['run', '--wait', '5s'], { env })).stdout).toMatch(/nothing to do/);
-    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ engine: FAST_ENGINE }));
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE }));
     copyFileSync(template('templates/eur-iban-bank.csv'), join(home, 'inbox', 'eur.csv'));
     const result = await runCli(['run', '--wait', '10s'], { env });
     expect(result.code, result.stderr).toBe(0);
@@ -52,6 +52,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
     const setup = await runCli(['run', '--wait', '1s'], { env });
     expect(setup.code).toBe(0);
     copyFileSync(template('templates/nga-cash.csv'), join(home, 'inbox', 'cash.csv'));
+    writeFileSync(join(home, 'inbox', 'cash.csv.done'), '');
     const result = await runCli(['run', '--wait', '5s'], { env });
     expect(result.code).toBe(77);
     expect(result.stderr).toMatch(/refused our credentials \(401/);
@@ -63,7 +64,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
     const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
     expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
-      engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' }, reports: { service_ledger_url: `${sandbox.operatorUrl}/ledger` },
+      intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' }, reports: { service_ledger_url: `${sandbox.operatorUrl}/ledger` },
     }));
     copyFileSync(template('demo-batch.csv'), join(home, 'inbox', 'demo.csv'));
     const run = await runCli(['run', '--wait', '3s', '--progress-every', '500ms'], { env });

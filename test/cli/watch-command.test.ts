@@ -122,6 +122,26 @@ describe('paybatch watch, as a process', () => {
     expect(back.stdout).toMatch(/21 replaced/);
   });
 
+  it('holds the workspace for its life: run beside it is refused, whatever is done to a lock file', { timeout: 30_000 }, async () => {
+    const watching = await startWatch(env);
+    try {
+      const refused = await runCli(['run', '--wait', '1s'], { env });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(new RegExp(`another paybatch \\(watch, process ${watching.child.pid}, since .*\\) is working in`));
+      // The lease lives in the database: an emptied, then deleted lock file changes nothing.
+      writeFileSync(join(home, 'paybatch.lock'), '');
+      expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(1);
+      rmSync(join(home, 'paybatch.lock'), { force: true });
+      expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(1);
+    } finally {
+      watching.child.kill('SIGKILL');
+      await watching.exited;
+    }
+    // Killed with SIGKILL, its lease is left behind: the next run takes it over at once (its process is gone).
+    const after = await runCli(['run', '--wait', '1s'], { env });
+    expect(after.code, after.stderr).toBe(0);
+  });
+
   it('stops at once when idle, and a second signal forces the exit', { timeout: 30_000 }, async () => {
     const idle = await startWatch(env);
     const sentAt = Date.now();

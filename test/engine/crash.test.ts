@@ -8,7 +8,7 @@ import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { BIN } from '../helpers/cli.js';
-import { FAST_ENGINE, FAST_SANDBOX, debitsPerTransaction } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, debitsPerTransaction } from '../helpers/engine.js';
 import { generateBatch } from '../../bench/generate-batch.js';
 
 /** A seeded source of kill moments, printed so that a failure can be replayed. */
@@ -33,7 +33,7 @@ describe('kill -9 at random moments, then run again', () => {
     // Payouts take a while, so that kills land while rows are being created, funded and followed.
     sandbox = await startSandbox({ config: { ...FAST_SANDBOX, payout: { ...FAST_SANDBOX.payout, delay_ms: [100, 1500] }, faults: { reset_after_commit: { create: 0.1, fund: 0.1 } } } });
     const workspace = openWorkspace(home);
-    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ engine: { ...FAST_ENGINE, concurrency: 4 } }));
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: { ...FAST_ENGINE, concurrency: 4 } }));
     const file = join(dir, 'batch.csv');
     await generateBatch(file, ROWS);
     // The generated batch has a few invalid rows on purpose; here every row should pay.

@@ -6,13 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { IntakeDeps } from '../../src/engine/intake.js';
-import { takeFile } from '../../src/engine/intake.js';
+import { takeFile, takeWhenComplete } from '../../src/engine/intake.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 
 const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/templates/${name}`, import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
+
+/** Takes a file once complete: looked at, then again once the stability interval passed on the manual clock. */
+const take = (path: string, deps: IntakeDeps) => takeWhenComplete(path, deps, async (ms) => (deps.clock as ManualClock).advance(ms), deps.clock.now() + 3_600_000);
 
 describe('taking files in from the inbox', () => {
   let dir: string;
@@ -25,7 +28,7 @@ describe('taking files in from the inbox', () => {
     dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-'));
     workspace = openWorkspace(join(dir, 'ws'));
     store = SqliteStore.open(workspace.database);
-    deps = { workspace, store, batch: configSchema.parse({}).batch, policy: 'reject_file', clock };
+    deps = { workspace, store, batch: configSchema.parse({}).batch, intake: configSchema.parse({}).intake, policy: 'reject_file', clock };
   });
   afterEach(async () => {
     await store.close();
@@ -45,7 +48,7 @@ describe('taking files in from the inbox', () => {
   };
 
   it('claims a valid file into processing/ and stores its rows ready to send, in file order', async () => {
-    const outcome = await takeFile(drop(template('gbr-bank.csv'), 'payouts.csv'), deps);
+    const outcome = await take(drop(template('gbr-bank.csv'), 'payouts.csv'), deps);
     expect(outcome).toMatchObject({ kind: 'accepted', ready: 2, refused: 0, invalid: 0 });
     if (outcome.kind !== 'accepted') return;
     expect(readdirSync(workspace.folders.inbox)).toEqual([]);
@@ -60,20 +63,20 @@ describe('taking files in from the inbox', () => {
   });
 
   it('refuses the same content taken twice, unless forced', async () => {
-    const first = await takeFile(drop(template('nga-cash.csv'), 'monday.csv'), deps);
+    const first = await take(drop(template('nga-cash.csv'), 'monday.csv'), deps);
     expect(first.kind).toBe('accepted');
-    const again = await takeFile(drop(template('nga-cash.csv'), 'monday-again.csv'), deps);
+    const again = await take(drop(template('nga-cash.csv'), 'monday-again.csv'), deps);
     expect(again.kind).toBe('duplicate');
     if (again.kind !== 'duplicate') return;
     expect(again.earlier.id).toBe(first.kind === 'accepted' ? first.batch : '');
     expect(existsSync(again.file)).toBe(true);
     expect(readFileSync(again.noteFile, 'utf8')).toMatch(/same content .* as batch B20261121-[0-9a-f]{8}.*--force/s);
-    const forced = await takeFile(drop(template('nga-cash.csv'), 'monday-forced.csv'), { ...deps, force: true });
+    const forced = await take(drop(template('nga-cash.csv'), 'monday-forced.csv'), { ...deps, force: true });
     expect(forced).toMatchObject({ kind: 'accepted', ready: 0, refused: 2 });
   });
 
   it('rejects a file with invalid rows under reject_file: nothing sendable, the file and its report in failed/', async () => {
-    const outcome = await takeFile(drop(fixture('mixed.csv'), 'mixed.csv'), deps);
+    const outcome = await take(drop(fixture('mixed.csv'), 'mixed.csv'), deps);
     expect(outcome.kind).toBe('rejected');
     if (outcome.kind !== 'rejected') return;
     expect(outcome.file.startsWith(workspace.folders.failed)).toBe(true);
@@ -88,11 +91,11 @@ describe('taking files in from the inbox', () => {
     // The ids of a rejected file stay free: the corrected file goes through.
     const corrected = readFileSync(template('gbr-bank.csv'), 'utf8').replace('GBR-2026-0001', 'MIX-5');
     writeFileSync(join(workspace.folders.inbox, 'corrected.csv'), corrected);
-    expect(await takeFile(join(workspace.folders.inbox, 'corrected.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 2 });
+    expect(await take(join(workspace.folders.inbox, 'corrected.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 2 });
   });
 
   it('sends the valid rows under skip_invalid, keeping the invalid ones with their errors', async () => {
-    const outcome = await takeFile(drop(fixture('mixed.csv'), 'mixed.csv'), { ...deps, policy: 'skip_invalid' });
+    const outcome = await take(drop(fixture('mixed.csv'), 'mixed.csv'), { ...deps, policy: 'skip_invalid' });
     expect(outcome).toMatchObject({ kind: 'accepted', ready: 1, invalid: 4 });
     if (outcome.kind !== 'accepted') return;
     const rows = await rowsOf(outcome.batch);
@@ -102,7 +105,7 @@ describe('taking files in from the inbox', () => {
   });
 
   it('moves a file that cannot be read as a batch to failed/, with the reason and line', async () => {
-    const outcome = await takeFile(drop(fixture('windows-1252.csv'), 'excel.csv'), deps);
+    const outcome = await take(drop(fixture('windows-1252.csv'), 'excel.csv'), deps);
     expect(outcome.kind).toBe('unreadable');
     if (outcome.kind !== 'unreadable') return;
     expect(existsSync(outcome.file)).toBe(true);
@@ -111,10 +114,10 @@ describe('taking files in from the inbox', () => {
   });
 
   it('refuses rows whose external_id an earlier batch used, before anything is sent', async () => {
-    await takeFile(drop(template('eur-iban-bank.csv'), 'first.csv'), deps);
+    await take(drop(template('eur-iban-bank.csv'), 'first.csv'), deps);
     const reused = readFileSync(template('eur-iban-bank.csv'), 'utf8').replace('EUR-2026-0002', 'EUR-2026-0099').replace('EUR-2026-0003', 'EUR-2026-0098');
     writeFileSync(join(workspace.folders.inbox, 'second.csv'), reused);
-    const outcome = await takeFile(join(workspace.folders.inbox, 'second.csv'), deps);
+    const outcome = await take(join(workspace.folders.inbox, 'second.csv'), deps);
     expect(outcome).toMatchObject({ kind: 'accepted', ready: 2, refused: 1 });
     if (outcome.kind !== 'accepted') return;
     expect((await rowsOf(outcome.batch)).map((r) => [r.external_id, r.phase, r.outcome])).toEqual([
@@ -126,9 +129,13 @@ describe('taking files in from the inbox', () => {
 
   it('lets only one of two takers claim a file, and tells the other it is gone', async () => {
     const path = drop(template('nga-bank.csv'), 'race.csv');
-    const outcomes = await Promise.all([takeFile(path, deps), takeFile(path, deps)]);
+    const first = await takeFile(path, deps);
+    expect(first.kind).toBe('waiting');
+    clock.advance(60_000);
+    const seen = first.kind === 'waiting' ? first.seen : undefined;
+    const outcomes = await Promise.all([takeFile(path, deps, seen), takeFile(path, deps, seen)]);
     expect(outcomes.map((o) => o.kind).sort()).toEqual(['accepted', 'gone']);
-    expect(await takeFile(join(workspace.folders.inbox, 'never-there.csv'), deps)).toEqual({ kind: 'gone', name: 'never-there.csv' });
+    expect(await take(join(workspace.folders.inbox, 'never-there.csv'), deps)).toEqual({ kind: 'gone', name: 'never-there.csv' });
   });
 });
 
@@ -143,15 +150,15 @@ describe('an intake the process died in', () => {
       const at = Date.parse('2026-11-21T23:00:00.000Z');
       // What a crash halfway through intake leaves: the file claimed, the batch begun, some rows stored.
       copyFileSync(template('eur-iban-bank.csv'), join(workspace.folders.processing, claimName('eur.csv', at)));
-      const batch = await store.beginBatch({ file_name: 'eur.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date(at).toISOString() });
+      const batch = await store.beginBatch({ file_name: 'eur.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date(at).toISOString(), file_mtime_ms: null, send_after: 0 });
       await store.addRows(batch, [{ line: 2, external_id: 'EUR-2026-0001', request: null, errors: [] }]);
       const known = () => store.batchesInProcessing();
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([batch]);
       expect((await store.batch(batch))?.status).toBe('rejected');
       expect(readdirSync(workspace.folders.inbox)).toEqual(['eur.csv']);
       expect(readdirSync(workspace.folders.processing)).toEqual([]);
-      const deps = { workspace, store, batch: configSchema.parse({}).batch, policy: 'reject_file' as const, clock: new ManualClock() };
-      expect(await takeFile(join(workspace.folders.inbox, 'eur.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 3 });
+      const deps = { workspace, store, batch: configSchema.parse({}).batch, intake: configSchema.parse({}).intake, policy: 'reject_file' as const, clock: new ManualClock(Date.now() + 60_000) };
+      expect(await take(join(workspace.folders.inbox, 'eur.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 3 });
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([]);
       // A file claimed by a process that died before recording its batch goes back too.
       copyFileSync(template('nga-cash.csv'), join(workspace.folders.processing, claimName('cash.csv', at)));

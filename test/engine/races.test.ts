@@ -77,7 +77,7 @@ describe('races of one row, on a manual clock', () => {
 
   /** One row of an accepted batch, moved to `phase` with the transaction last seen in `state`. */
   async function rowIn(phase: string, state: string, observedAt: string | null, funded = false): Promise<PipelineRow> {
-    const batch = await store.beginBatch({ file_name: 'race.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z' });
+    const batch = await store.beginBatch({ file_name: 'race.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z', file_mtime_ms: null, send_after: 0 });
     await store.addRows(batch, [{ line: 2, external_id: 'RACE-1', request: REQUEST, errors: [] }]);
     await store.acceptBatch(batch);
     const ready = (await store.row(batch, 2)) as PipelineRow;
@@ -151,7 +151,7 @@ describe('races of one row, on a manual clock', () => {
   });
 
   it('a funded row being cancelled still counts against the batch budget until its refund', async () => {
-    const batch = await store.beginBatch({ file_name: 'budget.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z' });
+    const batch = await store.beginBatch({ file_name: 'budget.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z', file_mtime_ms: null, send_after: 0 });
     await store.addRows(batch, [2, 3].map((line) => ({ line, external_id: `BUDGET-${line}`, request: { ...REQUEST, external_id: `BUDGET-${line}` }, errors: [] })));
     await store.acceptBatch(batch);
     const first = (await store.row(batch, 2)) as PipelineRow;

@@ -2,7 +2,7 @@
  * A scripted two-day scenario on a manual clock, reconciled day by day: the
  * report's totals must equal figures computed by hand, to the cent.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,6 +63,12 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
       sandbox.advance(Math.min(left, 10 * MINUTE));
     }
   };
+  /** A file with its completion marker: taken and sent at once, so the scenario's times stay exact. */
+  const drop = (name: string, content: string): void => {
+    const path = join(workspace.folders.inbox, name);
+    writeFileSync(path, content);
+    writeFileSync(`${path}.done`, '');
+  };
   const run = (waitMs: number, concurrency = 8) => runOnce({
     workspace, store, client, config: { ...config, engine: { ...config.engine, concurrency } }, clock, log: () => {}, waitMs, tickMs: MINUTE, sleep: advance,
   });
@@ -89,7 +95,7 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     });
 
     // Day 1, 09:00.
-    writeFileSync(join(workspace.folders.inbox, 'a-usd.csv'), usdBatch([
+    drop('a-usd.csv', usdBatch([
       ['A-0001', '100.00', '100000001'], // paid on day 1
       ['A-0155', '200.00', '100000155'], // manual, cancelled on day 2: refunded on day 2
       ['A-0033', '300.00', '100000033'], // error on day 1, paid on day 2
@@ -97,7 +103,7 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
       ['A-0066', '500.00', '100000066'], // stuck: stays in flight
       ['A-0006', '1500.00', '100000006'], // over the 1,000.00 USD per row: quote_rejected, never funded
     ]));
-    writeFileSync(join(workspace.folders.inbox, 'a-gbr.csv'), gbrRow('A-0007')); // 79.12 GBP = 100.00 USD, paid on day 1
+    drop('a-gbr.csv', gbrRow('A-0007')); // 79.12 GBP = 100.00 USD, paid on day 1
     await run(30 * MINUTE);
 
     // Day 2, 09:00: the manual row A-0155 is cancelled (refunded), A-0033's retry pays it.
@@ -110,7 +116,7 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
 
     // Day 2, 09:10: the balance is 1,800 - 1,600 + 200 = 400.00 USD: B-0001 is paid, B-0002 (450.00) cannot be funded.
     await advance(5 * MINUTE);
-    writeFileSync(join(workspace.folders.inbox, 'b-usd.csv'), usdBatch([['B-0001', '100.00', '200000001'], ['B-0002', '450.00', '200000002']]));
+    drop('b-usd.csv', usdBatch([['B-0001', '100.00', '200000001'], ['B-0002', '450.00', '200000002']]));
     await run(30 * MINUTE, 1);
     for (const batch of await store.recentBatches('2000-01-01')) {
       for await (const row of store.resultRows(batch.id)) if (row.external_id && row.transaction_id) ids.set(row.external_id, row.transaction_id);

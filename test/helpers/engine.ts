@@ -23,6 +23,9 @@ export const FAST_SANDBOX: SandboxConfigInput = {
   payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [10, 40], slow_delay_ms: [50, 100], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 },
 };
 
+/** Files a test has just written are complete: taken, and sent, after a few milliseconds of quiet. */
+export const FAST_INTAKE = { stable_ms: 30 };
+
 export const FAST_ENGINE = { polling: { first_window_ms: 60_000, first_window_reads: 3000, later_interval_ms: 1000, reads_per_second: 500 } };
 
 export const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
@@ -58,10 +61,11 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
     dir, workspace, store, sandbox, serviceUrl: sandbox.url, events,
     drop(source, name) {
       dropped += 1;
-      copyFileSync(source, join(workspace.folders.inbox, name ?? `batch-${dropped}.csv`));
+      const path = join(workspace.folders.inbox, name ?? `batch-${dropped}.csv`);
+      copyFileSync(source, path);
     },
     async run(config = {}, waitMs = 5000, clientOptions = {}) {
-      const parsed = configSchema.parse({ ...config, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
+      const parsed = configSchema.parse({ ...config, intake: { ...FAST_INTAKE, ...(config.intake as object) }, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
       const client = newClient(clientOptions);
       try {
         const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });

@@ -140,8 +140,10 @@ describe('a file that disappears between being seen and being claimed', () => {
     const ctx = await daemonContext({ clock, config: { watch: { schedules: { intake: { cron: '0 2 * * *', time_zone: 'UTC' } } } } });
     try {
       const inbox = ctx.workspace.folders.inbox;
+      // With completion markers: the manual clock stands still, so stability could not be measured on it.
       writeFileSync(join(inbox, 'vanishing.csv'), gbrCopy('VANISH'));
       writeFileSync(join(inbox, 'staying.csv'), gbrCopy('STAY'));
+      writeFileSync(join(inbox, 'staying.csv.done'), '');
       await eventually(() => ctx.logs.filter((l) => l.event === 'intake_waiting').length === 2, 5000, 'both files seen');
       unlinkSync(join(inbox, 'vanishing.csv'));
       clock.advance(3 * 3_600_000);

@@ -16,7 +16,7 @@ import { configSchema } from '../../src/config/config.js';
 import { runOnce } from '../../src/engine/run.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
-import { FAST_ENGINE, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, template } from '../helpers/engine.js';
 
 describe('the engine against a hostile service', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-hostile-service-'));
@@ -70,7 +70,7 @@ describe('the engine against a hostile service', () => {
     const client = new PayoutClient({ baseUrl: url, credentials: { apiKey: 'k', apiSecret: 's3cret-s3cret' }, timeoutMs: 2000, retry: { baseMs: 1, capMs: 5, attempts: 2 }, maxAnswerBytes: 1024 * 1024 });
     try {
       copyFileSync(template('templates/gbr-bank.csv'), join(workspace.folders.inbox, 'gbr.csv'));
-      const config = configSchema.parse({ engine: FAST_ENGINE });
+      const config = configSchema.parse({ intake: FAST_INTAKE, engine: FAST_ENGINE });
       const report = await runOnce({ workspace, store, client, config, clock: systemClock, log: () => {}, waitMs: 1500, tickMs: 20, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
       const [batch] = report.batches;
       expect(batch).toMatchObject({ rows: 2, unsettled: 2 });

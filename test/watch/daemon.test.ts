@@ -156,7 +156,9 @@ describe('paybatch watch: the daemon', () => {
   it('with an intake schedule, dropped files wait for its time (injected clock)', async () => {
     const clock = new ManualClock('2026-03-10T23:00:00Z');
     ctx = await daemonContext({ clock, config: { watch: { schedules: { intake: { cron: '0 2 * * *', time_zone: 'Europe/London' } } } } });
+    // With its completion marker: the manual clock stands still, so stability could not be measured on it.
     copyFileSync(template('templates/nga-cash.csv'), join(ctx.workspace.folders.inbox, 'night.csv'));
+    writeFileSync(join(ctx.workspace.folders.inbox, 'night.csv.done'), '');
     await eventually(() => ctx.logs.some((l) => l.event === 'intake_waiting'), 5000, 'the file seen');
     expect(ctx.logs.find((l) => l.event === 'intake_waiting')?.fields.until).toBe('2026-03-11T02:00:00.000Z');
     await new Promise((r) => setTimeout(r, 300));

@@ -1,0 +1,93 @@
+/**
+ * Whether a file in the inbox is complete, so that it is taken whole or not at
+ * all. The conventions operators use, from the surest:
+ * - written under a temporary name (NAME.csv.part, NAME.csv.tmp, a dot file)
+ *   and renamed into place: it is not a batch file until the rename;
+ * - a completion marker beside it (NAME.csv.done or NAME.done), written once
+ *   the file is whole; required when `intake.marker` is `required`;
+ * - a manifest beside it (NAME.csv.manifest.json or NAME.manifest.json) with
+ *   control totals, as payment formats carry them (NbOfTxs, CtrlSum): the file
+ *   is then checked against it;
+ * - otherwise stability: size and modification time seen unchanged for
+ *   `intake.stable_ms` by paybatch's own clock (a file server's clock may be
+ *   off: its times are compared for equality only), and the last line ended (a
+ *   stall in the middle of a field leaves a line without its end). A file whose
+ *   last line never ends is taken only after four times as long.
+ * Pure: the caller looks at the file, and remembers when it first saw it so;
+ * this decides.
+ */
+
+export type CompanionPolicy = 'off' | 'optional' | 'required';
+
+export interface ArrivalPolicy {
+  stableMs: number;
+  marker: CompanionPolicy;
+  manifest: CompanionPolicy;
+}
+
+/** What the caller saw of a file in the inbox. */
+export interface Sighting {
+  size: number;
+  mtimeMs: number;
+  /** The file's last byte is a line end (or the file is empty). */
+  endsWithLineEnd: boolean;
+  marker: boolean;
+  manifest: boolean;
+}
+
+/** A sighting, and since when (paybatch's clock, ms) the file has looked like this. */
+export interface Seen extends Sighting {
+  since: number;
+}
+
+export type Readiness =
+  | { ready: true; by: 'marker' | 'manifest' | 'stable' }
+  | { ready: false; reason: string; retryInMs: number };
+
+/** How much longer than the stability interval a file without a final line end must stay unchanged. */
+export const NO_LINE_END_FACTOR = 4;
+
+/** Why a name in the inbox is not a batch file, or null when it is one. */
+export function notABatchFile(name: string): string | null {
+  if (name.startsWith('.')) return 'a hidden file';
+  if (/\.csv\.(part|tmp)$/i.test(name)) return 'still being written (taken once renamed to .csv)';
+  if (companionOf(name) !== null) return 'a completion marker or manifest (it goes with its batch file)';
+  if (!name.toLowerCase().endsWith('.csv')) return 'not a .csv file';
+  return null;
+}
+
+/** The names a completion marker or a manifest of `name` may have, in the order they are looked for. */
+export function companionNames(name: string): { markers: string[]; manifests: string[] } {
+  const stem = name.replace(/\.csv$/i, '');
+  return { markers: [`${name}.done`, `${stem}.done`], manifests: [`${name}.manifest.json`, `${stem}.manifest.json`] };
+}
+
+/** The batch file a companion belongs to, or null when the name is not a companion's. */
+export function companionOf(name: string): string | null {
+  const match = /^(.+?)(\.csv)?\.(done|manifest\.json)$/i.exec(name);
+  if (!match || name.startsWith('.')) return null;
+  return `${match[1]}${match[2] ?? '.csv'}`;
+}
+
+/** The file as seen now, continuing `before` when nothing changed (or starting afresh). */
+export function continued(now: Sighting, before: Seen | undefined, at: number): Seen {
+  return before && before.size === now.size && before.mtimeMs === now.mtimeMs ? { ...now, since: before.since } : { ...now, since: at };
+}
+
+export function readiness(seen: Seen, now: number, policy: ArrivalPolicy): Readiness {
+  if (policy.marker === 'required' && !seen.marker) {
+    return { ready: false, reason: 'waiting for its completion marker (NAME.csv.done): intake.marker is required', retryInMs: 1000 };
+  }
+  if (policy.manifest === 'required' && !seen.manifest) {
+    return { ready: false, reason: 'waiting for its manifest (NAME.csv.manifest.json): intake.manifest is required', retryInMs: 1000 };
+  }
+  if (seen.marker && policy.marker !== 'off') return { ready: true, by: 'marker' };
+  if (seen.manifest && policy.manifest !== 'off') return { ready: true, by: 'manifest' };
+  const quiet = now - seen.since;
+  const needed = seen.endsWithLineEnd ? policy.stableMs : policy.stableMs * NO_LINE_END_FACTOR;
+  if (quiet >= needed) return { ready: true, by: 'stable' };
+  const reason = seen.endsWithLineEnd
+    ? `not taken until seen unchanged for ${Math.round(policy.stableMs / 1000)} s (a file still being written changes)`
+    : `its last line has no line end yet: not taken until seen unchanged for ${Math.round(needed / 1000)} s`;
+  return { ready: false, reason, retryInMs: Math.max(50, needed - quiet) };
+}
