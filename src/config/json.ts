@@ -30,7 +30,17 @@ export function readJsonFile(file: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${what} ${file} is not valid JSON: ${(error as Error).message}`);
+    // Where, never what: the parser's message quotes the text, and a file given here by mistake may hold a secret.
+    throw new ConfigError(`${what} ${file} is not valid JSON${jsonErrorPlace(text, (error as Error).message)}; nothing of its content is shown`);
   }
 }
 
+
+/** " (line L, column C)" from the parser's "at position N", or "" when it gives none. */
+function jsonErrorPlace(text: string, message: string): string {
+  const match = /position (\d+)/.exec(message);
+  if (!match) return text.trim() === '' ? ' (it is empty)' : ' (at its start)';
+  const before = text.slice(0, Number(match[1]));
+  const line = before.split('\n').length;
+  return ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+}

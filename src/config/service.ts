@@ -23,6 +23,15 @@ export interface ServiceConnection {
   close(): Promise<void>;
 }
 
+/** A base URL for people: a user name or password written into it is never shown. */
+function withoutUserInfo(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '';
+  parsed.password = '';
+  return `${parsed.href} (its user name and password not shown)`;
+}
+
 function readSecret(file: string): string {
   let secret: string;
   try {
@@ -49,7 +58,7 @@ export async function connectService(
     const apiSecret = service.api_secret_file ? readSecret(service.api_secret_file) : (service.api_secret as string);
     const credentials = { apiKey: service.api_key as string, apiSecret };
     const client = new PayoutClient({ ...clientOptions, baseUrl: service.base_url, credentials });
-    return { client, credentials, embedded: null, describe: `payout service ${service.base_url} (key ${service.api_key})`, close: () => client.close() };
+    return { client, credentials, embedded: null, describe: `payout service ${withoutUserInfo(service.base_url)} (key ${service.api_key})`, close: () => client.close() };
   }
   const sandbox = await startSandbox({ config: { port: 0 }, clock: options.clock, log: options.sandboxLog });
   const credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret };
