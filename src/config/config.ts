@@ -99,7 +99,12 @@ const watchSchema = z.strictObject({
   }).default(() => ({ host: '127.0.0.1', port: 8787 })),
   /** The address registered with the service [D13] and signed over [D3]; default http://HOST:PORT/webhooks. */
   public_url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).optional(),
-  max_body_bytes: positive.default(1024 * 1024),
+  /** Real deliveries are a transaction object, a few KiB: far less than this. */
+  max_body_bytes: positive.default(64 * 1024),
+  /** Deliveries whose body is being read at once; more answer 503 at once, so memory stays bounded under many slow clients. */
+  max_deliveries_in_flight: positive.default(32),
+  /** Open connections at most; more are refused by the listener. */
+  max_connections: positive.default(1024),
   /** A delivery whose body takes longer than this to arrive is dropped (a slow-drip sender). */
   body_timeout_ms: positive.default(10_000),
   /** How often the result files of open batches are rewritten. */

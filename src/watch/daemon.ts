@@ -115,6 +115,8 @@ export class Daemon {
       clock,
       maxBodyBytes: config.watch.max_body_bytes,
       bodyTimeoutMs: config.watch.body_timeout_ms,
+      maxDeliveriesInFlight: config.watch.max_deliveries_in_flight,
+      maxConnections: config.watch.max_connections,
       log,
       onStored: () => this.applier.notify(),
     });

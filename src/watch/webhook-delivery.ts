@@ -19,6 +19,11 @@ function sameSecretly(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
 
+/** The service's API key, compared in constant time. */
+export function sameKey(given: string, apiKey: string): boolean {
+  return sameSecretly(given, apiKey);
+}
+
 /**
  * [D3] Null when the delivery is signed by the service: its key, and an HMAC over
  * `nonce & POST & registered URI & sha512hex(raw body)`. Otherwise why not (the

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import type { WebhookStore } from '../store/store.js';
-import { parseDelivery, signatureProblem } from './webhook-delivery.js';
+import { parseDelivery, sameKey, signatureProblem } from './webhook-delivery.js';
+import { RefusalLog } from './refusal-log.js';
 
 export interface ReceiverOptions {
   host: string;
@@ -23,6 +24,8 @@ export interface ReceiverOptions {
   clock: Clock;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
+  maxDeliveriesInFlight: number;
+  maxConnections: number;
   log: (event: string, fields: Record<string, unknown>) => void;
   /** Called after a delivery was stored: apply it. */
   onStored: () => void;
@@ -76,8 +79,11 @@ export class WebhookReceiver {
   private inFlight = 0;
   private url = '';
   private path = '/webhooks';
+  private readonly refusals: RefusalLog;
 
-  constructor(private readonly options: ReceiverOptions) {}
+  constructor(private readonly options: ReceiverOptions) {
+    this.refusals = new RefusalLog(options.log, () => options.clock.now());
+  }
 
   /** The URL deliveries are signed over and registered at. */
   get publicUrl(): string {
@@ -94,8 +100,10 @@ export class WebhookReceiver {
     });
     // A slow-drip sender is cut off instead of holding a connection open for ever.
     server.requestTimeout = this.options.bodyTimeoutMs;
-    server.headersTimeout = Math.min(this.options.bodyTimeoutMs, 10_000);
+    server.headersTimeout = Math.min(this.options.bodyTimeoutMs, 5_000);
     server.keepAliveTimeout = 5_000;
+    server.maxConnections = this.options.maxConnections;
+    server.maxHeadersCount = 50;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.options.port, this.options.host, () => resolve());
@@ -108,6 +116,7 @@ export class WebhookReceiver {
   /** Stops taking deliveries (they answer 503 meanwhile) and closes once the ones in progress are stored. */
   async close(): Promise<void> {
     this.accepting = false;
+    this.refusals.summarise(true);
     const server = this.server;
     if (!server) return;
     this.server = null;
@@ -129,6 +138,12 @@ export class WebhookReceiver {
     if (path !== this.path) return answer(response, 404, { error: 'not found' });
     if (request.method !== 'POST') return answer(response, 405, { error: 'only POST is accepted here' });
     if (!this.accepting) return answer(response, 503, { error: 'shutting down' }, true);
+    // Before a byte of the body is read: the headers must be there, the key the service's, the size within bounds.
+    const early = this.refuseEarly(request);
+    if (early) {
+      this.refusals.refused(early.status, early.reason);
+      return answer(response, early.status, { error: early.error }, true);
+    }
     this.inFlight += 1;
     try {
       await this.receive(request, response);
@@ -137,13 +152,23 @@ export class WebhookReceiver {
     }
   }
 
-  private async receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { log, maxBodyBytes } = this.options;
-    const declared = Number(header(request, 'content-length') ?? '0');
-    if (declared > maxBodyBytes) {
-      log('webhook_refused', { status: 413, reason: `declared ${declared} bytes, over ${maxBodyBytes}` });
-      return answer(response, 413, { error: 'body too large' }, true);
+  /** What can be refused from the headers alone, so that a client that is not the service costs no body buffer. */
+  private refuseEarly(request: IncomingMessage): { status: number; reason: string; error: string } | null {
+    const { maxBodyBytes, credentials } = this.options;
+    const key = header(request, 'authorization-key');
+    if (!key || !header(request, 'authorization-nonce') || !header(request, 'authorization-signature')) {
+      return { status: 401, reason: 'an authentication header is missing', error: 'not signed by the service' };
     }
+    if (!sameKey(key, credentials.apiKey)) return { status: 401, reason: 'unknown key', error: 'not signed by the service' };
+    const declared = Number(header(request, 'content-length') ?? '0');
+    if (declared > maxBodyBytes) return { status: 413, reason: `declared over ${maxBodyBytes} bytes`, error: 'body too large' };
+    if (this.inFlight >= this.options.maxDeliveriesInFlight) return { status: 503, reason: `over ${this.options.maxDeliveriesInFlight} deliveries in progress`, error: 'busy, try again' };
+    return null;
+  }
+
+  private async receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { maxBodyBytes } = this.options;
+    const log = (_event: string, fields: { status: number; reason: string; event_type?: string }): void => this.refusals.refused(fields.status, fields.reason);
     let raw: Buffer;
     try {
       raw = await readBody(request, maxBodyBytes, this.options.bodyTimeoutMs);

@@ -7,10 +7,13 @@ const delivery = (over: Record<string, unknown> = {}): string =>
   JSON.stringify({ webhook_id: 'wh_test', event_type: 'transaction.paid', data: { id: 'tr_nobody', external_id: 'NOBODY-1', state: 'paid', updated_at: '2026-01-01T00:00:00.000Z' }, ...over });
 
 /** A raw request: the body sent in pieces, `gapMs` apart, with or without a declared length. */
-function rawPost(url: string, pieces: Buffer[], options: { gapMs?: number; length?: number } = {}): Promise<{ status: number | null; error: string | null }> {
+/** A POST written piece by piece; with `key`, it carries the service's key and the other authentication headers (its signature wrong). */
+function rawPost(url: string, pieces: Buffer[], options: { gapMs?: number; length?: number; key?: string } = {}): Promise<{ status: number | null; error: string | null }> {
   return new Promise((resolve) => {
     const target = new URL(url);
-    const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: options.length === undefined ? {} : { 'content-length': options.length } }, (res) => {
+    const auth = options.key === undefined ? {} : { 'authorization-key': options.key, 'authorization-nonce': crypto.randomUUID(), 'authorization-signature': 'f'.repeat(128) };
+    const headers = { ...auth, ...(options.length === undefined ? {} : { 'content-length': options.length }) };
+    const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers }, (res) => {
       res.resume();
       res.on('end', () => resolve({ status: res.statusCode ?? null, error: null }));
     });
@@ -67,15 +70,29 @@ describe('the webhook receiver [6], [D3]', () => {
     expect((await ctx.deliver('{"event_type": "transaction.paid", ')).status).toBe(400);
     expect((await ctx.deliver('{"hello": "world"}')).status).toBe(400);
     expect((await ctx.deliver(delivery({ padding: 'x'.repeat(5000) }))).status).toBe(413);
-    const streamed = await rawPost(ctx.started.webhookUrl, Array.from({ length: 20 }, () => Buffer.alloc(1024, 'a')));
+    const streamed = await rawPost(ctx.started.webhookUrl, Array.from({ length: 20 }, () => Buffer.alloc(1024, 'a')), { key: ctx.sandbox.apiKey });
     expect(streamed.status === 413 || streamed.error !== null).toBe(true);
     expect(await received()).toBe(before);
   });
 
   it('cuts off a slow-drip body, and stays up', async () => {
-    const slow = await rawPost(ctx.started.webhookUrl, Array.from({ length: 40 }, () => Buffer.from('{')), { gapMs: 50, length: 40 });
+    const slow = await rawPost(ctx.started.webhookUrl, Array.from({ length: 40 }, () => Buffer.from('{')), { gapMs: 50, length: 40, key: ctx.sandbox.apiKey });
     expect(slow.status === 408 || slow.error !== null).toBe(true);
     expect((await fetch(ctx.started.healthUrl)).status).toBe(200);
+  });
+
+  it('refuses from the headers alone, before reading a body: no key, another key, a size over the limit', async () => {
+    // A body that never comes: refused at once all the same, since nothing of it is needed.
+    expect((await rawPost(ctx.started.webhookUrl, [Buffer.from('{')], { length: 1_000_000, gapMs: 5_000 })).status).toBe(401);
+    expect((await rawPost(ctx.started.webhookUrl, [Buffer.from('{')], { length: 1_000_000, gapMs: 5_000, key: 'someone-else' })).status).toBe(401);
+    expect((await rawPost(ctx.started.webhookUrl, [Buffer.from('{')], { length: 1_000_000, gapMs: 5_000, key: ctx.sandbox.apiKey })).status).toBe(413);
+  });
+
+  it('logs refusals at a bounded rate: the first of each kind, then counts', async () => {
+    const before = ctx.logs.filter((l) => l.event === 'webhook_refused').length;
+    await Promise.all(Array.from({ length: 200 }, () => fetch(ctx.started.webhookUrl, { method: 'POST', body: '{}' })));
+    const lines = ctx.logs.filter((l) => l.event === 'webhook_refused').length - before;
+    expect(lines).toBeLessThanOrEqual(1);
   });
 
   it('keeps an unknown event type, but applies nothing from it', async () => {
