@@ -33,7 +33,7 @@ export interface EngineSession {
 export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean; what?: string } = {}): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
-  const store = SqliteStore.open(workspace.database);
+  const store = SqliteStore.open(workspace.database, { checkIntegrity: options.exclusive !== false });
   let held: HeldWorkspace | null = null;
   try {
     if (options.exclusive !== false) {

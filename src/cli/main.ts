@@ -22,6 +22,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   status: async () => (await import('./status-command.js')).statusCommand(),
   report: async () => (await import('./report-command.js')).reportCommand(),
   webhooks: async () => (await import('./webhooks-command.js')).webhooksCommand(),
+  backup: async () => (await import('./backup-command.js')).backupCommand(),
   demo: async () => (await import('./demo-command.js')).demoCommand(),
 };
 

@@ -41,6 +41,32 @@ function refuseLinks(file: string): void {
   }
 }
 
+/** What to do with a damaged database, said with every refusal to use one. */
+export const RESTORE_HINT = 'stop paybatch, move paybatch.db (and paybatch.db-wal, paybatch.db-shm) aside, and restore the last backup made with `paybatch backup` (README: Backup and restore)';
+
+/** SQLite's ways of saying a file is not a sound database. */
+const DAMAGED: ReadonlySet<string> = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_IOERR_SHORT_READ']);
+
+export function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && DAMAGED.has(code);
+}
+
+/**
+ * At start: the database is sound (SQLite's quick check). A damaged one is
+ * refused with a clear message and what to do (exit 65), before anything runs.
+ */
+export function checkIntegrity(db: SqliteDatabase, file: string): void {
+  let problems: string[];
+  try {
+    problems = (db.prepare('PRAGMA quick_check(5)').pluck().all() as string[]).filter((line) => line !== 'ok');
+  } catch (error) {
+    if (!isDamage(error)) throw error;
+    problems = [(error as Error).message];
+  }
+  if (problems.length > 0) throw new DatabaseUnusable(`the database ${file} is damaged (${problems.join('; ')}): ${RESTORE_HINT}`);
+}
+
 export function openDatabase(file: string): SqliteDatabase {
   refuseLinks(file);
   if (!existsSync(file)) closeSync(openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));

@@ -8,7 +8,8 @@ import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES, REASONS } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { SqliteDatabase } from './database.js';
-import { migrate, openDatabase } from './database.js';
+import { RESTORE_HINT, checkIntegrity, isDamage, migrate, openDatabase } from './database.js';
+import { DatabaseUnusable } from '../errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sqlite-base.js';
 import { SqlitePipeline } from './sqlite-pipeline.js';
@@ -34,10 +35,24 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
     super(db);
   }
 
-  static open(file: string): SqliteStore {
-    const db = openDatabase(file);
-    migrate(db, MIGRATIONS);
+  /** Opens (and migrates) the database; with `checkIntegrity`, SQLite's quick check runs first (run and watch do it at start). */
+  static open(file: string, options: { checkIntegrity?: boolean } = {}): SqliteStore {
+    let db: SqliteDatabase | undefined;
+    try {
+      db = openDatabase(file);
+      if (options.checkIntegrity) checkIntegrity(db, file);
+      migrate(db, MIGRATIONS);
+    } catch (error) {
+      db?.close();
+      if (isDamage(error)) throw new DatabaseUnusable(`the database ${file} is damaged (${(error as Error).message}): ${RESTORE_HINT}`);
+      throw error;
+    }
     return new SqliteStore(db);
+  }
+
+  /** An online copy (SQLite's backup API), consistent even while another process writes. */
+  async backup(to: string): Promise<void> {
+    await this.db.backup(to);
   }
 
   async acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined> {

@@ -28,6 +28,7 @@ import { EventApplier } from './event-applier.js';
 import { InboxWatcher } from './inbox-watcher.js';
 import { Schedules } from './schedules.js';
 import { WebhookReceiver } from './webhook-receiver.js';
+import { DatabaseHealth } from './database-health.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
@@ -88,6 +89,9 @@ export class Daemon {
     return this.deps.config.watch.stable_ms ?? this.deps.config.intake.stable_ms;
   }
 
+  /** The database file watched for deletion, replacement, truncation and damage. */
+  private health: DatabaseHealth | null = null;
+  private sick = false;
   /** What was seen of each file not complete yet at its last look: stability is measured from it. */
   private readonly sightings = new Map<string, Seen>();
   /** Timers that take a file or send a batch again later (not complete yet, not released yet), cleared at stop. */
@@ -119,6 +123,7 @@ export class Daemon {
       maxConnections: config.watch.max_connections,
       log,
       onStored: () => this.applier.notify(),
+      unhealthy: () => this.health?.check() ?? null,
     });
     this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, onFile: (path) => this.arrived(path), log });
     this.schedules = new Schedules(config.watch.schedules, store, clock);
@@ -126,6 +131,7 @@ export class Daemon {
 
   async start(): Promise<DaemonStarted> {
     const { store, workspace, log } = this.deps;
+    this.health = new DatabaseHealth(workspace.database);
     for (const batch of await recoverInterruptedIntakes({ workspace, store, knownBatches: () => store.batchesInProcessing() })) {
       log('intake_interrupted', { batch, action: 'file put back in the inbox' });
     }
@@ -195,6 +201,7 @@ export class Daemon {
   }
 
   private enqueue(path: string): void {
+    if (this.sick) return;
     if (this.queued.has(path)) return;
     this.queued.add(path);
     this.queue.push(path);
@@ -218,6 +225,7 @@ export class Daemon {
           }
           if (outcome.kind === 'accepted') this.submit(outcome.batch);
         } catch (error) {
+          this.health?.failed(error);
           this.deps.log('intake_failed', { file, reason: (error as Error).message });
         } finally {
           this.queued.delete(file);
@@ -304,6 +312,10 @@ export class Daemon {
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {
+        if (this.unhealthy()) {
+          await this.pause(this.deps.tickMs ?? 1000);
+          continue;
+        }
         await this.pipeline.heartbeat();
         for (const name of await this.schedules.due()) await this.runSchedule(name);
         if (this.webhooksSyncedAt === null && clock.now() >= this.nextSyncAttempt) await this.syncWebhooks();
@@ -323,6 +335,7 @@ export class Daemon {
         await this.pause(Math.max(this.deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));
       } catch (error) {
         if (this.stopping) return;
+        if (this.health?.failed(error)) continue;
         if (error instanceof AuthenticationRefused) {
           // Nothing can be done with refused credentials: stop, and say so (exit 77).
           this.failure = error;
@@ -333,6 +346,23 @@ export class Daemon {
         await this.pause(this.deps.tickMs ?? 1000);
       }
     }
+  }
+
+  /**
+   * The database deleted, replaced, truncated or damaged: no more work is taken
+   * (files, deliveries, calls), the log and /healthz say so once, and the daemon
+   * waits for a person (see README: Backup and restore).
+   */
+  private unhealthy(): boolean {
+    const problem = this.health?.check() ?? null;
+    if (!problem) return false;
+    if (!this.sick) {
+      this.sick = true;
+      this.deps.log('database_unhealthy', { problem, action: 'no more work is taken; /healthz answers 503', what_to_do: DatabaseHealth.advice });
+      void this.watcher.close();
+      void this.pipeline.stop(0);
+    }
+    return true;
   }
 
   private pause(ms: number): Promise<void> {

@@ -29,6 +29,8 @@ export interface ReceiverOptions {
   log: (event: string, fields: Record<string, unknown>) => void;
   /** Called after a delivery was stored: apply it. */
   onStored: () => void;
+  /** What is wrong with the database, if anything: nothing is stored then, and /healthz says so. */
+  unhealthy?: () => string | null;
 }
 
 class BodyTooLarge extends Error {}
@@ -130,6 +132,8 @@ export class WebhookReceiver {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0];
+    const sick = this.options.unhealthy?.() ?? null;
+    if (request.method === 'GET' && path === '/healthz' && sick) return answer(response, 503, { status: 'database', reason: sick });
     if (request.method === 'GET' && path === '/healthz') {
       const counts = await this.options.store.webhookEventCounts();
       answer(response, this.accepting ? 200 : 503, { status: this.accepting ? 'ok' : 'stopping', webhook_events: counts.received, pending: counts.pending });
@@ -138,6 +142,7 @@ export class WebhookReceiver {
     if (path !== this.path) return answer(response, 404, { error: 'not found' });
     if (request.method !== 'POST') return answer(response, 405, { error: 'only POST is accepted here' });
     if (!this.accepting) return answer(response, 503, { error: 'shutting down' }, true);
+    if (sick) return answer(response, 503, { error: 'not taking deliveries: its database needs a person' }, true);
     // Before a byte of the body is read: the headers must be there, the key the service's, the size within bounds.
     const early = this.refuseEarly(request);
     if (early) {

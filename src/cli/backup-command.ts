@@ -1,0 +1,36 @@
+/** `paybatch backup FILE`: an online copy of the state database, safe to take beside a running watch. */
+import { chmodSync, existsSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { workspaceHome } from '../config/config.js';
+import { ExitCode, PaybatchError } from '../errors.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import { openWorkspace } from '../workspace/workspace.js';
+
+export function backupCommand(): Command {
+  return new Command('backup')
+    .description('Copy the state database to FILE while paybatch runs (SQLite\'s online backup): what to restore after a disk failure.')
+    .argument('<file>', 'where the copy goes; it must not exist yet')
+    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
+    .action(async (file: string, opts: { home?: string }) => {
+      const workspace = openWorkspace(workspaceHome(opts.home));
+      if (!existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: nothing to back up`, ExitCode.failure);
+      const target = resolve(file);
+      if (lstatSync(target, { throwIfNoEntry: false })) throw new PaybatchError(`${target} already exists: give a new file name (a backup never overwrites)`, ExitCode.failure);
+      // Written under a temporary name beside it, then renamed: a half-made copy is never taken for a backup.
+      const temporary = join(dirname(target), `.${basename(target)}.${randomUUID()}.tmp`);
+      const store = SqliteStore.open(workspace.database);
+      try {
+        await store.backup(temporary);
+        chmodSync(temporary, 0o600);
+        renameSync(temporary, target);
+      } catch (error) {
+        if (existsSync(temporary)) unlinkSync(temporary);
+        throw error;
+      } finally {
+        await store.close();
+      }
+      process.stdout.write(`backup of ${workspace.database} written to ${target} (${lstatSync(target).size} bytes)\n`);
+    });
+}

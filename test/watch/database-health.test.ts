@@ -1,0 +1,88 @@
+/**
+ * The database under the daemon: deleted, replaced, truncated. The daemon
+ * notices, takes no more work and says so on /healthz; a damaged database is
+ * refused at start with what to do; `paybatch backup` makes an online copy that
+ * can be restored.
+ */
+import { copyFileSync, existsSync, openSync, closeSync, readdirSync, renameSync, rmSync, statSync, truncateSync, unlinkSync, writeSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DaemonContext } from '../helpers/daemon.js';
+import { daemonContext, eventually } from '../helpers/daemon.js';
+import { runCli } from '../helpers/cli.js';
+import { FAST_ENGINE, FAST_INTAKE, template } from '../helpers/engine.js';
+
+const health = async (ctx: DaemonContext): Promise<{ status: number; body: { status: string; reason?: string } }> => {
+  const response = await fetch(ctx.started.healthUrl);
+  return { status: response.status, body: (await response.json()) as { status: string; reason?: string } };
+};
+
+describe('the daemon\'s database taken from under it', () => {
+  let ctx: DaemonContext;
+  afterEach(async () => ctx.stop());
+
+  it.each([
+    ['deleted', (file: string) => unlinkSync(file), /the database file was deleted/],
+    ['replaced', (file: string) => {
+      copyFileSync(file, `${file}.other`);
+      renameSync(`${file}.other`, file);
+    }, /the database file was replaced by another file/],
+    ['truncated', (file: string) => truncateSync(file, Math.floor(statSync(file).size / 2)), /the database file was truncated/],
+  ])('%s: /healthz answers 503 with why, and no more files are taken', async (_what, harm, reason) => {
+    ctx = await daemonContext();
+    expect((await health(ctx)).status).toBe(200);
+    harm(ctx.workspace.database);
+    const sick = await eventually(async () => {
+      const now = await health(ctx);
+      return now.status === 503 ? now : null;
+    }, 5_000, 'the daemon noticing');
+    expect(sick.body).toMatchObject({ status: 'database', reason: expect.stringMatching(reason) });
+    const said = await eventually(() => ctx.logs.find((l) => l.event === 'database_unhealthy'), 5_000, 'the daemon saying so');
+    expect(said.fields).toMatchObject({ problem: expect.stringMatching(reason), what_to_do: expect.stringMatching(/paybatch backup/) });
+    copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'after.csv'));
+    writeFileSync(join(ctx.workspace.folders.inbox, 'after.csv.done'), '');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(readdirSync(ctx.workspace.folders.inbox).sort()).toEqual(['after.csv', 'after.csv.done']);
+    expect([...ctx.sandbox.store.allTransactions()]).toEqual([]);
+  });
+});
+
+describe('a damaged database at start, and backups', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-db-health-'));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a damaged database with exit 65 and what to do; a backup restored works', async () => {
+    const home = join(dir, 'ws');
+    const env = { PAYBATCH_HOME: home };
+    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE }));
+    copyFileSync(template('templates/gbr-bank.csv'), join(home, 'inbox', 'gbr.csv'));
+    writeFileSync(join(home, 'inbox', 'gbr.csv.done'), '');
+    expect((await runCli(['run', '--wait', '5s'], { env })).code).toBe(0);
+
+    const backup = join(dir, 'paybatch-backup.db');
+    const made = await runCli(['backup', backup], { env });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/backup of .*paybatch\.db written to .*paybatch-backup\.db \(\d+ bytes\)/);
+    expect(statSync(backup).mode & 0o777).toBe(0o600);
+    expect((await runCli(['backup', backup], { env })).stderr).toMatch(/already exists: give a new file name/);
+
+    // Damage: bytes overwritten in the middle of the database.
+    const db = join(home, 'paybatch.db');
+    const fd = openSync(db, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, 4096);
+    closeSync(fd);
+    const refused = await runCli(['run', '--wait', '1s'], { env });
+    expect(refused.code, refused.stderr).toBe(65);
+    expect(refused.stderr).toMatch(/the database .*paybatch\.db is damaged \(.*\): stop paybatch, move paybatch\.db .* aside, and restore the last backup made with `paybatch backup`/);
+    expect(refused.stderr).not.toMatch(/a bug, please report it|\n\s+at /);
+
+    // Restore as the README says: move the damaged files aside, copy the backup in.
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(`${db}${suffix}`)) renameSync(`${db}${suffix}`, join(dir, `damaged.db${suffix}`));
+    copyFileSync(backup, db);
+    const status = await runCli(['status', '--json'], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout).batches[0]).toMatchObject({ file: 'gbr.csv', status: 'settled' });
+  });
+});
