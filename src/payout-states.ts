@@ -55,6 +55,12 @@ export const REASONS = {
   cancelledOnRequest: 'cancelled_on_request',
   rejectedByService: 'rejected_by_service',
   corridorInactive: 'corridor_inactive',
+  /** A person rejected the batch: nothing of it is sent. */
+  approvalRejected: 'approval_rejected',
+  /** Not approved before its request expired: nothing of it is sent. */
+  approvalExpired: 'approval_expired',
+  /** Its approvals do not verify (edited or inserted by hand, the file or the policy changed): held for a person. */
+  approvalInvalid: 'approval_invalid',
   /** Its file changed after it was taken in (still being written): nothing of it was sent. */
   fileChanged: 'file_changed',
   externalIdAlreadyUsed: 'external_id_already_used',
@@ -66,7 +72,7 @@ export const LIMIT_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
-export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds]);
+export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid]);
 
 /** A row is final when paid, refunded, or cancelled before it was funded. */
 export function isFinal(state: string, funded: boolean): boolean {

@@ -4,6 +4,7 @@ import { ExitCode, PaybatchError } from '../errors.js';
 import { systemClock } from '../clock.js';
 import type { CancelLine } from '../engine/cancel.js';
 import { cancelRows } from '../engine/cancel.js';
+import { ApprovalGate } from '../engine/approval-gate.js';
 import { parseDuration } from './duration.js';
 import { withEngineSession } from './engine-session.js';
 
@@ -29,7 +30,7 @@ export function cancelCommand(): Command {
         if (!(await store.batch(opts.batch))) throw new PaybatchError(`no batch ${opts.batch} in ${workspace.home}: nothing to cancel`, ExitCode.failure);
         const lines = await cancelRows(
           { batch: opts.batch, externalIds: opts.externalId, states: opts.state, by: opts.as },
-          { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait },
+          { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait, gate: new ApprovalGate(config.approvalPolicy, store, systemClock, config.approvals.estimate_rates) },
         );
         process.stdout.write(renderCancel(lines));
         // Nothing matched, or nothing named could be cancelled: not a success.

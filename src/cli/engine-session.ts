@@ -17,6 +17,15 @@ import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
 
+/** Stands for the service where a command needs none: using it is a bug. */
+const offline: ServiceConnection = {
+  get client(): never { throw new Error('this command does not talk to the service'); },
+  credentials: { apiKey: '', apiSecret: '' },
+  embedded: null,
+  describe: 'no service',
+  close: async () => {},
+};
+
 export interface EngineSession {
   config: Config;
   workspace: Workspace;
@@ -30,7 +39,7 @@ export interface EngineSession {
  * only one process takes files in and recovers interrupted work. Commands that only act on rows
  * through the store's guarded steps (cancel, webhook registration) run beside it.
  */
-export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean; what?: string } = {}): Promise<T> {
+export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean; what?: string; service?: boolean } = {}): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   const store = SqliteStore.open(workspace.database, { checkIntegrity: options.exclusive !== false });
@@ -50,8 +59,9 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   }
   const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
   try {
-    const connection = await connectService(config.service, { sandboxLog: () => {}, log });
-    process.stderr.write(`paybatch: using ${connection.describe}\n`);
+    // Commands that only read and write the store (approve, reject) need no service.
+    const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log });
+    if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
     try {
       return await work({ config, workspace, store, log, connection });
     } finally {

@@ -23,6 +23,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   report: async () => (await import('./report-command.js')).reportCommand(),
   webhooks: async () => (await import('./webhooks-command.js')).webhooksCommand(),
   backup: async () => (await import('./backup-command.js')).backupCommand(),
+  keys: async () => (await import('./keys-command.js')).keysCommand(),
+  preview: async () => (await import('./preview-command.js')).previewCommand(),
+  approve: async () => (await import('./approve-command.js')).approveCommand(),
+  reject: async () => (await import('./approve-command.js')).rejectCommand(),
   demo: async () => (await import('./demo-command.js')).demoCommand(),
 };
 

@@ -3,7 +3,9 @@
  * given with --config. Validated at start; every bad key is named.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { approvalPolicy } from '../approvals/policy.js';
+import type { ApprovalPolicy } from '../approvals/verify.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { describeIssues, readJsonFile } from './json.js';
@@ -129,6 +131,35 @@ const reportsSchema = z.strictObject({
   service_ledger_url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).optional(),
 });
 
+const personSchema = z.strictObject({
+  role: z.enum(['submitter', 'approver', 'admin']),
+  /** The person's Ed25519 public key, PEM (what `paybatch keys generate` writes to NAME.pub). */
+  public_key: z.string().min(1).optional(),
+  /** Or a file holding it, relative to this configuration file. */
+  public_key_file: z.string().min(1).optional(),
+});
+
+/** Four-eyes approval before money moves (src/approvals). Off unless enabled. */
+const approvalsSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  people: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, 'a name of letters, digits, dots, dashes, underscores'), personSchema).default({}),
+  /** Who submits the files dropped in the inbox: a person with the role submitter, who can never approve. */
+  inbox_submitter: z.string().default('inbox'),
+  /** Approvers needed: for every batch, or once a currency's total (or its largest row) reaches a figure in major units. */
+  rules: z.array(z.strictObject({
+    approvers: positive.max(10),
+    currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code').optional(),
+    total_at_least: z.string().optional(),
+    row_at_least: z.string().optional(),
+  })).default([{ approvers: 1 }]),
+  /** An approval request expires this long after the file was taken in; the batch then ends, nothing sent. */
+  expires_after_ms: positive.default(24 * 3_600_000),
+  /** Output units per input unit ("USD/GBP": "0.79"), to estimate the funding of rows paid in another currency. */
+  estimate_rates: z.record(z.string().regex(/^[A-Z]{3}\/[A-Z]{3}$/, 'INPUT/OUTPUT, such as USD/GBP'), z.string().regex(/^\d+(\.\d+)?$/, 'a plain decimal rate')).default({}),
+  /** The ceiling proposed for approval: the funding estimate plus this margin, in percent. */
+  ceiling_margin_percent: z.number().min(0).max(100).default(3),
+});
+
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
   intake: intakeSchema.default(() => intakeSchema.parse({})),
@@ -136,14 +167,17 @@ export const configSchema = z.strictObject({
   engine: engineSchema.default(() => engineSchema.parse({})),
   watch: watchSchema.default(() => watchSchema.parse({})),
   reports: reportsSchema.default(() => reportsSchema.parse({})),
+  approvals: approvalsSchema.default(() => approvalsSchema.parse({})),
 });
 
-export type Config = z.infer<typeof configSchema>;
+/** The configuration, with the approval policy built from it when approvals are on (keys read and checked). */
+export type Config = z.infer<typeof configSchema> & { approvalPolicy?: ApprovalPolicy };
 export type BatchConfig = Config['batch'];
 export type ServiceConfig = Config['service'];
 export type EngineConfig = Config['engine'];
 export type WatchConfig = Config['watch'];
 export type IntakeConfig = Config['intake'];
+export type ApprovalsConfig = Config['approvals'];
 export type ReportsConfig = Config['reports'];
 export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 
@@ -178,6 +212,12 @@ export function loadConfig(options: { file?: string; home?: string; env?: NodeJS
   const service = parsed.data.service;
   if (service.base_url && (!service.api_key || (!service.api_secret && !service.api_secret_file))) {
     throw new ConfigError(`configuration ${file ?? '(defaults)'} is not valid:\n  service: a base_url needs api_key and api_secret (or api_secret_file); set them in the file or in PAYBATCH_API_KEY and PAYBATCH_API_SECRET`);
+  }
+  // Public keys are read relative to the configuration file; a policy that cannot work stops the start (exit 78).
+  if (parsed.data.approvals.enabled) {
+    const policy = approvalPolicy(parsed.data.approvals, file ? dirname(file) : process.cwd());
+    if (typeof policy === 'string') throw new ConfigError(`configuration ${file ?? '(defaults)'} is not valid:\n  approvals: ${policy}`);
+    return { ...parsed.data, approvalPolicy: policy };
   }
   return parsed.data;
 }

@@ -11,6 +11,7 @@ import type { PipelineRow, PipelineStore } from '../store/store.js';
 import { CANCELLABLE_PHASES } from './cancel-on-request.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
+import type { ApprovalGate } from './approval-gate.js';
 
 export interface CancelRequest {
   batch: string;
@@ -41,9 +42,11 @@ function notCancellable(row: PipelineRow): string {
 
 export async function cancelRows(
   request: CancelRequest,
-  deps: { store: PipelineStore; client: PayoutClient; clock: Clock; engine: EngineConfig; log: PipelineLog; waitMs: number; sleep?: (ms: number) => Promise<void> },
+  deps: { store: PipelineStore; client: PayoutClient; clock: Clock; engine: EngineConfig; log: PipelineLog; waitMs: number; sleep?: (ms: number) => Promise<void>; gate?: ApprovalGate },
 ): Promise<CancelLine[]> {
   const pipeline = new Pipeline({ ...deps });
+  // The reads below may fund a row that became fundable: with approvals on, only within what was approved.
+  await pipeline.prepare();
   const named = new Set(request.externalIds ?? []);
   const seen = new Set<string>();
   const lines: CancelLine[] = [];

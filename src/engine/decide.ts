@@ -23,8 +23,12 @@ import { FUNDED_STATES, REASONS, WAITING_FOR_SENDER, isFinal, isNewer } from '..
 export interface Policy {
   /** Per input currency, minor units: the most one row may cost [4]. */
   maxInputPerRow: Readonly<Record<string, string>>;
-  /** Per input currency, minor units: the most one batch may cost. */
-  batchBudget: Readonly<Record<string, string>>;
+  /**
+   * The most a batch may cost in an input currency (minor units), null for no
+   * limit, or 'held' when it may not be funded at all: the configured budget,
+   * and with approvals on, the approved ceiling (see approval-gate.ts).
+   */
+  allowance(batchId: string, currency: string): bigint | null | 'held';
   fundingDeadlineMs: number;
   polling: PollingPolicy;
   /** Funding calls in a row while each outcome is unknown; then the next scheduled read tries again. */
@@ -158,11 +162,12 @@ function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges
   if (now >= deadline) {
     return cancel(REASONS.fundingDeadline, `not funded within engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} of creation (created ${row.created_at ?? changes.created_at ?? '?'}, deadline ${iso(deadline)})`, now, policy.polling, changes);
   }
-  const budget = policy.batchBudget[currency];
+  const budget = policy.allowance(row.batch_id, currency);
+  if (budget === 'held') return cancel(REASONS.approvalInvalid, 'not funded: the batch\'s approval does not verify (see paybatch status)', now, policy.polling, changes);
   return {
     patch: {
       changes: { ...changes, phase: 'funding', fund_attempts: row.fund_attempts + 1, next_read_at: null },
-      reserve: { currency, amount: BigInt(input), budget: budget === undefined ? null : BigInt(budget) },
+      reserve: { currency, amount: BigInt(input), budget },
     },
     action: { kind: 'fund', amount: input, currency },
     label: 'applied',

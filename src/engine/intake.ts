@@ -48,6 +48,8 @@ export interface IntakeDeps {
   stableMs?: number;
   /** Take a file even when the same content was taken before. */
   force?: boolean;
+  /** With approvals on: who submits files of the inbox, and how long an approval request lasts. */
+  approval?: { submitter: string; expiresAfterMs: number };
 }
 
 /** The companions that travel with a claimed batch file: its marker and its manifest. */
@@ -265,6 +267,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
     return { kind: 'rejected', batch, file: failedPath, reportFile, report };
   }
+  // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
+  if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
   const counts = await deps.store.acceptBatch(batch);
   return { kind: 'accepted', batch, file: claimed, ...counts, report };
 }

@@ -19,6 +19,7 @@ import { RowSteps } from './steps.js';
 import { REASONS, WAITING_FOR_SENDER } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
+import type { ApprovalGate } from './approval-gate.js';
 import { cancelOnRequest } from './cancel-on-request.js';
 
 export type { PipelineLog } from './steps.js';
@@ -29,6 +30,8 @@ export interface PipelineDeps {
   clock: Clock;
   engine: EngineConfig;
   log: PipelineLog;
+  /** With approvals on: what each batch may be funded for (see approval-gate.ts). */
+  gate?: ApprovalGate;
 }
 
 const PAGE = 500;
@@ -36,10 +39,11 @@ const PAGE = 500;
 const FUND_ATTEMPTS = 3;
 const HEARTBEAT = 'engine';
 
-export function policyOf(engine: EngineConfig): Policy {
+export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
+  const configured = (currency: string): bigint | null => (engine.batch_budget[currency] === undefined ? null : BigInt(engine.batch_budget[currency]));
   return {
     maxInputPerRow: engine.max_input_per_row,
-    batchBudget: engine.batch_budget,
+    allowance: (batchId, currency) => (gate ? gate.allowance(batchId, currency, configured(currency)) : configured(currency)),
     fundingDeadlineMs: engine.funding_deadline_ms,
     polling: engine.polling,
     fundAttempts: FUND_ATTEMPTS,
@@ -66,7 +70,7 @@ export class Pipeline {
       store: deps.store,
       client: deps.client,
       clock: deps.clock,
-      policy: policyOf(deps.engine),
+      policy: policyOf(deps.engine, deps.gate),
       log: deps.log,
       limits: (): CallLimits => ({ until: this.deadline, signal: this.stopping.signal }),
       onBalanceExhausted: (currency, detail) => this.balanceExhausted(currency, detail),
@@ -106,8 +110,28 @@ export class Pipeline {
    * a catch-up read (webhooks missed meanwhile are never sent again [6]), then
    * what a crash left between two steps is settled before anything new is sent.
    */
+  /**
+   * With approvals on: every open batch already released is verified again
+   * before anything of it is funded (a restart resumes without asking again;
+   * an approval that no longer verifies holds the batch: its rows not sent end,
+   * those in flight are not funded).
+   */
+  async prepare(): Promise<void> {
+    const { gate, store, log } = this.deps;
+    if (!gate) return;
+    for (const batch of await store.openBatches()) {
+      if (batch.released !== 1) continue;
+      const verdict = await gate.check(batch);
+      if (verdict.kind === 'ended') {
+        const notSent = await store.endReadyRows(batch.id, verdict.outcome, verdict.reason);
+        log('approval_held', { batch: batch.id, reason: verdict.reason, not_sent: notSent });
+      }
+    }
+  }
+
   async resume(): Promise<void> {
     const { store, clock, log } = this.deps;
+    await this.prepare();
     const lastAlive = await store.lastHeartbeat(HEARTBEAT);
     await this.heartbeat();
     if (lastAlive !== null) {
@@ -149,8 +173,8 @@ export class Pipeline {
    * the last rows of this one are still in flight, so the window never drains.
    */
   async submit(batchId: string): Promise<void> {
-    // Only a released batch is sent: its file was found unchanged once taken (see release.ts).
-    if (!(await this.deps.store.batchReleased(batchId))) return;
+    // Only a released batch is sent: its file found unchanged once taken, its approvals verified (see release.ts).
+    if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId)) return;
     await this.refuseInactiveCorridors(batchId);
     const inFlight = new Set<Promise<void>>();
     const window = this.deps.engine.concurrency * 2;

@@ -11,19 +11,33 @@ import type { Clock } from '../clock.js';
 import type { BatchRecord, IntakeStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { changedSince, claimName, putBack } from './intake.js';
+import type { ApprovalGate } from './approval-gate.js';
+import { REASONS } from '../payout-states.js';
 
 export type Release =
   | { kind: 'released' }
-  | { kind: 'wait'; untilMs: number }
+  | { kind: 'wait'; untilMs: number; reason?: string }
   | { kind: 'withdrawn'; reason: string };
 
-export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore; clock: Clock }): Promise<Release> {
+/** How often a batch awaiting approval is looked at again. */
+const APPROVAL_POLL_MS = 2_000;
+
+export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore; clock: Clock; gate?: ApprovalGate }): Promise<Release> {
   if (batch.released === 1) return { kind: 'released' };
   if (deps.clock.now() < batch.send_after) return { kind: 'wait', untilMs: batch.send_after };
+  // Four eyes: nothing is sent before the approvals verify; a rejected, expired or invalid approval ends the batch.
+  if (deps.gate) {
+    const verdict = await deps.gate.check(batch);
+    if (verdict.kind === 'waiting') return { kind: 'wait', untilMs: deps.clock.now() + APPROVAL_POLL_MS, reason: verdict.reason };
+    if (verdict.kind === 'ended') {
+      await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason);
+      return { kind: 'withdrawn', reason: verdict.reason };
+    }
+  }
   const claimed = `${deps.workspace.folders.processing}/${claimName(batch.file_name, Date.parse(batch.received_at))}`;
   if (await changedSince(claimed, { size: batch.size_bytes, mtimeMs: batch.file_mtime_ms ?? 0 })) {
     const reason = 'it changed after it was taken in (still being written): put back in the inbox to be taken once whole, nothing of it sent';
-    if (await deps.store.withdrawBatch(batch.id, reason)) {
+    if (await deps.store.withdrawBatch(batch.id, REASONS.fileChanged, reason)) {
       await putBack(claimed, batch.file_name, batch.id, deps).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;
       });

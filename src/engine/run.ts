@@ -5,11 +5,12 @@
  * and its file moved to archive/.
  */
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
-import type { IntakeStore, PipelineStore } from '../store/store.js';
+import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/store.js';
+import { ApprovalGate } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
 import { recoverInterruptedIntakes, takeFile } from './intake.js';
@@ -26,7 +27,7 @@ export type { BatchSummary } from './settle.js';
 export interface RunDeps {
   workspace: Workspace;
   /** The narrow store interface (STYLE 3): SQLite today, another store later. */
-  store: IntakeStore & PipelineStore;
+  store: IntakeStore & PipelineStore & ApprovalStore;
   client: PayoutClient;
   config: Config;
   clock: Clock;
@@ -61,7 +62,9 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
   const outcome = await takeFile(file, {
     workspace: deps.workspace, store: deps.store, batch: deps.config.batch, intake: deps.config.intake, stableMs: deps.stableMs,
     policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,
+    approval: deps.config.approvalPolicy ? { submitter: deps.config.approvalPolicy.inboxSubmitter, expiresAfterMs: deps.config.approvalPolicy.expiresAfterMs } : undefined,
   }, before);
+  if (outcome.kind === 'accepted' && deps.config.approvalPolicy) deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}` });
   // A first look at a file is not news; still waiting at a later look is.
   if (outcome.kind === 'waiting' && !before) return outcome;
   deps.log(`intake_${outcome.kind}`, {
@@ -106,11 +109,11 @@ async function takeInbox(deps: RunDeps, until: number, sleep: (ms: number) => Pr
  * Sends a batch once released: its file watched for a while longer once taken
  * (see release.ts). Waits for that in `run`, which has nothing else to do.
  */
-async function sendWhenReleased(pipeline: Pipeline, batchId: string, deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<void> {
+async function sendWhenReleased(pipeline: Pipeline, gate: ApprovalGate, batchId: string, deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<void> {
   for (;;) {
     const batch = await deps.store.batch(batchId);
     if (!batch || batch.status !== 'accepted') return;
-    const release = await releaseBatch(batch, deps);
+    const release = await releaseBatch(batch, { ...deps, gate });
     if (release.kind === 'withdrawn') deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
     if (release.kind !== 'wait') break;
     if (deps.clock.now() >= until) return;
@@ -129,12 +132,13 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const until = deps.clock.now() + deps.waitMs;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   intake.push(...(await takeInbox(deps, until, sleep)));
-  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log });
+  const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates);
+  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
   await pipeline.resume();
   const open = (await deps.store.openBatches()).map((b) => b.id);
-  for (const batch of open) await sendWhenReleased(pipeline, batch, deps, until, sleep);
+  for (const batch of open) await sendWhenReleased(pipeline, gate, batch, deps, until, sleep);
 
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
@@ -155,7 +159,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
       // A step that failed (the service did not answer) is taken up again within the same run.
       const taken = await pipeline.retryStalled();
       if (taken > 0) deps.log('stalled_rows_retried', { rows: taken });
-      for (const batch of pending) if ((await deps.store.rowsInPhases(batch, ['ready'], 0, 1)).length > 0) await sendWhenReleased(pipeline, batch, deps, until, sleep);
+      for (const batch of pending) if ((await deps.store.rowsInPhases(batch, ['ready'], 0, 1)).length > 0) await sendWhenReleased(pipeline, gate, batch, deps, until, sleep);
       lastRetry = deps.clock.now();
     }
     const read = await pipeline.follow();

@@ -89,7 +89,7 @@ export class RowSteps {
     const reserve = decision.patch?.reserve;
     const currency = reserve?.currency ?? row.request.input_currency_code;
     const amount = reserve?.amount ?? 0n;
-    const detail = `input ${money(amount, currency)} would take the batch to ${money(committed + amount, currency)}, over engine.batch_budget ${money(reserve?.budget ?? 0n, currency)}`;
+    const detail = `input ${money(amount, currency)} would take the batch to ${money(committed + amount, currency)}, over its budget ${money(reserve?.budget ?? 0n, currency)} (engine.batch_budget, or the ceiling approved)`;
     return refuseFunding(decision, REASONS.overBudget, detail, this.deps.clock.now(), this.deps.policy);
   }
 

@@ -171,4 +171,29 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'four-eyes approvals',
+    sql: `
+      -- Who submitted the batch (the inbox's configured submitter), and where its approval stands:
+      -- null (not needed), awaiting, approved, rejected, expired, held (an approval that does not verify).
+      ALTER TABLE batches ADD COLUMN submitted_by TEXT;
+      ALTER TABLE batches ADD COLUMN approval TEXT;
+      ALTER TABLE batches ADD COLUMN approval_expires_at TEXT;
+      ALTER TABLE batches ADD COLUMN approval_reason TEXT;
+      -- Approvals and rejections as given: append-only. An approval is a signed statement; paybatch
+      -- verifies it against the configured public keys every time, never trusting this table alone.
+      CREATE TABLE approvals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        person TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
+        statement TEXT,
+        signature TEXT,
+        reason TEXT,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX approvals_batch ON approvals(batch_id);
+    `,
+  },
 ];

@@ -130,6 +130,11 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore {
     });
   }
 
+  async endReadyRows(batchId: string, outcome: string, detail: string): Promise<number> {
+    return this.sql("UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND phase = 'ready'")
+      .run(outcome, detail, batchId).changes;
+  }
+
   async scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void> {
     this.sql('UPDATE rows SET next_read_at = ?, reads = reads + ? WHERE batch_id = ? AND line = ?').run(nextReadAt, counted ? 1 : 0, batchId, line);
   }

@@ -5,7 +5,7 @@
  */
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
-import { NEVER_SENT_PHASES, REASONS } from '../payout-states.js';
+import { NEVER_SENT_PHASES } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { SqliteDatabase } from './database.js';
 import { RESTORE_HINT, checkIntegrity, isDamage, migrate, openDatabase } from './database.js';
@@ -14,7 +14,7 @@ import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sqlite-base.js';
 import { SqlitePipeline } from './sqlite-pipeline.js';
 import type {
-  BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ApprovalRecord, ApprovalStore, BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -30,7 +30,7 @@ interface RowColumns {
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 
-export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore {
+export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore {
   private constructor(db: SqliteDatabase) {
     super(db);
   }
@@ -107,11 +107,11 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
     });
   }
 
-  async withdrawBatch(batchId: string, reason: string): Promise<boolean> {
+  async withdrawBatch(batchId: string, outcome: string, reason: string): Promise<boolean> {
     return this.atomic(() => {
       const sent = this.sql(`SELECT 1 FROM rows WHERE batch_id = ? AND phase NOT IN ('ready', ${NEVER_SENT_PHASES.map((p) => `'${p}'`).join(', ')}) LIMIT 1`).get(batchId);
       if (sent) return false;
-      this.sql("UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND phase = 'ready'").run(REASONS.fileChanged, reason, batchId);
+      this.sql("UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND phase = 'ready'").run(outcome, reason, batchId);
       this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ?").run(reason, batchId);
       return true;
     });
@@ -233,5 +233,35 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
 
   async releaseLease(token: string): Promise<void> {
     this.sql('DELETE FROM workspace_lease WHERE id = 1 AND token = ?').run(token);
+  }
+
+  // ---- approvals
+
+  async requestApproval(batchId: string, submittedBy: string, expiresAt: string): Promise<void> {
+    this.sql("UPDATE batches SET submitted_by = ?, approval = 'awaiting', approval_expires_at = ? WHERE id = ?").run(submittedBy, expiresAt, batchId);
+  }
+
+  async recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void> {
+    this.sql(`INSERT INTO approvals (batch_id, person, decision, statement, signature, reason, at)
+      VALUES (@batch_id, @person, @decision, @statement, @signature, @reason, @at)`).run(record);
+  }
+
+  async approvalsOf(batchId: string): Promise<ApprovalRecord[]> {
+    return this.sql('SELECT * FROM approvals WHERE batch_id = ? ORDER BY id').all(batchId) as ApprovalRecord[];
+  }
+
+  async setApprovalState(batchId: string, state: string, reason: string | null): Promise<void> {
+    this.sql('UPDATE batches SET approval = ?, approval_reason = ? WHERE id = ?').run(state, reason, batchId);
+  }
+
+  async *acceptedRows(batchId: string): AsyncIterable<{ line: number; request: PayoutRequest }> {
+    const page = this.sql(`SELECT line, request FROM rows WHERE batch_id = ? AND line > ? AND request IS NOT NULL
+      AND phase NOT IN ('checking', 'invalid', 'refused') ORDER BY line LIMIT 1000`);
+    for (let after = 0; ; ) {
+      const rows = page.all(batchId, after) as { line: number; request: string }[];
+      if (rows.length === 0) return;
+      for (const row of rows) yield { line: row.line, request: JSON.parse(row.request) as PayoutRequest };
+      after = (rows[rows.length - 1] as { line: number }).line;
+    }
   }
 }

@@ -29,6 +29,12 @@ export interface BatchRecord {
   send_after: number;
   /** 1 once its file was found unchanged at send_after: only then are its rows sent. */
   released: number;
+  /** Who submitted it (the inbox's submitter), when approvals are on. */
+  submitted_by: string | null;
+  /** null (not needed), awaiting, approved, rejected, expired, held. */
+  approval: string | null;
+  approval_expires_at: string | null;
+  approval_reason: string | null;
   /** State changes learned by webhook, by polling, and in answers to paybatch's own calls. */
   changes_by_webhook: number;
   changes_by_polling: number;
@@ -68,9 +74,11 @@ export interface IntakeStore {
    * Takes an accepted batch back (its file changed after intake), only if
    * nothing of it has been sent: its rows end not sent. False when a row was sent.
    */
-  withdrawBatch(batchId: string, reason: string): Promise<boolean>;
+  withdrawBatch(batchId: string, outcome: string, reason: string): Promise<boolean>;
   /** Its file was unchanged when due: its rows may now be sent. */
   releaseBatch(batchId: string): Promise<void>;
+  /** Marks a batch as needing approval (at intake, before it is accepted, when approvals are on). */
+  requestApproval(batchId: string, submittedBy: string, expiresAt: string): Promise<void>;
   /**
    * Accepts the batch: rows whose external_id an earlier batch already used are
    * refused, the other valid rows become ready to send. Returns the counts.
@@ -225,6 +233,8 @@ export interface PipelineStore {
    * stopped now (0: stopped before) and how many rows were not sent.
    */
   stopCurrency(currency: string, detail: string, at: string): Promise<{ batches: number; notSent: number }>;
+  /** The batch's rows not sent yet end not sent, with this reason (a batch held for a person). Returns how many. */
+  endReadyRows(batchId: string, outcome: string, detail: string): Promise<number>;
   /** Counts a read and sets when the next one is due (ms since the epoch). */
   scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void>;
   dueReads(now: number, limit: number): Promise<PipelineRow[]>;
@@ -320,4 +330,25 @@ export interface LeaseStore {
   /** Renews the lease; false when it is no longer ours (taken over, or the database replaced). */
   renewLease(token: string, at: number): Promise<boolean>;
   releaseLease(token: string): Promise<void>;
+}
+
+/** An approval or a rejection as kept: the statement and signature are verified by the engine, never trusted. */
+export interface ApprovalRecord {
+  id: number;
+  batch_id: string;
+  person: string;
+  decision: 'approve' | 'reject';
+  statement: string | null;
+  signature: string | null;
+  reason: string | null;
+  at: string;
+}
+
+export interface ApprovalStore {
+  recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void>;
+  approvalsOf(batchId: string): Promise<ApprovalRecord[]>;
+  /** Where the batch's approval stands, and why, for people (the truth is the verified approvals). */
+  setApprovalState(batchId: string, state: string, reason: string | null): Promise<void>;
+  /** The rows accepted to be sent, in file order, as they will be sent: what an approver signs for. */
+  acceptedRows(batchId: string): AsyncIterable<{ line: number; request: PayoutRequest }>;
 }

@@ -22,7 +22,8 @@ import { settleIfDone, writeBatchResults } from '../engine/settle.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
 import { dateIn, dayBefore } from '../reports/period.js';
-import type { IntakeStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import type { ApprovalStore, IntakeStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import { ApprovalGate } from '../engine/approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { EventApplier } from './event-applier.js';
 import { InboxWatcher } from './inbox-watcher.js';
@@ -32,7 +33,7 @@ import { DatabaseHealth } from './database-health.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore;
   client: PayoutClient;
   /** The service's key and secret: deliveries are signed with them [D3]. */
   credentials: Credentials;
@@ -59,6 +60,7 @@ const STALLED_RETRY_MS = 10_000;
 
 export class Daemon {
   private readonly pipeline: Pipeline;
+  private readonly gate: ApprovalGate;
   private readonly receiver: WebhookReceiver;
   private readonly applier: EventApplier;
   private readonly watcher: InboxWatcher;
@@ -107,7 +109,8 @@ export class Daemon {
 
   constructor(private readonly deps: DaemonDeps) {
     const { config, store, client, clock, log } = deps;
-    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log });
+    this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates);
+    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate });
     this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log });
     const { listen } = config.watch;
     this.receiver = new WebhookReceiver({
@@ -250,7 +253,7 @@ export class Daemon {
   private async release(batchId: string): Promise<boolean> {
     const batch = await this.deps.store.batch(batchId);
     if (!batch || batch.status !== 'accepted') return false;
-    const release = await releaseBatch(batch, this.deps);
+    const release = await releaseBatch(batch, { ...this.deps, gate: this.gate });
     if (release.kind === 'wait') this.after(release.untilMs - this.deps.clock.now(), () => this.submit(batchId));
     if (release.kind === 'withdrawn') this.deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
     return release.kind === 'released';

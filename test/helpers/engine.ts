@@ -7,6 +7,8 @@ import { PayoutClient } from '../../src/api/client.js';
 import type { ClientOptions } from '../../src/api/client.js';
 import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
+import type { Config } from '../../src/config/config.js';
+import { approvalPolicy } from '../../src/approvals/policy.js';
 import type { RunReport } from '../../src/engine/run.js';
 import { runOnce } from '../../src/engine/run.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
@@ -65,7 +67,12 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
       copyFileSync(source, path);
     },
     async run(config = {}, waitMs = 5000, clientOptions = {}) {
-      const parsed = configSchema.parse({ ...config, intake: { ...FAST_INTAKE, ...(config.intake as object) }, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
+      const parsed: Config = configSchema.parse({ ...config, intake: { ...FAST_INTAKE, ...(config.intake as object) }, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
+      if (parsed.approvals.enabled) {
+        const policy = approvalPolicy(parsed.approvals, dir);
+        if (typeof policy === 'string') throw new Error(policy);
+        parsed.approvalPolicy = policy;
+      }
       const client = newClient(clientOptions);
       try {
         const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });

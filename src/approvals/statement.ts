@@ -1,0 +1,58 @@
+/**
+ * What an approver signs: exactly what will be paid. The batch, the SHA-256 of
+ * its file, the rows to send (their number and a digest of each row as it will
+ * be sent), the total per output currency, the most that may
+ * be funded per input currency (the ceiling, which becomes the batch's budget),
+ * and until when the approval holds. Its bytes are canonical (keys sorted, no
+ * spaces), so that the same statement always has the same signature. Pure.
+ */
+
+export interface Statement {
+  batch: string;
+  file_sha256: string;
+  rows: number;
+  /** SHA-256 over the rows to send, each exactly as it will be sent: a row edited in the database no longer matches. */
+  rows_sha256: string;
+  /** Output currency to the total of the rows to send, minor units. */
+  totals: Record<string, string>;
+  /** Input currency to the most that may be funded, minor units. */
+  ceiling: Record<string, string>;
+  /** ISO 8601: the approval is void after this. */
+  expires_at: string;
+}
+
+const sorted = (record: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+/** The statement as the bytes that are signed. */
+export function statementBytes(statement: Statement): Buffer {
+  const canonical = {
+    batch: statement.batch,
+    ceiling: sorted(statement.ceiling),
+    expires_at: statement.expires_at,
+    file_sha256: statement.file_sha256,
+    rows: statement.rows,
+    rows_sha256: statement.rows_sha256,
+    totals: sorted(statement.totals),
+  };
+  return Buffer.from(`paybatch approval v1\n${JSON.stringify(canonical)}`, 'utf8');
+}
+
+/** Every field equal: what was signed is what the batch is. */
+export function sameStatement(a: Statement, b: Statement): boolean {
+  return statementBytes(a).equals(statementBytes(b));
+}
+
+/** The fields that differ, for the reason a batch is held. */
+export function statementDifferences(signed: Statement, now: Statement): string[] {
+  const differences: string[] = [];
+  const compare = (field: string, x: unknown, y: unknown): void => {
+    if (JSON.stringify(x) !== JSON.stringify(y)) differences.push(`${field}: approved ${JSON.stringify(x)}, now ${JSON.stringify(y)}`);
+  };
+  compare('batch', signed.batch, now.batch);
+  compare('file_sha256', signed.file_sha256, now.file_sha256);
+  compare('rows', signed.rows, now.rows);
+  compare('rows_sha256', signed.rows_sha256, now.rows_sha256);
+  compare('totals', sorted(signed.totals), sorted(now.totals));
+  return differences;
+}

@@ -1,0 +1,45 @@
+/** `paybatch preview BATCH|FILE [--json]`: what will be paid, before anyone approves it (a dry run for a file). */
+import { existsSync } from 'node:fs';
+import { Command } from 'commander';
+import { systemClock } from '../clock.js';
+import { ExitCode, PaybatchError } from '../errors.js';
+import { money } from '../engine/decide.js';
+import type { Preview } from '../engine/preview.js';
+import { previewBatch, previewFile } from '../engine/preview.js';
+import { withEngineSession } from './engine-session.js';
+
+export function renderPreview(p: Preview): string {
+  const lines = [`${p.subject}: ${p.status}`, `  file SHA-256 ${p.file_sha256}`];
+  lines.push(`  rows to send ${p.rows.to_send}; invalid ${p.rows.invalid}; external_id used by an earlier batch ${p.rows.already_used.length}${p.rows.already_used.length ? ` (${p.rows.already_used.slice(0, 10).join(', ')}${p.rows.already_used.length > 10 ? ', ...' : ''})` : ''}`);
+  for (const [currency, total] of Object.entries(p.totals)) lines.push(`  to pay out in ${currency}: ${money(total, currency)} (largest row ${money(p.largest_row[currency] ?? '0', currency)})`);
+  for (const [currency, e] of Object.entries(p.funding_estimate)) {
+    const ceiling = p.proposed_ceiling[currency];
+    lines.push(`  funding in ${currency}: about ${money(e.minor, currency)}${e.rows_without_estimate ? ` and ${e.rows_without_estimate} rows with no rate to estimate them` : e.exact ? ' (exact)' : ''}; ceiling proposed ${ceiling === null || ceiling === undefined ? 'none: give --ceiling' : money(ceiling, currency)}`);
+  }
+  for (const c of p.inactive_corridors) lines.push(`  corridor switched off at the service now: ${c.corridor} (${c.rows} rows would not be sent)`);
+  lines.push(`  approvers required: ${p.required_approvers.count}${p.required_approvers.because.length ? ` (${p.required_approvers.because.join('; ')})` : ''}`);
+  for (const a of p.approvals) lines.push(`  ${a.decision === 'approve' ? 'approved' : 'rejected'} by ${a.person} at ${a.at}${a.reason ? `: ${a.reason}` : ''}`);
+  if (p.expires_at) lines.push(`  the approval request expires at ${p.expires_at}`);
+  if (p.invalid.length > 0) {
+    lines.push('  invalid rows:');
+    for (const issue of p.invalid.slice(0, 20)) lines.push(`    line ${issue.line}  ${issue.column}  ${issue.code}  ${issue.message}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function previewCommand(): Command {
+  return new Command('preview')
+    .description('Show what a batch (or a file, as a dry run) will pay: rows, totals, funding estimate and ceiling, invalid rows, inactive corridors, approvers needed.')
+    .argument('<batch-or-file>', 'a batch id, or a batch file not taken in yet')
+    .option('--json', 'print JSON')
+    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
+    .option('--config <file>', 'configuration file')
+    .action(async (subject: string, opts: { json?: boolean; home?: string; config?: string }) => {
+      await withEngineSession(opts, async ({ config, store, connection }) => {
+        const deps = { store, client: connection.client, config, clock: systemClock };
+        const preview = existsSync(subject) ? await previewFile(subject, deps) : await previewBatch(subject, deps);
+        if (!preview) throw new PaybatchError(`no batch ${subject}, and no such file`, ExitCode.failure);
+        process.stdout.write(opts.json ? `${JSON.stringify(preview, null, 2)}\n` : renderPreview(preview));
+      }, { exclusive: false });
+    });
+}

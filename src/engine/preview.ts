@@ -1,0 +1,128 @@
+/**
+ * `paybatch preview BATCH|FILE`: what an approver needs to see before signing.
+ * The rows to send and their totals per output currency, the invalid rows with
+ * their reasons, the rows refused because an earlier batch used their
+ * external_id, the funding estimate and the proposed ceiling per input currency,
+ * the corridors the service has switched off right now, the approvers the rules
+ * require, and the file's SHA-256. For a file not yet in the inbox it is a dry
+ * run: nothing is stored, nothing is sent.
+ */
+import type { PayoutClient } from '../api/client.js';
+import { readerOptions, ruleOptions } from '../batch/batch-options.js';
+import { validateFile } from '../batch/validate-file.js';
+import type { PayoutRequest } from '../batch/payout-request.js';
+import type { ApprovalFacts } from '../approvals/facts.js';
+import { approvalFacts, proposedCeiling } from '../approvals/facts.js';
+import type { ApprovalPolicy } from '../approvals/verify.js';
+import { requiredApprovers } from '../approvals/verify.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/config.js';
+import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/store.js';
+import type { Issue } from '../validate/issue.js';
+
+export interface Preview {
+  subject: string;
+  file_sha256: string;
+  status: string;
+  rows: { to_send: number; invalid: number; already_used: string[] };
+  invalid: Issue[];
+  totals: Record<string, string>;
+  largest_row: Record<string, string>;
+  funding_estimate: Record<string, { minor: string; exact: boolean; rows_without_estimate: number }>;
+  proposed_ceiling: Record<string, string | null>;
+  inactive_corridors: { corridor: string; rows: number }[];
+  required_approvers: { count: number; because: string[] };
+  approvals: { person: string; decision: string; at: string; reason: string | null }[];
+  expires_at: string | null;
+  rows_sha256: string;
+}
+
+export interface PreviewDeps {
+  store: IntakeStore & ApprovalStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
+  client: Pick<PayoutClient, 'listCorridors'>;
+  config: Config;
+  clock: Clock;
+}
+
+const INVALID_SHOWN = 50;
+
+async function inactiveCorridors(requests: readonly PayoutRequest[], client: PreviewDeps['client']): Promise<Preview['inactive_corridors']> {
+  const countries = [...new Set(requests.map((r) => r.recipient.country_code as string))];
+  const corridors = new Map(await Promise.all(countries.map(async (c) => [c, await client.listCorridors(c)] as const)));
+  const inactive = new Map<string, number>();
+  for (const r of requests) {
+    const key = `${r.type} to ${r.recipient.country_code} from ${r.input_currency_code} to ${r.output_currency_code}`;
+    const serving = (corridors.get(r.recipient.country_code as string) ?? []).filter((c) => c.type === r.type && c.input_currency_codes.includes(r.input_currency_code) && c.output_currency_codes.includes(r.output_currency_code));
+    if (!serving.some((c) => c.active)) inactive.set(key, (inactive.get(key) ?? 0) + 1);
+  }
+  return [...inactive.entries()].map(([corridor, rows]) => ({ corridor, rows }));
+}
+
+function shape(facts: ApprovalFacts, policy: ApprovalPolicy | undefined, margin: number): Pick<Preview, 'totals' | 'largest_row' | 'funding_estimate' | 'proposed_ceiling' | 'required_approvers' | 'rows_sha256'> {
+  const record = (map: ReadonlyMap<string, bigint>): Record<string, string> => Object.fromEntries([...map.entries()].map(([k, v]) => [k, v.toString()]));
+  return {
+    totals: facts.expected.totals,
+    largest_row: record(facts.figures.largestRow),
+    funding_estimate: Object.fromEntries([...facts.estimate.entries()].map(([c, e]) => [c, { minor: e.minor.toString(), exact: e.exact, rows_without_estimate: e.unknownRows }])),
+    proposed_ceiling: Object.fromEntries([...proposedCeiling(facts, margin).entries()].map(([c, v]) => [c, v === null ? null : v.toString()])),
+    required_approvers: policy ? requiredApprovers(policy, facts.figures) : { count: 0, because: ['approvals are off'] },
+    rows_sha256: facts.expected.rows_sha256,
+  };
+}
+
+export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<Preview | null> {
+  const batch = await deps.store.batch(batchId);
+  if (!batch) return null;
+  const requests: PayoutRequest[] = [];
+  const invalid: Issue[] = [];
+  const alreadyUsed: string[] = [];
+  let invalidRows = 0;
+  for await (const row of deps.store.rows(batchId)) {
+    if (row.phase === 'invalid') {
+      invalidRows += 1;
+      if (invalid.length < INVALID_SHOWN) invalid.push(...row.errors);
+    } else if (row.phase === 'refused' && row.external_id) alreadyUsed.push(row.external_id);
+    else if (row.request) requests.push(row.request);
+  }
+  const facts = await approvalFacts(batch, deps.store.acceptedRows(batchId), deps.config.approvals.estimate_rates);
+  return {
+    subject: `batch ${batch.id} (${batch.file_name})`,
+    file_sha256: batch.sha256,
+    status: `${batch.status}${batch.approval ? `, approval ${batch.approval}${batch.approval_reason ? ` (${batch.approval_reason})` : ''}` : ''}`,
+    rows: { to_send: facts.expected.rows, invalid: invalidRows, already_used: alreadyUsed },
+    invalid,
+    ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
+    inactive_corridors: await inactiveCorridors(requests, deps.client),
+    approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
+    expires_at: batch.approval_expires_at,
+  };
+}
+
+/** A dry run of a file not taken in yet: validated, looked at as a batch would be, nothing stored or sent. */
+export async function previewFile(file: string, deps: PreviewDeps): Promise<Preview> {
+  const requests: { line: number; request: PayoutRequest }[] = [];
+  const alreadyUsed: string[] = [];
+  const report = await validateFile(file, { reader: readerOptions(deps.config.batch), rules: ruleOptions(deps.config.batch, deps.clock), maxReportedIssues: INVALID_SHOWN }, {
+    async row(checked) {
+      if (!checked.valid) return;
+      const request = checked.request();
+      if (await deps.store.rowBySubmittedExternalId(request.external_id)) alreadyUsed.push(request.external_id);
+      else requests.push({ line: checked.line, request });
+    },
+  });
+  async function* accepted(): AsyncIterable<{ line: number; request: PayoutRequest }> {
+    yield* requests;
+  }
+  const facts = await approvalFacts({ id: '(not taken in yet)', sha256: report.sha256 }, accepted(), deps.config.approvals.estimate_rates);
+  return {
+    subject: `file ${file} (a dry run: nothing taken in, nothing sent)`,
+    file_sha256: report.sha256,
+    status: 'not taken in',
+    rows: { to_send: facts.expected.rows, invalid: report.invalid, already_used: alreadyUsed },
+    invalid: report.errors,
+    ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
+    inactive_corridors: await inactiveCorridors(requests.map((r) => r.request), deps.client),
+    approvals: [],
+    expires_at: null,
+  };
+}
