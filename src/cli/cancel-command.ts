@@ -1,4 +1,5 @@
 /** `paybatch cancel --batch B [--external-id X] [--state error,manual]`. */
+import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { systemClock } from '../clock.js';
@@ -15,6 +16,16 @@ export function renderCancel(lines: readonly CancelLine[]): string {
   return `${lines.map((l) => `${l.line === null ? '     -' : String(l.line).padStart(6)}  ${l.external_id}  ${l.state_before || '?'} -> ${l.state_after ?? '?'}  ${l.cancelled ? 'cancelled' : `not cancelled: ${l.reason}`}`).join('\n')}\n`;
 }
 
+/** On a terminal: "cancel N rows? [y/N]". */
+async function confirmOnTerminal(rows: number): Promise<boolean> {
+  const ask = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await ask.question(`cancel ${rows} rows of this batch? [y/N] `)).trim());
+  } finally {
+    ask.close();
+  }
+}
+
 export function cancelCommand(): Command {
   return new Command('cancel')
     .description('Cancel rows of a batch whose payout can still be stopped, and follow them to canceled or refunded.')
@@ -24,12 +35,13 @@ export function cancelCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .addOption(new Option('--wait <duration>', 'how long to follow the cancellations').argParser(parseDuration).default(2 * 60_000, '2m'))
-    .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason)')
-    .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string }) => {
+    .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason and in the audit trail)')
+    .option('--yes', 'cancel several rows without asking (on a terminal, more than one row is confirmed first)')
+    .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string; yes?: boolean }) => {
       await withEngineSession(opts, async ({ config, store, log, connection, workspace }) => {
         if (!(await store.batch(opts.batch))) throw new PaybatchError(`no batch ${opts.batch} in ${workspace.home}: nothing to cancel`, ExitCode.failure);
         const lines = await cancelRows(
-          { batch: opts.batch, externalIds: opts.externalId, states: opts.state, by: opts.as },
+          { batch: opts.batch, externalIds: opts.externalId, states: opts.state, by: opts.as, confirm: opts.yes || !process.stdin.isTTY ? undefined : confirmOnTerminal },
           { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait, gate: new ApprovalGate(config.approvalPolicy, store, systemClock, config.approvals.estimate_rates) },
         );
         process.stdout.write(renderCancel(lines));

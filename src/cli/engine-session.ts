@@ -10,6 +10,8 @@ import { connectService } from '../config/service.js';
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../audit/chain.js';
 import { systemClock } from '../clock.js';
 import { ExitCode } from '../errors.js';
 import type { HeldWorkspace } from '../engine/workspace-lease.js';
@@ -25,6 +27,19 @@ const offline: ServiceConnection = {
   describe: 'no service',
   close: async () => {},
 };
+
+/**
+ * The configuration in use joins the audit trail when it changed since it was
+ * last recorded (its secret left out): who may approve, the limits, the policy.
+ */
+async function recordConfiguration(store: SqliteStore, config: Config): Promise<void> {
+  const { approvalPolicy: _policy, ...plain } = config;
+  const shown = { ...plain, service: { ...plain.service, api_secret: plain.service.api_secret ? '(set, not recorded)' : undefined } };
+  const sha256 = createHash('sha256').update(canonicalJson(shown)).digest('hex');
+  const last = await store.lastAudit('configuration');
+  if (last && (JSON.parse(last.details) as { sha256?: string }).sha256 === sha256) return;
+  await store.appendAudit({ at: new Date().toISOString(), actor: 'paybatch', action: 'configuration', subject: 'paybatch.config.json', details: { sha256, configuration: shown } });
+}
 
 export interface EngineSession {
   config: Config;
@@ -57,6 +72,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     await store.close();
     throw error;
   }
+  await recordConfiguration(store, config);
   const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
   try {
     // Commands that only read and write the store (approve, reject) need no service.

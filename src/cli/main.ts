@@ -24,6 +24,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   webhooks: async () => (await import('./webhooks-command.js')).webhooksCommand(),
   backup: async () => (await import('./backup-command.js')).backupCommand(),
   keys: async () => (await import('./keys-command.js')).keysCommand(),
+  audit: async () => (await import('./audit-command.js')).auditCommand(),
   preview: async () => (await import('./preview-command.js')).previewCommand(),
   approve: async () => (await import('./approve-command.js')).approveCommand(),
   reject: async () => (await import('./approve-command.js')).rejectCommand(),

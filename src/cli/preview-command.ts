@@ -32,13 +32,18 @@ export function previewCommand(): Command {
     .description('Show what a batch (or a file, as a dry run) will pay: rows, totals, funding estimate and ceiling, invalid rows, inactive corridors, approvers needed.')
     .argument('<batch-or-file>', 'a batch id, or a batch file not taken in yet')
     .option('--json', 'print JSON')
+    .option('--as <name>', 'who previews it (kept in the audit trail)')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
-    .action(async (subject: string, opts: { json?: boolean; home?: string; config?: string }) => {
+    .action(async (subject: string, opts: { json?: boolean; as?: string; home?: string; config?: string }) => {
       await withEngineSession(opts, async ({ config, store, connection }) => {
         const deps = { store, client: connection.client, config, clock: systemClock };
         const preview = existsSync(subject) ? await previewFile(subject, deps) : await previewBatch(subject, deps);
         if (!preview) throw new PaybatchError(`no batch ${subject}, and no such file`, ExitCode.failure);
+        await store.appendAudit({
+          at: new Date().toISOString(), actor: opts.as ?? 'unknown', action: 'preview', subject: preview.subject,
+          details: { file_sha256: preview.file_sha256, rows: preview.rows.to_send, rows_sha256: preview.rows_sha256, totals: preview.totals, proposed_ceiling: preview.proposed_ceiling },
+        });
         process.stdout.write(opts.json ? `${JSON.stringify(preview, null, 2)}\n` : renderPreview(preview));
       }, { exclusive: false });
     });

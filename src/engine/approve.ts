@@ -17,7 +17,7 @@ import type { Clock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from './decide.js';
 import type { ApprovalGate, GateVerdict } from './approval-gate.js';
-import type { ApprovalStore, BatchRecord, IntakeStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, BatchRecord, IntakeStore } from '../store/store.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 
 export interface ApproveRequest {
@@ -29,7 +29,7 @@ export interface ApproveRequest {
 }
 
 export interface ApproveDeps {
-  store: IntakeStore & ApprovalStore;
+  store: IntakeStore & ApprovalStore & AuditStore;
   gate: ApprovalGate;
   policy: ApprovalPolicy;
   clock: Clock;
@@ -97,10 +97,10 @@ export async function approveBatch(request: ApproveRequest, deps: ApproveDeps): 
     expires_at: earlier?.expires_at ?? batch.approval_expires_at ?? new Date(Date.parse(batch.received_at) + deps.policy.expiresAfterMs).toISOString(),
   };
   if (deps.clock.now() >= Date.parse(statement.expires_at)) refuse(`the approval request of batch ${batch.id} expired at ${statement.expires_at}`);
-  await store.recordApproval({
-    batch_id: batch.id, person: request.as, decision: 'approve', statement: JSON.stringify(statement),
-    signature: signBytes(key, statementBytes(statement)), reason: null, at: new Date(deps.clock.now()).toISOString(),
-  });
+  const signature = signBytes(key, statementBytes(statement));
+  const at = new Date(deps.clock.now()).toISOString();
+  await store.recordApproval({ batch_id: batch.id, person: request.as, decision: 'approve', statement: JSON.stringify(statement), signature, reason: null, at });
+  await store.appendAudit({ at, actor: request.as, action: 'approved', subject: batch.id, details: { statement, signature } });
   return { statement, verdict: await gate.check((await store.batch(batch.id)) as BatchRecord) };
 }
 
@@ -113,4 +113,5 @@ export async function rejectBatch(request: { batch: string; as: string; reason: 
     batch_id: batch.id, person: request.as, decision: 'reject', statement: null, signature: null, reason: request.reason.trim(), at: new Date(deps.clock.now()).toISOString(),
   });
   await deps.store.setApprovalState(batch.id, 'rejected', `rejected by ${request.as}: ${request.reason.trim()}`);
+  await deps.store.appendAudit({ at: new Date(deps.clock.now()).toISOString(), actor: request.as, action: 'rejected', subject: batch.id, details: { reason: request.reason.trim() } });
 }

@@ -57,7 +57,7 @@ export async function cancelOnRequest(row: PipelineRow, by: string | null, deps:
   const cancelling = await steps.move(row, [from], {
     phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: detail,
     next_read_at: deps.clock.now() + firstInterval(deps.engine.polling),
-  });
+  }, { action: 'cancel_requested', actor: by ?? 'unknown', details: { transaction: id, outcome: REASONS.cancelledOnRequest, state: tx.state } });
   if (!cancelling) return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };
   const putBack = async (): Promise<void> => {
     await steps.move(cancelling, ['cancelling'], { phase: from, outcome: row.outcome, outcome_detail: row.outcome_detail });

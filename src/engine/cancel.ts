@@ -20,6 +20,8 @@ export interface CancelRequest {
   states?: readonly string[];
   /** Who asked, kept with the row's reason. */
   by?: string;
+  /** Asked once the rows are chosen, before anything is cancelled: false cancels nothing. */
+  confirm?: (rows: number) => Promise<boolean>;
 }
 
 export interface CancelLine {
@@ -66,6 +68,9 @@ export async function cancelRows(
   }
   for (const id of named) {
     if (!seen.has(id)) lines.push({ line: null, external_id: id, state_before: '', cancelled: false, reason: `no row of batch ${request.batch} has this external_id`, state_after: null });
+  }
+  if (chosen.length > 1 && request.confirm && !(await request.confirm(chosen.length))) {
+    return [...lines, ...chosen.map((row) => ({ line: row.line, external_id: row.external_id, state_before: row.state ?? row.phase, cancelled: false, reason: 'not confirmed', state_after: row.state }))];
   }
   for (const row of chosen) {
     const outcome = await pipeline.cancelOnRequest(row, request.by ?? null);

@@ -13,7 +13,7 @@
 import type { ServiceTransaction } from '../api/answers.js';
 import type { Issue } from '../validate/issue.js';
 import { currencyDecimals, formatMinor } from '../validate/money.js';
-import type { ObservationSource, PipelineRow, RowChanges, RowPatch } from '../store/store.js';
+import type { ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/store.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
@@ -180,8 +180,35 @@ export function refuseFunding(decision: Decision, outcome: string, detail: strin
   return cancel(outcome, detail, now, policy.polling, changes);
 }
 
-/** The decision for one observation of the row's transaction. */
+/**
+ * The decision, with what it records for the audit trail: the state learned
+ * (when it changed), and the intents of the calls it commits (fund, cancel) and
+ * a hold, in the same transaction as the change.
+ */
 export function decide(row: PipelineRow, seen: Seen, now: number, policy: Policy): Decision {
+  const decision = decideChange(row, seen, now, policy);
+  if (!decision.patch) return decision;
+  const at = iso(now);
+  const audits: RowAudit[] = [];
+  const { changes } = decision.patch;
+  if (changes.state !== undefined && changes.state !== row.state) {
+    audits.push({ action: 'state_learned', at, details: { transaction: changes.transaction_id ?? row.transaction_id, state: changes.state, code: changes.state_reason_code ?? null, from: SOURCE[seen.asked] } });
+  }
+  audits.push(...intentAudits(row, decision, at));
+  return audits.length > 0 ? { ...decision, patch: { ...decision.patch, audits } } : decision;
+}
+
+/** What a decision's action records: the intent of a call, or a hold. */
+export function intentAudits(row: PipelineRow, decision: Decision, at: string): RowAudit[] {
+  const { action } = decision;
+  const transaction = decision.patch?.changes.transaction_id ?? row.transaction_id;
+  if (action.kind === 'fund') return [{ action: 'fund_requested', at, details: { transaction, amount: action.amount, currency: action.currency } }];
+  if (action.kind === 'cancel') return [{ action: 'cancel_requested', at, details: { transaction, outcome: action.outcome, reason: action.detail } }];
+  if (action.kind === 'hold') return [{ action: 'answer_mismatch', at, details: { transaction, reason: action.detail } }];
+  return [];
+}
+
+function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy): Decision {
   const { tx, asked } = seen;
   const source = SOURCE[asked];
   const counted = source === 'polling';

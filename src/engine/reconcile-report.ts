@@ -21,7 +21,10 @@ import type { CheckSummary, ReportFiles } from '../reports/reconciliation-render
 import { renderCsv, renderJson, renderText } from '../reports/reconciliation-render.js';
 import type { Period, Reconciliation } from '../reports/reconciliation.js';
 import { reconcile } from '../reports/reconciliation.js';
-import type { ReportStore } from '../store/store.js';
+import type { AuditStore, ReportStore } from '../store/store.js';
+
+/** The audit action of a report written: left out of the head a report prints, so that writing it again gives the same bytes. */
+const REPORT_WRITTEN = 'report_written';
 import type { Workspace } from '../workspace/workspace.js';
 
 /** Phases whose transaction is not final yet. */
@@ -35,7 +38,7 @@ export interface ReportRequest {
 }
 
 export interface ReportDeps {
-  store: ReportStore;
+  store: ReportStore & AuditStore;
   client: Pick<PayoutClient, 'getTransaction'>;
   workspace: Workspace;
   reports: ReportsConfig;
@@ -124,7 +127,7 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
     differences.push(...compareWithLedger(rows, entries.filter((e) => e.transaction_id !== null && inScope.has(e.transaction_id)), strangers, behindOn(differences)));
     serviceLedger = 'compared';
   }
-  const checks: CheckSummary = { differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger };
+  const checks: CheckSummary = { differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger, auditHead: await deps.store.auditHead(REPORT_WRITTEN) };
 
   const rendered: ReportFiles = req.format === 'json' ? renderJson(reconciliation, checks) : renderCsv(reconciliation, checks, { spreadsheet: req.spreadsheet });
   const folder = join(deps.workspace.folders.outbox, 'reports');
@@ -136,5 +139,9 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
     await writeFileSafely(deps.workspace.home, file, content);
     files.push(file);
   }
+  await deps.store.appendAudit({
+    at: new Date().toISOString(), actor: 'paybatch', action: REPORT_WRITTEN, subject: `reconciliation ${period.label}`,
+    details: { files: files.map((f) => f.slice(deps.workspace.home.length + 1)), differences: checks.differences.length, unexplained: checks.differences.filter((d) => d.explained === '').length, audit_head: checks.auditHead },
+  });
   return { reconciliation, checks, files, text: renderText(reconciliation, checks, files) };
 }

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
-import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore } from '../store/store.js';
 import { ApprovalGate } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
@@ -27,7 +27,7 @@ export type { BatchSummary } from './settle.js';
 export interface RunDeps {
   workspace: Workspace;
   /** The narrow store interface (STYLE 3): SQLite today, another store later. */
-  store: IntakeStore & PipelineStore & ApprovalStore;
+  store: IntakeStore & PipelineStore & ApprovalStore & AuditStore;
   client: PayoutClient;
   config: Config;
   clock: Clock;
@@ -64,6 +64,10 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
     policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,
     approval: deps.config.approvalPolicy ? { submitter: deps.config.approvalPolicy.inboxSubmitter, expiresAfterMs: deps.config.approvalPolicy.expiresAfterMs } : undefined,
   }, before);
+  await deps.store.appendAudit({
+    at: new Date(deps.clock.now()).toISOString(), actor: deps.config.approvalPolicy?.inboxSubmitter ?? 'inbox', action: `intake_${outcome.kind}`, subject: basename(file),
+    details: intakeDetails(outcome),
+  });
   if (outcome.kind === 'accepted' && deps.config.approvalPolicy) deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}` });
   // A first look at a file is not news; still waiting at a later look is.
   if (outcome.kind === 'waiting' && !before) return outcome;
@@ -75,6 +79,18 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
     ...('reportFile' in outcome ? { report: outcome.reportFile } : {}), ...('noteFile' in outcome ? { note: outcome.noteFile } : {}),
   });
   return outcome;
+}
+
+/** What the audit trail keeps of an intake: the batch, the file's fingerprint, the validation's counts, why not taken. */
+function intakeDetails(outcome: IntakeOutcome): Record<string, unknown> {
+  const details: Record<string, unknown> = { batch: 'batch' in outcome ? outcome.batch : null };
+  if (outcome.kind === 'accepted' || outcome.kind === 'rejected') {
+    Object.assign(details, { sha256: outcome.report.sha256, rows: outcome.report.rows, valid: outcome.report.valid, invalid: outcome.report.invalid, totals: outcome.report.totals });
+  }
+  if (outcome.kind === 'accepted') Object.assign(details, { ready: outcome.ready, refused: outcome.refused });
+  if ('reason' in outcome) details.reason = outcome.reason;
+  if (outcome.kind === 'unreadable') details.reason = `${outcome.error.code}: ${outcome.error.message}`;
+  return details;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { ResultRow } from '../reports/results.js';
 import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
-import type { BatchRecord, IntakeStore, PipelineStore } from '../store/store.js';
+import type { AuditStore, BatchRecord, IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { changedSince, claimName, moveWithCompanions } from './intake.js';
 import { fileSha256 } from '../batch/file-hash.js';
@@ -16,7 +16,7 @@ import type { PipelineLog } from './pipeline.js';
 
 export interface SettleDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore;
+  store: IntakeStore & PipelineStore & AuditStore;
   clock: Clock;
   log: PipelineLog;
 }
@@ -31,6 +31,8 @@ export interface BatchSummary {
   by_reason: Record<string, number>;
   /** Rows that need a person for money safety: an answer that did not match, a funding refused, the balance run out. */
   need_person: number;
+  /** The audit trail's head when the summary was written (see paybatch audit verify). */
+  audit_chain_head: { seq: number; hash: string };
   /** Input currency to the amount funded (debited), minor units. */
   funded: Record<string, string>;
   /** Output currency to the amount paid out, minor units. */
@@ -60,6 +62,7 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
     by_state: tally.byState,
     by_reason: tally.byReason,
     need_person: tally.needPerson,
+    audit_chain_head: await deps.store.auditHead('report_written'),
     funded: tally.funded,
     paid_out: tally.paidOut,
     unsettled: await deps.store.unsettledRows(batchId),

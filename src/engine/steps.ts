@@ -15,11 +15,11 @@ import type { ServiceTransaction } from '../api/answers.js';
 import type { CallLimits, PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable, fundRefusal } from '../api/errors.js';
 import type { Clock } from '../clock.js';
-import type { PipelineRow, PipelineStore, RowPatch } from '../store/store.js';
+import type { PipelineRow, PipelineStore, RowAudit, RowPatch } from '../store/store.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
-import { cancel, decide, fundingDeadline, hold, money, refuseFunding } from './decide.js';
+import { cancel, decide, fundingDeadline, hold, intentAudits, money, refuseFunding } from './decide.js';
 import { ATTENTION_STATES, REASONS } from '../payout-states.js';
 
 export interface PipelineLog {
@@ -59,20 +59,21 @@ export class RowSteps {
     const { store } = this.deps;
     let row: PipelineRow | undefined = start;
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS && row; attempt++) {
-      let decision = choose(row);
+      let decision = this.audited(row, choose(row));
       if (!decision.patch) {
         if (decision.schedule) await store.scheduleRead(row.batch_id, row.line, decision.schedule.at, decision.schedule.counted);
         return { row, decision };
       }
       let outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch);
       if (outcome.kind === 'over_budget' || outcome.kind === 'stopped') {
-        decision = outcome.kind === 'stopped'
+        const learned = (decision.patch.audits ?? []).filter((a) => a.action === 'state_learned');
+        decision = this.audited(row, outcome.kind === 'stopped'
           ? refuseFunding(decision, REASONS.insufficientFunds, `not funded: ${outcome.detail}`, this.deps.clock.now(), this.deps.policy)
-          : this.overBudget(row, decision, outcome.committed);
+          : this.overBudget(row, decision, outcome.committed), learned);
         outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch);
       } else if (outcome.kind === 'taken') {
         const mismatch: Mismatch = { field: 'id', asked: 'a transaction of its own', answered: `${String(decision.patch.changes.transaction_id)}, the transaction of batch ${outcome.batch_id} line ${outcome.line}` };
-        decision = hold(row, 'the answer', [mismatch]);
+        decision = this.audited(row, hold(row, 'the answer', [mismatch]));
         outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch);
       }
       if (outcome.kind === 'applied') {
@@ -83,6 +84,13 @@ export class RowSteps {
     }
     if (row) this.deps.log('row_busy', { ...where(row), reason: 'the row kept moving; it is taken up again later' });
     return null;
+  }
+
+  /** A decision made here (not by decide) records its intent for the audit trail too. */
+  private audited(row: PipelineRow, decision: Decision, before: RowAudit[] = []): Decision {
+    if (!decision.patch || decision.patch.audits) return decision;
+    const audits = [...before, ...intentAudits(row, decision, new Date(this.deps.clock.now()).toISOString())];
+    return audits.length > 0 ? { ...decision, patch: { ...decision.patch, audits } } : decision;
   }
 
   private overBudget(row: PipelineRow, decision: Decision, committed: bigint): Decision {
@@ -129,7 +137,9 @@ export class RowSteps {
     let row = start;
     const resumed = row.phase === 'creating';
     if (row.phase === 'ready') {
-      const claimed = await this.move(row, ['ready'], { phase: 'creating' });
+      const claimed = await this.move(row, ['ready'], { phase: 'creating' }, {
+        action: 'create_requested', details: { external_id: row.external_id, amount: row.request.output_amount_in_cents, currency: row.request.output_currency_code },
+      });
       if (!claimed) return;
       row = claimed;
     }
@@ -247,9 +257,10 @@ export class RowSteps {
   }
 
   /** Moves a row's phase by compare-and-set, keeping the decision elsewhere; false when the row was not in `from`. */
-  async move(row: PipelineRow, from: readonly string[], changes: RowPatch['changes']): Promise<PipelineRow | null> {
+  async move(row: PipelineRow, from: readonly string[], changes: RowPatch['changes'], audit?: Omit<RowAudit, 'at'>): Promise<PipelineRow | null> {
+    const at = new Date(this.deps.clock.now()).toISOString();
     const done = await this.commit(row, (now) => (from.includes(now.phase)
-      ? { patch: { changes }, action: { kind: 'none' }, label: 'applied' }
+      ? { patch: { changes, ...(audit ? { audits: [{ ...audit, at }] } : {}) }, action: { kind: 'none' }, label: 'applied' }
       : { patch: null, action: { kind: 'none' }, label: 'stale' }));
     return done && done.decision.patch ? done.row : null;
   }

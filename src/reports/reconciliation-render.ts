@@ -17,6 +17,8 @@ export interface CheckSummary {
   transactionsRead: number;
   /** Whether the service's ledger was compared, and if not why. */
   serviceLedger: string;
+  /** The audit trail's head when the report was made: a later rewrite of history is caught against it. */
+  auditHead: { seq: number; hash: string };
 }
 
 export interface RenderOptions {
@@ -73,6 +75,7 @@ export function renderCsv(rec: Reconciliation, checks: CheckSummary, options: Re
   summaryRows.push(['checks', 'transactions_read', '', '', '', String(checks.transactionsRead)]);
   summaryRows.push(['checks', 'service_ledger', '', '', '', checks.serviceLedger]);
   summaryRows.push(['checks', 'differences', '', '', '', String(checks.differences.length)]);
+  summaryRows.push(['audit', 'chain_head', '', '', '', `${checks.auditHead.seq}:${checks.auditHead.hash}`]);
   summaryRows.push(['checks', 'unexplained', '', '', '', String(unexplainedCount(checks))]);
   const summary = csv(['section', 'item', 'currency', 'amount_minor', 'amount', 'value'], summaryRows, options);
   const exceptions = csv(
@@ -109,7 +112,7 @@ export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFil
     exceptions: rec.exceptions,
     checks: {
       transactions_read: checks.transactionsRead, service_ledger: checks.serviceLedger, result: differencesLine(checks),
-      unexplained: unexplainedCount(checks), differences: checks.differences,
+      unexplained: unexplainedCount(checks), differences: checks.differences, audit_chain_head: checks.auditHead,
     },
   };
   return { 'json': `${JSON.stringify(document, null, 2)}\n` };
@@ -125,6 +128,7 @@ export function renderText(rec: Reconciliation, checks: CheckSummary, files: rea
   for (const [c, v] of rec.paidOut) lines.push(`  paid out ${formatMinor(v, currencyDecimals(c) ?? 2)} ${c}`);
   lines.push(`  exceptions: ${rec.exceptions.length}`);
   lines.push(`  checks: ${checks.transactionsRead} unsettled transactions read from the service; service ledger ${checks.serviceLedger}; ${differencesLine(checks)}`);
+  lines.push(`  audit trail head ${checks.auditHead.seq}:${checks.auditHead.hash} (paybatch audit verify --head ${checks.auditHead.seq}:${checks.auditHead.hash})`);
   for (const file of files) lines.push(`  ${file}`);
   return `${lines.join('\n')}\n`;
 }

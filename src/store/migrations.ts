@@ -196,4 +196,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX approvals_batch ON approvals(batch_id);
     `,
   },
+  {
+    version: 8,
+    name: 'the audit trail',
+    sql: `
+      -- Append-only and hash-chained: each entry holds the hash of the one before and its own (src/audit/chain.ts).
+      CREATE TABLE audit_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        details TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+      );
+      CREATE INDEX audit_log_at ON audit_log(at);
+    `,
+  },
 ];

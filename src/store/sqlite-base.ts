@@ -1,5 +1,7 @@
 /** What every part of the SQLite store shares: the connection, compiled statements, and one transaction wrapper. */
 import type { Statement } from 'better-sqlite3';
+import type { NewAuditEntry } from '../audit/chain.js';
+import { GENESIS, chained } from '../audit/chain.js';
 import type { SqliteDatabase } from './database.js';
 
 export abstract class SqliteBase {
@@ -26,6 +28,13 @@ export abstract class SqliteBase {
 
   protected atomic<T>(work: () => T): T {
     return this.runAtomically(work) as T;
+  }
+
+  /** Appends an entry to the audit trail, chained to the last one; call inside a transaction (atomic()). */
+  protected appendAuditNow(entry: NewAuditEntry): void {
+    const last = (this.sql('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined) ?? GENESIS;
+    this.sql('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash) VALUES (@at, @actor, @action, @subject, @details, @prev_hash, @hash)')
+      .run(chained(last, entry));
   }
 
   async close(): Promise<void> {

@@ -82,6 +82,9 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore {
         if (refusal) return refusal;
       }
       this.update(batchId, line, changes, patch.countRead === true);
+      for (const audit of patch.audits ?? []) {
+        this.appendAuditNow({ at: audit.at, actor: audit.actor ?? 'paybatch', action: audit.action, subject: `${batchId} line ${line}`, details: audit.details });
+      }
       if (patch.learned && changes.state !== undefined && changes.state !== now.state) {
         this.sql(`UPDATE batches SET ${CHANGE_COUNTER[patch.learned]} = ${CHANGE_COUNTER[patch.learned]} + 1 WHERE id = ?`).run(batchId);
       }

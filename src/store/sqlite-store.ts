@@ -10,11 +10,13 @@ import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { SqliteDatabase } from './database.js';
 import { RESTORE_HINT, checkIntegrity, isDamage, migrate, openDatabase } from './database.js';
 import { DatabaseUnusable } from '../errors.js';
+import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
+import { GENESIS } from '../audit/chain.js';
 import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sqlite-base.js';
 import { SqlitePipeline } from './sqlite-pipeline.js';
 import type {
-  ApprovalRecord, ApprovalStore, BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -30,7 +32,7 @@ interface RowColumns {
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 
-export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore {
+export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(db: SqliteDatabase) {
     super(db);
   }
@@ -263,5 +265,23 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
       for (const row of rows) yield { line: row.line, request: JSON.parse(row.request) as PayoutRequest };
       after = (rows[rows.length - 1] as { line: number }).line;
     }
+  }
+
+  // ---- the audit trail
+
+  async appendAudit(entry: NewAuditEntry): Promise<void> {
+    this.atomic(() => this.appendAuditNow(entry));
+  }
+
+  async auditEntries(afterSeq: number, limit: number): Promise<AuditEntry[]> {
+    return this.sql('SELECT * FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit) as AuditEntry[];
+  }
+
+  async auditHead(except = ''): Promise<{ seq: number; hash: string }> {
+    return (this.sql('SELECT seq, hash FROM audit_log WHERE action <> ? ORDER BY seq DESC LIMIT 1').get(except) as { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS };
+  }
+
+  async lastAudit(action: string): Promise<AuditEntry | undefined> {
+    return this.sql('SELECT * FROM audit_log WHERE action = ? ORDER BY seq DESC LIMIT 1').get(action) as AuditEntry | undefined;
   }
 }

@@ -7,6 +7,7 @@ import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { ResultRow } from '../reports/results.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
+import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 
 export type BatchStatus = 'intake' | 'accepted' | 'rejected' | 'settled';
 export type IntakePolicy = 'reject_file' | 'skip_invalid';
@@ -173,6 +174,8 @@ export interface RowPatch {
    * budget would be exceeded.
    */
   reserve?: { currency: string; amount: bigint; budget: bigint | null };
+  /** Written to the audit trail in the same transaction, about this row. */
+  audits?: RowAudit[];
 }
 
 /**
@@ -351,4 +354,26 @@ export interface ApprovalStore {
   setApprovalState(batchId: string, state: string, reason: string | null): Promise<void>;
   /** The rows accepted to be sent, in file order, as they will be sent: what an approver signs for. */
   acceptedRows(batchId: string): AsyncIterable<{ line: number; request: PayoutRequest }>;
+}
+
+/** An audit entry about a row, written with the change it records. */
+export interface RowAudit {
+  action: string;
+  at: string;
+  actor?: string;
+  details: Record<string, unknown>;
+}
+
+export interface AuditStore {
+  appendAudit(entry: NewAuditEntry): Promise<void>;
+  /** The trail in order, a page at a time. */
+  auditEntries(afterSeq: number, limit: number): Promise<AuditEntry[]>;
+  /**
+   * The trail's last entry, what reports and summaries print; leaving out
+   * entries of `except` (a report's own entry, so that writing it again gives
+   * the same file).
+   */
+  auditHead(except?: string): Promise<{ seq: number; hash: string }>;
+  /** The last entry of an action (e.g. the configuration last recorded). */
+  lastAudit(action: string): Promise<AuditEntry | undefined>;
 }

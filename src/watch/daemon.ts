@@ -22,7 +22,7 @@ import { settleIfDone, writeBatchResults } from '../engine/settle.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
 import { dateIn, dayBefore } from '../reports/period.js';
-import type { ApprovalStore, IntakeStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
 import { ApprovalGate } from '../engine/approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { EventApplier } from './event-applier.js';
@@ -33,7 +33,7 @@ import { DatabaseHealth } from './database-health.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore;
   client: PayoutClient;
   /** The service's key and secret: deliveries are signed with them [D3]. */
   credentials: Credentials;

@@ -1,0 +1,93 @@
+/**
+ * The audit trail: append-only and hash-chained. Each entry carries the hash of
+ * the one before, and its own hash over that and its content, so that an entry
+ * edited, deleted, inserted or moved breaks the chain where it happened. The
+ * chain head (its last sequence number and hash) is printed in every batch
+ * summary and reconciliation report: a later rewrite of the whole history is
+ * caught against what accounting signed off. Pure.
+ */
+import { createHash } from 'node:crypto';
+
+export const GENESIS = '0'.repeat(64);
+
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  /** Who: a person of the approval policy, the inbox's submitter, or paybatch itself. */
+  actor: string;
+  action: string;
+  /** What it is about: a batch, a batch and line, a file, a report. */
+  subject: string;
+  /** Canonical JSON of the details. */
+  details: string;
+  prev_hash: string;
+  hash: string;
+}
+
+export type NewAuditEntry = Pick<AuditEntry, 'at' | 'actor' | 'action' | 'subject'> & { details: Record<string, unknown> };
+
+/** JSON with keys sorted: the same details always hash the same. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function entryHash(prevHash: string, entry: Pick<AuditEntry, 'at' | 'actor' | 'action' | 'subject' | 'details'>): string {
+  return createHash('sha256').update([prevHash, entry.at, entry.actor, entry.action, entry.subject, entry.details].join('\n')).digest('hex');
+}
+
+/** The entry to store after `prevHash`. */
+export function chained(prevHash: string, entry: NewAuditEntry): Omit<AuditEntry, 'seq'> {
+  const stored = { at: entry.at, actor: entry.actor, action: entry.action, subject: entry.subject, details: canonicalJson(entry.details) };
+  return { ...stored, prev_hash: prevHash, hash: entryHash(prevHash, stored) };
+}
+
+export type Break = { seq: number; kind: 'edited' | 'deleted' | 'inserted' | 'reordered'; message: string };
+
+/**
+ * Walks the trail in order of sequence and names the first break: an entry
+ * whose content no longer matches its hash (edited); one whose link skips
+ * entries that are gone (deleted); one that follows an entry not its
+ * predecessor (reordered); or one the chain does not lead to (inserted).
+ */
+export class ChainWalker {
+  private prev: AuditEntry | null = null;
+  private readonly before: AuditEntry[] = [];
+  private readonly hashes = new Map<string, number>();
+  count = 0;
+  head: { seq: number; hash: string } = { seq: 0, hash: GENESIS };
+
+  /** Takes the next entry; returns the break it shows, if any. */
+  next(entry: AuditEntry): Break | null {
+    this.count += 1;
+    const expectedPrev = this.prev?.hash ?? GENESIS;
+    let found: Break | null = null;
+    if (entryHash(entry.prev_hash, entry) !== entry.hash) {
+      found = { seq: entry.seq, kind: 'edited', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was edited: its content no longer matches its hash` };
+    } else if (entry.prev_hash !== expectedPrev) {
+      const linked = this.hashes.get(entry.prev_hash);
+      const twoBack = this.before.length >= 2 ? this.before[this.before.length - 2] : undefined;
+      if (twoBack && entry.prev_hash === twoBack.hash) {
+        found = { seq: this.prev?.seq ?? entry.seq, kind: 'inserted', message: `entry ${this.prev?.seq} (${this.prev?.action} ${this.prev?.subject}) was inserted: the entry after it chains from the one before it` };
+      } else if (linked !== undefined) {
+        found = { seq: entry.seq, kind: 'reordered', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) is out of order: it follows entry ${linked}, not entry ${this.prev?.seq ?? 0}` };
+      } else if (entry.seq > (this.prev?.seq ?? 0) + 1) {
+        const from = (this.prev?.seq ?? 0) + 1;
+        found = { seq: from, kind: 'deleted', message: `${from === entry.seq - 1 ? `entry ${from} was` : `entries ${from} to ${entry.seq - 1} were`} deleted: entry ${entry.seq} chains from an entry no longer there` };
+      } else {
+        found = { seq: entry.seq, kind: 'inserted', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was inserted: it chains from no entry of the trail` };
+      }
+    }
+    // A window of recent hashes is enough to tell a move from an insertion, and keeps memory flat on a long trail.
+    this.hashes.set(entry.hash, entry.seq);
+    if (this.hashes.size > 10_000) this.hashes.delete(this.hashes.keys().next().value as string);
+    this.before.push(entry);
+    if (this.before.length > 2) this.before.shift();
+    this.prev = entry;
+    this.head = { seq: entry.seq, hash: entry.hash };
+    return found;
+  }
+}
