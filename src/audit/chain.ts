@@ -60,8 +60,8 @@ export class ChainWalker {
   count = 0;
   head: { seq: number; hash: string } = { seq: 0, hash: GENESIS };
 
-  /** Takes the next entry; returns the break it shows, if any. */
-  next(entry: AuditEntry): Break | null {
+  /** Takes the next entry (and a look at the one after it); returns the break it shows, if any. */
+  next(entry: AuditEntry, following?: AuditEntry): Break | null {
     this.count += 1;
     const expectedPrev = this.prev?.hash ?? GENESIS;
     let found: Break | null = null;
@@ -70,7 +70,9 @@ export class ChainWalker {
     } else if (entry.prev_hash !== expectedPrev) {
       const linked = this.hashes.get(entry.prev_hash);
       const twoBack = this.before.length >= 2 ? this.before[this.before.length - 2] : undefined;
-      if (twoBack && entry.prev_hash === twoBack.hash) {
+      if (following && entry.prev_hash === following.hash) {
+        found = { seq: entry.seq, kind: 'reordered', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) is out of order: it chains from entry ${following.seq}, which comes after it` };
+      } else if (twoBack && entry.prev_hash === twoBack.hash) {
         found = { seq: this.prev?.seq ?? entry.seq, kind: 'inserted', message: `entry ${this.prev?.seq} (${this.prev?.action} ${this.prev?.subject}) was inserted: the entry after it chains from the one before it` };
       } else if (linked !== undefined) {
         found = { seq: entry.seq, kind: 'reordered', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) is out of order: it follows entry ${linked}, not entry ${this.prev?.seq ?? 0}` };

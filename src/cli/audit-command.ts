@@ -45,13 +45,22 @@ export function auditCommand(): Command {
         const walker = new ChainWalker();
         let broken: Break | null = null;
         let headFound: boolean | null = known ? false : null;
-        for await (const entry of entries(store)) {
-          broken ??= walker.next(entry);
+        // One entry behind, so that each is checked with a look at the one after it (a move shows there).
+        let current: AuditEntry | null = null;
+        const take = (entry: AuditEntry, following?: AuditEntry): void => {
+          broken ??= walker.next(entry, following);
           if (known && entry.seq === Number(known[1])) headFound = entry.hash === known[2];
+        };
+        for await (const entry of entries(store)) {
+          if (current) take(current, entry);
+          current = entry;
           if (broken) break;
         }
-        if (broken) {
-          process.stdout.write(`audit trail BROKEN at entry ${broken.seq}: ${broken.message}\n`);
+        if (current && !broken) take(current);
+        // Assigned inside take(): the compiler cannot see it.
+        const found = broken as Break | null;
+        if (found) {
+          process.stdout.write(`audit trail BROKEN at entry ${found.seq}: ${found.message}\n`);
           process.exitCode = ExitCode.failure;
           return;
         }
