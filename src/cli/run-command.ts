@@ -23,6 +23,7 @@ export function renderRun(report: RunReport): string {
     lines.push(`${batch.batch} (${batch.file}): ${batch.rows} rows: ${states}${batch.unsettled > 0 ? `; ${batch.unsettled} still in flight` : '; all final'}`);
     const reasons = Object.entries(batch.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
     if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
+    if (batch.approval === 'awaiting') lines.push(`  awaiting approval: nothing is sent before it (paybatch preview ${batch.batch}; paybatch approve ${batch.batch} --key FILE --as NAME)`);
     if (batch.need_person > 0) lines.push(`  ${batch.need_person} rows need a person (see the results' state_reason and paybatch status ${batch.batch})`);
     lines.push(`  results ${batch.results_file}`);
   }

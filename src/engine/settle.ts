@@ -31,6 +31,9 @@ export interface BatchSummary {
   by_reason: Record<string, number>;
   /** Rows that need a person for money safety: an answer that did not match, a funding refused, the balance run out. */
   need_person: number;
+  /** Where its approval stands (null when approvals were off at intake) and why. */
+  approval: string | null;
+  approval_reason: string | null;
   /** The audit trail's head when the summary was written (see paybatch audit verify). */
   audit_chain_head: { seq: number; hash: string };
   /** Input currency to the amount funded (debited), minor units. */
@@ -62,6 +65,8 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
     by_state: tally.byState,
     by_reason: tally.byReason,
     need_person: tally.needPerson,
+    approval: batch?.approval ?? null,
+    approval_reason: batch?.approval_reason ?? null,
     audit_chain_head: await deps.store.auditHead('report_written'),
     funded: tally.funded,
     paid_out: tally.paidOut,
