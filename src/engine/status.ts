@@ -28,6 +28,9 @@ export interface BatchStatus {
   by_reason: Record<string, number>;
   /** When each unsettled row is next read, soonest first (the first 20 in text, all in JSON for one batch). */
   next_reads: NextReadAt[];
+  /** Where its approval stands (null when approvals were off at intake), and why. */
+  approval: string | null;
+  approval_reason: string | null;
   /** How the batch learned of its state changes [1]: webhooks first, polling as the fallback. */
   learned: { webhook: number; polling: number; answer: number };
 }
@@ -87,6 +90,8 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
       unsettled: progress.unsettled,
       oldest_unsettled_age_s: progress.oldest_unsettled_at === null ? null : Math.max(0, Math.floor((clock.now() - Date.parse(progress.oldest_unsettled_at)) / 1000)),
       attention,
+      approval: record.approval,
+      approval_reason: record.approval_reason,
       by_reason: tally.byReason,
       next_reads: next.map((r) => ({ ...r, next_read_at: r.next_read_at === null ? null : new Date(r.next_read_at).toISOString() })),
       learned: { webhook: record.changes_by_webhook, polling: record.changes_by_polling, answer: record.changes_by_answer },
@@ -129,6 +134,7 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
       }
       if (b.attention.length > ATTENTION_SHOWN) lines.push(`    ... and ${b.attention.length - ATTENTION_SHOWN} more (--json lists them all)`);
     }
+    if (b.approval) lines.push(`  approval: ${b.approval}${b.approval_reason ? ` (${b.approval_reason})` : ''}${b.approval === 'awaiting' ? `: paybatch preview ${b.batch}` : ''}`);
     const reasons = Object.entries(b.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
     if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
     if (b.next_reads.length > 0) {

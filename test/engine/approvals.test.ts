@@ -64,6 +64,8 @@ describe('four-eyes approval before money moves', () => {
     expect(first.batches[0]?.by_state).toEqual({ not_sent_yet: 2 });
     expect(sentToService()).toBe(0);
     expect((await ctx.store.batch(batch))?.approval).toBe('awaiting');
+    const { readStatus, renderStatus } = await import('../../src/engine/status.js');
+    expect(renderStatus(await readStatus(ctx.store, systemClock, batch))).toMatch(new RegExp(`approval: awaiting: paybatch preview ${batch}`));
     expect(ctx.events.some((e) => e.event === 'approval_requested')).toBe(true);
     await expect(approve(batch, 'inbox')).rejects.toThrow(/inbox submitted batch .* and cannot approve it/);
     await expect(approveBatch({ batch, as: 'ada', keyFile: keyFile('grace'), ceiling: {} }, { store: ctx.store, gate: gate(), policy, clock: systemClock, marginPercent: 3 })).rejects.toThrow(/is not ada's key/);
