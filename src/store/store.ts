@@ -377,3 +377,6 @@ export interface AuditStore {
   /** The last entry of an action (e.g. the configuration last recorded). */
   lastAudit(action: string): Promise<AuditEntry | undefined>;
 }
+
+/** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
+export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore;

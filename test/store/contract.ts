@@ -1,0 +1,209 @@
+/**
+ * The store contract: what every database behind paybatch must do, method by
+ * method, run against SQLite and PostgreSQL alike (sqlite-contract.test.ts,
+ * postgres-contract.test.ts). Each test starts from an empty store.
+ */
+import { beforeEach, afterEach, describe, expect, it } from 'vitest';
+import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { NewRow, PipelineRow, Store } from '../../src/store/store.js';
+
+export interface OpenedStore {
+  store: Store;
+  done(): Promise<void>;
+}
+
+const request = (id: string, currency = 'USD', amount = '10000', sender = 'S-1'): PayoutRequest => ({
+  external_id: id, type: 'bank', input_currency_code: currency, output_currency_code: 'GBP', output_amount_in_cents: amount,
+  sender: { external_id: sender }, recipient: { country_code: 'GBR' },
+});
+const newRow = (line: number, id: string, currency = 'USD', sender = 'S-1'): NewRow => ({ line, external_id: id, request: request(id, currency, '10000', sender), errors: [] });
+const AT = '2026-03-02T09:00:00.000Z';
+
+export function storeContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`the store contract: ${name}`, () => {
+    let opened: OpenedStore;
+    let store: Store;
+    beforeEach(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterEach(async () => opened.done());
+
+    /** A batch taken in and accepted, with `ids` as its rows (lines 2, 3, ...). */
+    async function accepted(ids: string[], sha = 'a'.repeat(64), currency = 'USD'): Promise<string> {
+      const batch = await store.beginBatch({ file_name: `${sha.slice(0, 4)}.csv`, sha256: sha, size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(batch, ids.map((id, i) => newRow(i + 2, id, currency, `S-${id}`)));
+      await store.acceptBatch(batch);
+      return batch;
+    }
+    const row = async (batch: string, line: number): Promise<PipelineRow> => (await store.row(batch, line)) as PipelineRow;
+
+    it('intake: batches with unique ids, rows in file order, acceptance refusing external ids used before, rejection', async () => {
+      const first = await accepted(['A', 'B']);
+      expect(first).toMatch(/^B20260302-aaaaaaaa$/);
+      const again = await store.beginBatch({ file_name: 'x.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: AT, file_mtime_ms: null, send_after: 0 });
+      expect(again).toBe(`${first}-2`);
+      expect((await store.acceptedBatchWithContent('a'.repeat(64)))?.id).toBe(first);
+      await store.addRows(again, [newRow(2, 'B'), newRow(3, 'C'), { line: 4, external_id: 'D', request: null, errors: [{ line: 4, column: 'type', code: 'required', message: 'm' }] }]);
+      await store.invalidateRow(again, 3, { line: 3, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
+      expect(await store.acceptBatch(again)).toEqual({ ready: 0, refused: 1, invalid: 2 });
+      const rows = [];
+      for await (const r of store.rows(again)) rows.push([r.line, r.phase, r.outcome, r.errors.map((e) => e.code)]);
+      expect(rows).toEqual([[2, 'refused', 'external_id_already_used', []], [3, 'invalid', null, ['duplicate_external_id']], [4, 'invalid', null, ['required']]]);
+      const third = await store.beginBatch({ file_name: 'y.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: null, send_after: 0 });
+      expect((await store.interruptedIntakes()).map((b) => b.id)).toEqual([third]);
+      await store.rejectBatch(third, 'interrupted');
+      expect(await store.batch(third)).toMatchObject({ status: 'rejected', reason: 'interrupted', released: 0 });
+      expect((await store.batchesInProcessing()).map((b) => b.id).sort()).toEqual([first, again].sort());
+    });
+
+    it('release, withdrawal (only when nothing was sent), approval request', async () => {
+      const batch = await accepted(['A', 'B']);
+      expect(await store.batchReleased(batch)).toBe(false);
+      await store.requestApproval(batch, 'inbox', '2026-03-03T09:00:00.000Z');
+      expect(await store.batch(batch)).toMatchObject({ approval: 'awaiting', submitted_by: 'inbox' });
+      await store.releaseBatch(batch);
+      expect(await store.batchReleased(batch)).toBe(true);
+      const r = await row(batch, 2);
+      await store.commitRow(batch, 2, r.revision, { changes: { phase: 'creating' } });
+      expect(await store.withdrawBatch(batch, 'file_changed', 'changed')).toBe(false);
+      const other = await accepted(['C'], 'c'.repeat(64));
+      expect(await store.withdrawBatch(other, 'file_changed', 'changed')).toBe(true);
+      expect(await row(other, 2)).toMatchObject({ phase: 'not_sent', outcome: 'file_changed', outcome_detail: 'changed' });
+      expect((await store.batch(other))?.status).toBe('rejected');
+    });
+
+    it('compare-and-set: a commit applies at the revision read, never twice; a transaction id is held by one row', async () => {
+      const batch = await accepted(['A', 'B']);
+      const a = await row(batch, 2);
+      expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'created', transaction_id: 'tr_1', state: 'approved', input_amount: '12000' }, learned: 'answer' })).toEqual({ kind: 'applied' });
+      expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'final' } })).toEqual({ kind: 'moved' });
+      expect(await row(batch, 2)).toMatchObject({ phase: 'created', transaction_id: 'tr_1', state: 'approved', input_amount: '12000', revision: a.revision + 1 });
+      expect((await store.batch(batch))?.changes_by_answer).toBe(1);
+      const b = await row(batch, 3);
+      expect(await store.commitRow(batch, 3, b.revision, { changes: { transaction_id: 'tr_1' } })).toEqual({ kind: 'taken', batch_id: batch, line: 2 });
+      expect(await store.rowByTransaction('tr_1')).toMatchObject({ line: 2 });
+      expect(await store.rowBySubmittedExternalId('A')).toMatchObject({ line: 2 });
+      expect(await store.knowsTransaction('tr_1')).toBe(true);
+      expect(await store.movePhase(batch, 3, ['created'], 'final')).toBe(false);
+      expect(await store.movePhase(batch, 3, ['ready'], 'not_sent', 'corridor_inactive', 'off')).toBe(true);
+      expect(await row(batch, 3)).toMatchObject({ phase: 'not_sent', outcome: 'corridor_inactive', outcome_detail: 'off' });
+    });
+
+    it('reservations: within the budget, exact in integers; refused once the currency is stopped', async () => {
+      const batch = await accepted(['A', 'B', 'C']);
+      for (const line of [2, 3, 4]) {
+        const r = await row(batch, line);
+        await store.commitRow(batch, line, r.revision, { changes: { phase: 'created', input_amount: '999999999999999900' } });
+      }
+      const reserve = async (line: number, budget: bigint) => {
+        const r = await row(batch, line);
+        return store.commitRow(batch, line, r.revision, { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 999_999_999_999_999_900n, budget } });
+      };
+      expect(await reserve(2, 1_000_000_000_000_000_000n)).toEqual({ kind: 'applied' });
+      expect(await reserve(3, 1_999_999_999_999_999_799n)).toEqual({ kind: 'over_budget', committed: 999_999_999_999_999_900n });
+      expect(await store.stopCurrency('USD', 'the USD balance ran out', AT)).toEqual({ batches: 1, notSent: 0 });
+      expect(await store.stopCurrency('USD', 'again', AT)).toEqual({ batches: 0, notSent: 0 });
+      expect(await reserve(4, 10n ** 30n)).toEqual({ kind: 'stopped', detail: 'the USD balance ran out' });
+      const later = await accepted(['D', 'E'], 'd'.repeat(64));
+      expect(await store.endReadyRows(later, 'approval_invalid', 'held')).toBe(2);
+      expect(await row(later, 3)).toMatchObject({ phase: 'not_sent', outcome: 'approval_invalid' });
+    });
+
+    it('stopping a currency ends the ready rows of that currency in open batches, and only those', async () => {
+      const usd = await accepted(['A', 'B']);
+      const eur = await accepted(['C'], 'e'.repeat(64), 'EUR');
+      expect(await store.stopCurrency('USD', 'ran out', AT)).toEqual({ batches: 2, notSent: 2 });
+      expect((await store.rowsInPhases(usd, ['not_sent'], 0, 10)).map((r) => r.outcome_detail)).toEqual(['not sent: ran out', 'not sent: ran out']);
+      expect((await store.rowsInPhases(eur, ['ready'], 0, 10, 'EUR')).map((r) => r.external_id)).toEqual(['C']);
+    });
+
+    it('reads: scheduled, due in order, orphans and catch-up, next reads, and the rows waiting on a sender', async () => {
+      const batch = await accepted(['A', 'B', 'C']);
+      await store.releaseBatch(batch);
+      for (const [line, state] of [[2, 'initial'], [3, 'processing'], [4, 'approved']] as const) {
+        const r = await row(batch, line);
+        await store.commitRow(batch, line, r.revision, { changes: { phase: line === 3 ? 'funded' : 'created', transaction_id: `tr_${line}`, state, heard_at: '2026-03-02T09:00:00.000Z' } });
+      }
+      await store.scheduleRead(batch, 2, 5_000, true);
+      await store.scheduleRead(batch, 3, 1_000, false);
+      expect((await store.dueReads(4_000, 10)).map((r) => r.line)).toEqual([3]);
+      expect(await store.scheduleOrphans(2_000)).toBe(1);
+      expect((await store.dueReads(5_000, 10)).map((r) => r.line)).toEqual([3, 4, 2]);
+      expect((await row(batch, 2)).reads).toBe(1);
+      expect(await store.catchUpReads('2026-03-02T10:00:00.000Z', 3_000)).toBe(1);
+      expect((await store.nextReads(batch, 10)).map((r) => [r.line, r.next_read_at])).toEqual([[3, 1_000], [4, 2_000], [2, 3_000]]);
+      expect((await store.rowsWaitingOnSender('S-A')).map((r) => r.line)).toEqual([2]);
+      expect(await store.unsettledRows(batch)).toBe(3);
+      expect(await store.progress(batch)).toMatchObject({ sendable: 3, created: 3, unsettled: 3, settled: 0 });
+      expect((await store.allRowsInPhases(['funded'])).map((r) => r.line)).toEqual([3]);
+    });
+
+    it('results, settlement, recent batches, ledger rows', async () => {
+      const batch = await accepted(['A', 'B']);
+      const r = await row(batch, 2);
+      await store.commitRow(batch, 2, r.revision, { changes: { phase: 'final', transaction_id: 'tr_9', state: 'paid', funded_at: '2026-03-02T09:01:00.000Z', paid_at: '2026-03-02T09:05:00.000Z', input_amount: '100', input_currency: 'USD' } });
+      await store.movePhase(batch, 3, ['ready'], 'not_sent', 'insufficient_funds', 'ran out');
+      const results = [];
+      for await (const result of store.resultRows(batch)) results.push([result.line, result.phase, result.state, result.outcome, result.funded_at]);
+      expect(results).toEqual([[2, 'final', 'paid', null, '2026-03-02T09:01:00.000Z'], [3, 'not_sent', null, 'insufficient_funds', null]]);
+      expect(await store.unsettledRows(batch)).toBe(0);
+      await store.settleBatch(batch, '2026-03-02T10:00:00.000Z');
+      expect(await store.batch(batch)).toMatchObject({ status: 'settled', settled_at: '2026-03-02T10:00:00.000Z' });
+      expect((await store.openBatches()).length).toBe(0);
+      expect((await store.recentBatches('2026-03-01T00:00:00.000Z')).map((b) => b.id)).toEqual([batch]);
+      expect((await store.ledgerRows({ batch })).map((l) => [l.line, l.state])).toEqual([[2, 'paid'], [3, null]]);
+      expect((await store.ledgerRows({ from: '2026-03-02T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' })).map((l) => [l.line, l.outcome])).toEqual([[2, null], [3, 'insufficient_funds']]);
+    });
+
+    it('webhook events: kept once per nonce, unapplied in order, outcomes counted', async () => {
+      const event = (nonce: string) => ({ received_at: AT, nonce, webhook_id: 'wh', event_type: 'transaction.paid', object_id: 'tr_1', body: '{}' });
+      const first = await store.recordWebhookEvent(event('n1'));
+      expect(await store.recordWebhookEvent(event('n1'))).toBe('replayed');
+      const second = await store.recordWebhookEvent(event('n2'));
+      expect((await store.unappliedWebhookEvents(10)).map((e) => e.id)).toEqual([first, second]);
+      await store.recordWebhookOutcome(first as number, 'applied', AT);
+      await store.recordWebhookOutcome(first as number, 'again', AT);
+      expect(await store.webhookEventCounts()).toEqual({ received: 2, pending: 1, outcomes: { applied: 1 } });
+    });
+
+    it('schedules, heartbeats and the workspace lease', async () => {
+      expect(await store.lastScheduleRun('intake')).toBeNull();
+      await store.recordScheduleRun('intake', 1_000);
+      await store.recordScheduleRun('intake', 2_000);
+      expect(await store.lastScheduleRun('intake')).toBe(2_000);
+      await store.recordHeartbeat('engine', 3_000);
+      expect(await store.lastHeartbeat('engine')).toBe(3_000);
+      const holder = (token: string, at: number) => ({ token, holder: 'watch', pid: 1, host: 'h', acquired_at: at, renewed_at: at });
+      expect(await store.acquireLease(holder('one', 0), () => true, 60_000)).toBeNull();
+      expect(await store.acquireLease(holder('two', 1_000), () => true, 60_000)).toMatchObject({ token: 'one' });
+      expect(await store.acquireLease(holder('two', 1_000), () => false, 60_000)).toBeNull();
+      expect(await store.renewLease('one', 2_000)).toBe(false);
+      expect(await store.renewLease('two', 2_000)).toBe(true);
+      await store.releaseLease('two');
+      expect(await store.acquireLease(holder('three', 3_000), () => true, 60_000)).toBeNull();
+    });
+
+    it('approvals and the audit trail', async () => {
+      const batch = await accepted(['A']);
+      await store.recordApproval({ batch_id: batch, person: 'ada', decision: 'approve', statement: '{}', signature: 'sig', reason: null, at: AT });
+      expect((await store.approvalsOf(batch)).map((a) => [a.person, a.decision, a.signature])).toEqual([['ada', 'approve', 'sig']]);
+      await store.setApprovalState(batch, 'approved', 'by ada');
+      expect(await store.batch(batch)).toMatchObject({ approval: 'approved', approval_reason: 'by ada' });
+      const rows = [];
+      for await (const r of store.acceptedRows(batch)) rows.push([r.line, r.request.external_id]);
+      expect(rows).toEqual([[2, 'A']]);
+      await store.appendAudit({ at: AT, actor: 'ada', action: 'approved', subject: batch, details: { b: 1, a: 2 } });
+      const r = await row(batch, 2);
+      await store.commitRow(batch, 2, r.revision, { changes: { phase: 'creating' }, audits: [{ action: 'create_requested', at: AT, details: {} }] });
+      await store.appendAudit({ at: AT, actor: 'paybatch', action: 'report_written', subject: 'r', details: {} });
+      const entries = await store.auditEntries(0, 10);
+      expect(entries.map((e) => [e.seq, e.action, e.subject])).toEqual([[1, 'approved', batch], [2, 'create_requested', `${batch} line 2`], [3, 'report_written', 'r']]);
+      expect(entries[0]?.details).toBe('{"a":2,"b":1}');
+      expect(entries[1]?.prev_hash).toBe(entries[0]?.hash);
+      expect(await store.auditHead()).toEqual({ seq: 3, hash: entries[2]?.hash });
+      expect(await store.auditHead('report_written')).toEqual({ seq: 2, hash: entries[1]?.hash });
+      expect((await store.lastAudit('approved'))?.seq).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,18 @@
+/** The store contract against SQLite: a fresh file per test. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { storeContract } from './contract.js';
+
+storeContract('SQLite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-contract-'));
+  const store = SqliteStore.open(join(dir, 'paybatch.db'));
+  return {
+    store,
+    async done() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
