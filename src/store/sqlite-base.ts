@@ -44,6 +44,3 @@ export abstract class SqliteBase {
 
 /** `?, ?, ?` for a list. */
 export const marks = (values: readonly unknown[]): string => values.map(() => '?').join(', ');
-
-/** A list of phases as an SQL literal list, for queries compiled once. */
-export const phaseList = (phases: readonly string[]): string => `(${phases.map((p) => `'${p}'`).join(', ')})`;

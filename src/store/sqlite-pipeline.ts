@@ -7,7 +7,8 @@
 import type { ResultRow } from '../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../payout-states.js';
 import type { SqliteDatabase } from './database.js';
-import { SqliteBase, marks, phaseList } from './sqlite-base.js';
+import { SqliteBase, marks } from './sqlite-base.js';
+import { phaseList } from './sql-lists.js';
 import type {
   BatchProgress, BatchRecord, CommitOutcome, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from './store.js';

@@ -13,7 +13,7 @@ import { DatabaseUnusable } from '../errors.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import { GENESIS } from '../audit/chain.js';
 import { MIGRATIONS } from './migrations.js';
-import { phaseList } from './sqlite-base.js';
+import { phaseList } from './sql-lists.js';
 import { SqlitePipeline } from './sqlite-pipeline.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,

@@ -1,0 +1,139 @@
+/**
+ * The PostgreSQL schema, as numbered, append-only migrations with their own
+ * ledger (pg_schema_migrations), each applied in its own transaction. The same
+ * tables as SQLite's, in PostgreSQL's types: amounts stay integer strings
+ * (compared and summed exactly as numeric), times ISO 8601 text, so that every
+ * query reads the same on both.
+ */
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: 'paybatch schema (as SQLite migrations 1 to 8)',
+    sql: `
+      CREATE TABLE batches (
+        id TEXT PRIMARY KEY,
+        file_name TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        size_bytes BIGINT NOT NULL,
+        status TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        rows_total INTEGER NOT NULL DEFAULT 0,
+        rows_valid INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        funding_stopped INTEGER NOT NULL DEFAULT 0,
+        received_at TEXT NOT NULL,
+        settled_at TEXT,
+        changes_by_webhook INTEGER NOT NULL DEFAULT 0,
+        changes_by_polling INTEGER NOT NULL DEFAULT 0,
+        changes_by_answer INTEGER NOT NULL DEFAULT 0,
+        file_mtime_ms BIGINT,
+        send_after BIGINT NOT NULL DEFAULT 0,
+        released INTEGER NOT NULL DEFAULT 0,
+        submitted_by TEXT,
+        approval TEXT,
+        approval_expires_at TEXT,
+        approval_reason TEXT
+      );
+      CREATE INDEX batches_sha256 ON batches(sha256);
+      CREATE INDEX batches_status ON batches(status);
+
+      CREATE TABLE rows (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        line INTEGER NOT NULL,
+        external_id TEXT,
+        request TEXT,
+        phase TEXT NOT NULL,
+        outcome TEXT,
+        outcome_detail TEXT,
+        errors TEXT,
+        transaction_id TEXT,
+        state TEXT,
+        state_reason TEXT,
+        state_reason_code TEXT,
+        input_amount TEXT,
+        input_currency TEXT,
+        output_amount TEXT,
+        output_currency TEXT,
+        refunded_amount TEXT,
+        created_at TEXT,
+        funded_at TEXT,
+        paid_at TEXT,
+        refunded_at TEXT,
+        settled_at TEXT,
+        observed_at TEXT,
+        heard_at TEXT,
+        reads INTEGER NOT NULL DEFAULT 0,
+        next_read_at BIGINT,
+        fund_attempts INTEGER NOT NULL DEFAULT 0,
+        revision INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (batch_id, line)
+      );
+      CREATE UNIQUE INDEX rows_submitted_external_id ON rows(external_id) WHERE phase NOT IN ('checking', 'invalid', 'refused', 'not_sent');
+      CREATE INDEX rows_batch_phase ON rows(batch_id, phase);
+      CREATE INDEX rows_transaction_id ON rows(transaction_id) WHERE transaction_id IS NOT NULL;
+      CREATE INDEX rows_funded_at ON rows(funded_at) WHERE funded_at IS NOT NULL;
+      CREATE INDEX rows_due_reads ON rows(next_read_at) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL;
+
+      CREATE TABLE webhook_events (
+        id BIGSERIAL PRIMARY KEY,
+        received_at TEXT NOT NULL,
+        nonce TEXT NOT NULL UNIQUE,
+        webhook_id TEXT,
+        event_type TEXT NOT NULL,
+        object_id TEXT,
+        body TEXT NOT NULL
+      );
+      CREATE TABLE webhook_event_outcomes (
+        event_id BIGINT PRIMARY KEY REFERENCES webhook_events(id),
+        outcome TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      );
+      CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_run_at BIGINT NOT NULL);
+      CREATE TABLE funding_stops (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        currency TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        stopped_at TEXT NOT NULL,
+        PRIMARY KEY (batch_id, currency)
+      );
+      CREATE TABLE heartbeats (name TEXT PRIMARY KEY, at BIGINT NOT NULL);
+      CREATE TABLE workspace_lease (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        acquired_at BIGINT NOT NULL,
+        renewed_at BIGINT NOT NULL
+      );
+      CREATE TABLE approvals (
+        id BIGSERIAL PRIMARY KEY,
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        person TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
+        statement TEXT,
+        signature TEXT,
+        reason TEXT,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX approvals_batch ON approvals(batch_id);
+      CREATE TABLE audit_log (
+        seq BIGSERIAL PRIMARY KEY,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        details TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+      );
+      CREATE INDEX audit_log_at ON audit_log(at);
+    `,
+  },
+];

@@ -1,0 +1,21 @@
+/** The store contract against PostgreSQL: a fresh database per test, dropped after. */
+import { describe } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/store.js';
+import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
+import { storeContract } from './contract.js';
+
+const available = await postgresAvailable('the PostgreSQL store contract');
+
+describe.skipIf(!available)('PostgreSQL', () => {
+  storeContract('PostgreSQL', async () => {
+    const database = await freshDatabase();
+    const store = await PostgresStore.open(database.url);
+    return {
+      store,
+      async done() {
+        await store.close();
+        await database.drop();
+      },
+    };
+  });
+});
