@@ -1,29 +1,20 @@
 /** `paybatch audit verify [--head SEQ:HASH]` and `paybatch audit export --from --to [--out FILE]`. */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import type { AuditEntry, Break } from '../audit/chain.js';
 import { ChainWalker } from '../audit/chain.js';
-import { workspaceHome } from '../config/config.js';
-import { ExitCode, PaybatchError, UsageError } from '../errors.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { openWorkspace } from '../workspace/workspace.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import { withReadStore } from './read-store.js';
 
 const PAGE = 5_000;
 
-async function withStore<T>(home: string | undefined, work: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const workspace = openWorkspace(workspaceHome(home));
-  if (!existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: no audit trail yet`, ExitCode.failure);
-  const store = SqliteStore.open(workspace.database);
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
+function withStore<T>(home: string | undefined, work: (store: Store) => Promise<T>): Promise<T> {
+  return withReadStore({ home }, 'no audit trail yet', (store) => work(store));
 }
 
-async function* entries(store: SqliteStore): AsyncIterable<AuditEntry> {
+async function* entries(store: Store): AsyncIterable<AuditEntry> {
   for (let after = 0; ;) {
     const page = await store.auditEntries(after, PAGE);
     if (page.length === 0) return;

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, lstatSync, renameSync, unlinkSync } from 'node:f
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { workspaceHome } from '../config/config.js';
+import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { openWorkspace } from '../workspace/workspace.js';
@@ -14,6 +14,9 @@ export function backupCommand(): Command {
     .argument('<file>', 'where the copy goes; it must not exist yet')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { home?: string }) => {
+      if (loadConfig({ home: opts.home }).store.url) {
+        throw new PaybatchError('the state is in PostgreSQL (store.url): back it up with PostgreSQL\'s own tools (pg_dump, or the server\'s continuous archiving), not with paybatch backup', ExitCode.failure);
+      }
       const workspace = openWorkspace(workspaceHome(opts.home));
       if (!existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: nothing to back up`, ExitCode.failure);
       const target = resolve(file);

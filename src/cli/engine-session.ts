@@ -9,7 +9,11 @@ import type { ServiceConnection } from '../config/service.js';
 import { connectService } from '../config/service.js';
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { SharedWork } from '../engine/shared-work.js';
+import { hostname } from 'node:os';
+import { redactUrl } from '../store/postgres/store.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../audit/chain.js';
 import { systemClock } from '../clock.js';
@@ -32,9 +36,15 @@ const offline: ServiceConnection = {
  * The configuration in use joins the audit trail when it changed since it was
  * last recorded (its secret left out): who may approve, the limits, the policy.
  */
-async function recordConfiguration(store: SqliteStore, config: Config): Promise<void> {
+async function recordConfiguration(store: Store, config: Config): Promise<void> {
   const { approvalPolicy: _policy, ...plain } = config;
-  const shown = { ...plain, service: { ...plain.service, api_secret: plain.service.api_secret ? '(set, not recorded)' : undefined } };
+  // The worker's own name is left out: workers of one deployment share one configuration.
+  const { worker: _worker, ...storeConfig } = plain.store;
+  const shown = {
+    ...plain,
+    service: { ...plain.service, api_secret: plain.service.api_secret ? '(set, not recorded)' : undefined },
+    store: { ...storeConfig, url: storeConfig.url ? redactUrl(storeConfig.url) : undefined },
+  };
   const sha256 = createHash('sha256').update(canonicalJson(shown)).digest('hex');
   const last = await store.lastAudit('configuration');
   if (last && (JSON.parse(last.details) as { sha256?: string }).sha256 === sha256) return;
@@ -44,29 +54,41 @@ async function recordConfiguration(store: SqliteStore, config: Config): Promise<
 export interface EngineSession {
   config: Config;
   workspace: Workspace;
-  store: SqliteStore;
+  store: Store;
   log: PipelineLog;
   connection: ServiceConnection;
+  /** With PostgreSQL, for `run` and `watch`: this worker among those sharing the database. */
+  shared: SharedWork | null;
 }
 
 /**
- * `exclusive` (the default) takes the workspace lease (see workspace-lease.ts):
- * only one process takes files in and recovers interrupted work. Commands that only act on rows
- * through the store's guarded steps (cancel, webhook registration) run beside it.
+ * `exclusive` (the default) is for `run` and `watch`. With SQLite it takes the
+ * workspace lease (see workspace-lease.ts): one such process per workspace.
+ * With PostgreSQL it joins the workers sharing the database under its worker
+ * name instead (see shared-work.ts). Commands that only act on rows through the
+ * store's guarded steps (cancel, webhook registration) run beside them.
  */
 export async function withEngineSession<T>(opts: { home?: string; config?: string }, work: (session: EngineSession) => Promise<T>, options: { exclusive?: boolean; what?: string; service?: boolean } = {}): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
-  const store = SqliteStore.open(workspace.database, { checkIntegrity: options.exclusive !== false });
+  const exclusive = options.exclusive !== false;
+  const { store, shared: sharedStore } = await openStore(config.store, workspace, { checkIntegrity: exclusive });
   let held: HeldWorkspace | null = null;
+  let shared: SharedWork | null = null;
+  // Lost (another process took the workspace or the worker name over): stop at once; every step is in the database, nothing is paid twice.
+  const stopOnLoss = (why: string): void => {
+    process.stderr.write(`paybatch: ${why}; stopping\n`);
+    process.exit(ExitCode.tempFail);
+  };
   try {
-    if (options.exclusive !== false) {
-      held = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
-      // Lost (another process took the workspace over): stop at once; every step is in the database, nothing is paid twice.
-      void held.lost.then((why) => {
-        process.stderr.write(`paybatch: ${why}; stopping\n`);
-        process.exit(ExitCode.tempFail);
+    if (exclusive && sharedStore) {
+      shared = await SharedWork.join(sharedStore, systemClock, {
+        name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
       });
+      void shared.lost.then(stopOnLoss);
+    } else if (exclusive) {
+      held = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
+      void held.lost.then(stopOnLoss);
     }
   } catch (error) {
     await store.close();
@@ -78,14 +100,16 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     // Commands that only read and write the store (approve, reject) need no service.
     const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log });
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
+    if (shared) process.stderr.write(`paybatch: worker ${shared.name} on ${config.store.url ? redactUrl(config.store.url) : ''}\n`);
     try {
-      return await work({ config, workspace, store, log, connection });
+      return await work({ config, workspace, store, log, connection, shared });
     } finally {
       await connection.close();
     }
   } finally {
     close();
     await held?.release();
+    await shared?.leave();
     await store.close();
   }
 }

@@ -41,11 +41,11 @@ export function runCommand(): Command {
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
-      await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared }) => {
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
         let report;
         try {
-          report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait });
+          report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait, shared });
         } finally {
           await progress.stop();
         }

@@ -15,9 +15,9 @@ export function watchCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
-      await withEngineSession(opts, async ({ config, workspace, store, log, connection }) => {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared }) => {
         const daemon = new Daemon({
-          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force,
+          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force, shared,
           ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
         });
         let signals = 0;

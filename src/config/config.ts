@@ -54,8 +54,13 @@ const serviceSchema = z.strictObject({
 const money = z.string().regex(/^\d{1,18}$/, 'minor units as an integer string');
 
 const engineSchema = z.strictObject({
-  /** Calls to the service in flight at once. */
+  /** Calls to the service in flight at once (per worker). */
   concurrency: positive.max(256).default(8),
+  /**
+   * With several workers on PostgreSQL: calls in flight at once across all of them
+   * (the service's limits are per client, not per machine). Default: concurrency.
+   */
+  service_concurrency: positive.max(1024).optional(),
   /** [4] The client checks the computed input amount before funding: the most one row may cost, per input currency, in minor units. */
   max_input_per_row: z.record(z.string(), money).default({}),
   /** The most one batch may cost, per input currency, in minor units. */
@@ -160,6 +165,18 @@ const approvalsSchema = z.strictObject({
   ceiling_margin_percent: z.number().min(0).max(100).default(3),
 });
 
+/** Where paybatch keeps its state: SQLite in the workspace (the default), or PostgreSQL shared by several workers. */
+const storeSchema = z.strictObject({
+  /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE; PAYBATCH_DATABASE_URL overrides it. Unset: SQLite in the workspace. */
+  url: z.string().regex(/^postgres(ql)?:\/\/./, 'a postgres:// or postgresql:// URL').optional(),
+  /** This worker's name among those sharing the database (PAYBATCH_WORKER overrides it); default the host name. */
+  worker: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dots, dashes, underscores').optional(),
+  /** A worker not heard of for this long is taken for dead: its rows, files and call slots go to the others. */
+  worker_lease_ms: positive.min(3_000).default(30_000),
+  /** Connections each worker keeps to PostgreSQL. */
+  pool_size: positive.max(100).default(10),
+});
+
 export const configSchema = z.strictObject({
   batch: batchSchema.default(() => batchSchema.parse({})),
   intake: intakeSchema.default(() => intakeSchema.parse({})),
@@ -168,6 +185,7 @@ export const configSchema = z.strictObject({
   watch: watchSchema.default(() => watchSchema.parse({})),
   reports: reportsSchema.default(() => reportsSchema.parse({})),
   approvals: approvalsSchema.default(() => approvalsSchema.parse({})),
+  store: storeSchema.default(() => storeSchema.parse({})),
 });
 
 /** The configuration, with the approval policy built from it when approvals are on (keys read and checked). */
@@ -180,6 +198,7 @@ export type IntakeConfig = Config['intake'];
 export type ApprovalsConfig = Config['approvals'];
 export type ReportsConfig = Config['reports'];
 export type ScheduleConfig = z.infer<typeof scheduleSchema>;
+export type StoreConfig = Config['store'];
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 
@@ -201,12 +220,23 @@ function serviceFromEnvironment(raw: unknown, env: NodeJS.ProcessEnv): unknown {
   return { ...base, service: { ...service, ...overrides } };
 }
 
+/** PAYBATCH_DATABASE_URL and PAYBATCH_WORKER override store.url and store.worker. */
+function storeFromEnvironment(raw: unknown, env: NodeJS.ProcessEnv): unknown {
+  const overrides: Record<string, string> = {};
+  if (env.PAYBATCH_DATABASE_URL) overrides.url = env.PAYBATCH_DATABASE_URL;
+  if (env.PAYBATCH_WORKER) overrides.worker = env.PAYBATCH_WORKER;
+  if (Object.keys(overrides).length === 0) return raw;
+  const base = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+  const store = typeof base.store === 'object' && base.store !== null ? (base.store as Record<string, unknown>) : {};
+  return { ...base, store: { ...store, ...overrides } };
+}
+
 /** Loads --config FILE, else the workspace's paybatch.config.json if there is one, else the defaults; then the environment. */
 export function loadConfig(options: { file?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Config {
   const env = options.env ?? process.env;
   const inWorkspace = join(workspaceHome(options.home, env), CONFIG_FILE_NAME);
   const file = options.file ?? (existsSync(inWorkspace) ? inWorkspace : undefined);
-  const raw = serviceFromEnvironment(file ? readJsonFile(file, 'configuration') : {}, env);
+  const raw = storeFromEnvironment(serviceFromEnvironment(file ? readJsonFile(file, 'configuration') : {}, env), env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(describeIssues(`configuration ${file ?? '(defaults)'}`, parsed.error));
   const service = parsed.data.service;

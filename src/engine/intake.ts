@@ -23,6 +23,8 @@ import { validateFile } from '../batch/validate-file.js';
 import { renderReport } from '../reports/validation-report.js';
 import type { BatchRecord, IntakePolicy, IntakeStore, NewRow } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
+import type { SharedWork } from './shared-work.js';
+import { keepFileBytes, restoreFileBytes } from './kept-files.js';
 
 export type IntakeOutcome =
   | { kind: 'accepted'; batch: string; file: string; ready: number; refused: number; invalid: number; report: ValidationReport }
@@ -50,6 +52,8 @@ export interface IntakeDeps {
   force?: boolean;
   /** With approvals on: who submits files of the inbox, and how long an approval request lasts. */
   approval?: { submitter: string; expiresAfterMs: number };
+  /** With several workers on PostgreSQL: the batch records its taker, and the file's bytes are kept in the database. */
+  shared?: SharedWork | null;
 }
 
 /** The companions that travel with a claimed batch file: its marker and its manifest. */
@@ -120,31 +124,80 @@ export function claimName(name: string, at: number): string {
  * A batch whose intake never finished (the process died while taking it in) is
  * rejected as interrupted, and its file goes back to the inbox to be taken in
  * afresh. None of its rows could have been sent: rows become sendable only when
- * a batch is accepted, which is the last step of intake.
+ * a batch is accepted, which is the last step of intake. With several workers,
+ * only intakes whose taker is dead are recovered (see recoverShared).
  */
-export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }): Promise<string[]> {
+export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store' | 'shared'> & { knownBatches(): Promise<BatchRecord[]> }): Promise<string[]> {
+  if (deps.shared) return recoverShared(deps, deps.shared);
   const recovered: string[] = [];
   // A file claimed just before the process died, before its batch was recorded, belongs to no
   // batch: it goes back to the inbox. (The workspace lock makes sure no other run is claiming.)
+  recovered.push(...(await putBackUnrecorded(deps, () => true)));
+  for (const batch of await deps.store.interruptedIntakes()) {
+    await deps.store.rejectBatch(batch.id, 'interrupted during intake; the file was put back in the inbox and taken again');
+    if (await putBackClaimed(deps, batch)) recovered.push(batch.id);
+  }
+  return recovered;
+}
+
+/** Files in processing/ that no batch knows (claimed by a process that died before recording it), chosen by `old`, moved back to the inbox. */
+async function putBackUnrecorded(deps: Pick<IntakeDeps, 'workspace'> & { knownBatches(): Promise<BatchRecord[]> }, old: (claimedAt: number) => boolean): Promise<string[]> {
+  const moved: string[] = [];
   const known = new Set((await deps.knownBatches()).map((b) => claimName(b.file_name, Date.parse(b.received_at))));
   for (const name of await readdir(deps.workspace.folders.processing)) {
     if (known.has(name) || known.has(companionOf(name) ?? '')) continue;
+    const claimedAt = claimedAtOf(name);
+    if (claimedAt === null || !old(claimedAt)) continue;
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
     const back = join(deps.workspace.folders.inbox, original);
     await moveSafely(deps.workspace.home, join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
-    recovered.push(name);
+    moved.push(name);
   }
-  for (const batch of await deps.store.interruptedIntakes()) {
-    await deps.store.rejectBatch(batch.id, 'interrupted during intake; the file was put back in the inbox and taken again');
-    const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
+  return moved;
+}
+
+/** When a file in processing/ was claimed (ms), from its claim name; null for a name paybatch did not give. */
+export function claimedAtOf(name: string): number | null {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z--/.exec(name);
+  return match ? Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}.${match[5]}Z`) : null;
+}
+
+/** Puts an interrupted batch's claimed file back in the inbox, if it is in this workspace's processing/; false when it is not. */
+async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchRecord): Promise<boolean> {
+  const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
+  const back = join(deps.workspace.folders.inbox, batch.file_name);
+  const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
+  try {
+    await moveSafely(deps.workspace.home, claimed, target);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash, or on another machine
+    return false;
+  }
+}
+
+/**
+ * Several workers: an intake is recovered only once its taker is dead (its
+ * lease expired) or is this worker in an earlier life, and by one worker only
+ * (the rejection is a compare-and-set). The file goes back to this worker's
+ * inbox: moved, when it is in this workspace; else written from the bytes kept
+ * in the database. A file claimed but not recorded is put back only once it has
+ * lain in processing/ longer than a lease (a live worker records its batch
+ * within moments of claiming).
+ */
+async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }, shared: SharedWork): Promise<string[]> {
+  const now = shared.clock.now();
+  const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > shared.leaseMs);
+  for (const batch of await shared.store.orphanedIntakes(shared.name, now)) {
+    if (!(await deps.store.rejectBatch(batch.id, `interrupted during intake (worker ${batch.taken_by ?? 'unknown'} stopped); the file was put back in the inbox and taken again`))) continue;
+    if (await putBackClaimed(deps, batch)) {
+      recovered.push(batch.id);
+      continue;
+    }
     const back = join(deps.workspace.folders.inbox, batch.file_name);
     const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
-    try {
-      await moveSafely(deps.workspace.home, claimed, target);
-      recovered.push(batch.id);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash
-    }
+    // Bytes cut short (the taker died while keeping them) are not a file to take: the original stays where it arrived.
+    if (await restoreFileBytes(shared.store, batch.id, batch.sha256, deps.workspace.home, target)) recovered.push(batch.id);
   }
   return recovered;
 }
@@ -205,8 +258,10 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
   const settled = look.readiness.ready && look.readiness.by !== 'stable';
   const batch = await deps.store.beginBatch({
     file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString(),
-    file_mtime_ms: Math.floor(entry.mtimeMs), send_after: settled ? at : at + stableMs,
+    file_mtime_ms: Math.floor(entry.mtimeMs), send_after: settled ? at : at + stableMs, taken_by: deps.shared?.name ?? null,
   });
+  // Shared: the bytes go to the database before any row does, so that any worker can take the file in again.
+  if (deps.shared && (await keepFileBytes(deps.shared.store, batch, claimed)) !== sha256) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
   let pending: NewRow[] = [];
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;

@@ -21,6 +21,7 @@ import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
 import type { ApprovalGate } from './approval-gate.js';
 import { cancelOnRequest } from './cancel-on-request.js';
+import type { SharedWork } from './shared-work.js';
 
 export type { PipelineLog } from './steps.js';
 
@@ -32,6 +33,8 @@ export interface PipelineDeps {
   log: PipelineLog;
   /** With approvals on: what each batch may be funded for (see approval-gate.ts). */
   gate?: ApprovalGate;
+  /** With several workers on one database: the claims and call slots this worker takes (see shared-work.ts). */
+  shared?: SharedWork;
 }
 
 const PAGE = 500;
@@ -161,8 +164,8 @@ export class Pipeline {
     const creating = (await store.allRowsInPhases(['creating'])).filter(idle);
     const funding = (await store.allRowsInPhases(['funding'])).filter(idle);
     await Promise.all([
-      ...creating.map((row) => this.limit(() => this.guarded(row, () => this.steps.send(row)))),
-      ...funding.map((row) => this.limit(() => this.guarded(row, () => this.steps.resolveFunding(row)))),
+      ...creating.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.send(fresh)))),
+      ...funding.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.resolveFunding(fresh)))),
     ]);
     return orphans + creating.length + funding.length;
   }
@@ -176,17 +179,19 @@ export class Pipeline {
     // Only a released batch is sent: its file found unchanged once taken, its approvals verified (see release.ts).
     if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId)) return;
     await this.refuseInactiveCorridors(batchId);
-    const inFlight = new Set<Promise<void>>();
+    const inFlight = new Set<Promise<unknown>>();
     const window = this.deps.engine.concurrency * 2;
     // Past the run's deadline (--wait) nothing new is sent: the rows wait, ready, for the next run.
     const over = (): boolean => this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
+    const { shared } = this.deps;
     for (let after = 0; !over(); ) {
-      const rows = await this.deps.store.rowsInPhases(batchId, ['ready'], after, PAGE);
+      // Shared with other workers: each takes pages of rows nobody holds (a window's worth, so that the work spreads).
+      const rows = shared ? await shared.claimReadyRows(batchId, after, window) : await this.deps.store.rowsInPhases(batchId, ['ready'], after, PAGE);
       if (rows.length === 0) break;
       for (const row of rows) {
         while (inFlight.size >= window) await Promise.race(inFlight);
         if (over()) break;
-        const sent = this.limit(() => this.guarded(row, () => this.steps.send(row)));
+        const sent = this.limit(() => this.guarded(row, (fresh) => this.steps.send(fresh)));
         inFlight.add(sent);
         void sent.finally(() => inFlight.delete(sent));
       }
@@ -240,17 +245,26 @@ export class Pipeline {
   /** Reads the transactions whose next read is due, within the polling budget [D17]. */
   async follow(): Promise<number> {
     if (this.stopping.signal.aborted) return 0;
-    const due = await this.deps.store.dueReads(this.deps.clock.now(), this.deps.engine.polling.reads_per_second);
-    await Promise.all(due.map((row) => this.limit(() => this.guarded(row, () => this.steps.read(row)))));
+    const { shared } = this.deps;
+    // [D17] The polling budget is the client's, whatever the number of workers: each takes its share.
+    const due = shared
+      ? await shared.claimDueReads(Math.max(1, Math.floor(this.deps.engine.polling.reads_per_second / shared.liveWorkers)))
+      : await this.deps.store.dueReads(this.deps.clock.now(), this.deps.engine.polling.reads_per_second);
+    await Promise.all(due.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.read(fresh)))));
     return due.length;
   }
 
   /** [6] A webhook brought the transaction's state: decided on as a read would be, without counting against the polling budget. */
-  async applyWebhook(row: PipelineRow, tx: ServiceTransaction): Promise<Decision['label']> {
-    let label: Decision['label'] = 'applied';
-    await this.limit(() => this.guarded(row, async () => {
-      label = await this.steps.observe(row, tx, 'webhook');
+  async applyWebhook(row: PipelineRow, tx: ServiceTransaction): Promise<Decision['label'] | 'busy'> {
+    let label: Decision['label'] | 'busy' = 'applied';
+    const ran = await this.limit(() => this.guarded(row, async (fresh) => {
+      label = await this.steps.observe(fresh, tx, 'webhook');
     }));
+    // Another worker is at the row: it is read again at once, which brings the same news.
+    if (!ran) {
+      await this.readSoon(row);
+      return 'busy';
+    }
     return label;
   }
 
@@ -286,7 +300,7 @@ export class Pipeline {
         for (let after = 0; !this.stopping.signal.aborted; ) {
           const rows = await store.rowsInPhases(batch.id, ['created'], after, PAGE, currency);
           if (rows.length === 0) break;
-          await Promise.all(rows.map((row) => this.limit(() => this.guarded(row, () => this.steps.end(row, REASONS.insufficientFunds, `not funded: ${detail}`).then(() => {})))));
+          await Promise.all(rows.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.end(fresh, REASONS.insufficientFunds, `not funded: ${detail}`).then(() => {})))));
           after = (rows[rows.length - 1] as PipelineRow).line;
         }
       }
@@ -308,23 +322,36 @@ export class Pipeline {
    * One row's step must not end the others: a failure leaves the row in its
    * recorded phase, to be taken up again. Refused credentials end the run.
    */
-  private async guarded(row: PipelineRow, step: () => Promise<void>): Promise<void> {
-    if (this.stopping.signal.aborted) return;
+  private async guarded(row: PipelineRow, step: (fresh: PipelineRow) => Promise<void>): Promise<boolean> {
+    if (this.stopping.signal.aborted) return false;
     const key = `${row.batch_id}:${row.line}`;
+    const { shared } = this.deps;
+    // Another live worker holds the row: its step is running there; nothing is done here.
+    if (shared && !this.working.has(key) && !(await shared.claimRow(row))) return false;
     this.working.set(key, (this.working.get(key) ?? 0) + 1);
     try {
-      await step();
+      // Shared: the row as it stands now, under the claim (another worker may have moved it since it was listed).
+      const fresh = shared ? await this.deps.store.row(row.batch_id, row.line) : row;
+      if (!fresh || fresh.phase !== row.phase) return false;
+      if (shared) {
+        if ((await shared.withCallSlot(this.stopping.signal, () => step(fresh).then(() => true))) === null) return false;
+      } else await step(fresh);
       this.failuresInARow = 0;
+      return true;
     } catch (error) {
       if (error instanceof AuthenticationRefused) throw error;
       this.failuresInARow += 1;
       this.lastFailure = (error as Error).message;
       this.deps.log('row_deferred', { batch: row.batch_id, line: row.line, external_id: row.external_id, reason: (error as Error).message });
       if (row.transaction_id) await this.deps.store.scheduleRead(row.batch_id, row.line, this.deps.clock.now() + firstInterval(this.deps.engine.polling), false);
+      return true;
     } finally {
       const left = (this.working.get(key) ?? 1) - 1;
       if (left > 0) this.working.set(key, left);
-      else this.working.delete(key);
+      else {
+        this.working.delete(key);
+        if (shared) await shared.releaseRow(row).catch(() => {});
+      }
     }
   }
 }

@@ -13,6 +13,8 @@ import type { Workspace } from '../workspace/workspace.js';
 import { changedSince, claimName, putBack } from './intake.js';
 import type { ApprovalGate } from './approval-gate.js';
 import { REASONS } from '../payout-states.js';
+import { existsSync } from 'node:fs';
+import type { SharedWork } from './shared-work.js';
 
 export type Release =
   | { kind: 'released' }
@@ -22,7 +24,10 @@ export type Release =
 /** How often a batch awaiting approval is looked at again. */
 const APPROVAL_POLL_MS = 2_000;
 
-export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore; clock: Clock; gate?: ApprovalGate }): Promise<Release> {
+/** How often a batch whose taker (another live worker) is to release it is looked at again. */
+const TAKER_POLL_MS = 2_000;
+
+export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore; clock: Clock; gate?: ApprovalGate; shared?: SharedWork | null }): Promise<Release> {
   if (batch.released === 1) return { kind: 'released' };
   if (deps.clock.now() < batch.send_after) return { kind: 'wait', untilMs: batch.send_after };
   // Four eyes: nothing is sent before the approvals verify; a rejected, expired or invalid approval ends the batch.
@@ -35,6 +40,18 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
     }
   }
   const claimed = `${deps.workspace.folders.processing}/${claimName(batch.file_name, Date.parse(batch.received_at))}`;
+  const { shared } = deps;
+  if (shared && batch.taken_by && batch.taken_by !== shared.name) {
+    // Its file is on its taker's disk: the taker takes the second look while it lives.
+    if (await shared.isAlive(batch.taken_by)) return { kind: 'wait', untilMs: deps.clock.now() + TAKER_POLL_MS, reason: `worker ${batch.taken_by} took it in and releases it` };
+    // Its taker died: the file it watched cannot be looked at from here. What is sent is what was validated (rows
+    // from the store); a file still being written when its taker died comes back whole as a new file, whose rows
+    // already sent are refused by their external ids.
+    if (!existsSync(claimed)) {
+      await deps.store.releaseBatch(batch.id);
+      return { kind: 'released' };
+    }
+  }
   if (await changedSince(claimed, { size: batch.size_bytes, mtimeMs: batch.file_mtime_ms ?? 0 })) {
     const reason = 'it changed after it was taken in (still being written): put back in the inbox to be taken once whole, nothing of it sent';
     if (await deps.store.withdrawBatch(batch.id, REASONS.fileChanged, reason)) {

@@ -21,6 +21,7 @@ import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
 import { settleIfDone, writeBatchResults } from './settle.js';
+import type { SharedWork } from './shared-work.js';
 
 export type { BatchSummary } from './settle.js';
 
@@ -39,6 +40,8 @@ export interface RunDeps {
   /** How long to pause between rounds of reads. */
   tickMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** Several workers on PostgreSQL: this one (see shared-work.ts). */
+  shared?: SharedWork | null;
 }
 
 export interface RunReport {
@@ -58,9 +61,9 @@ async function inboxFiles(inbox: string): Promise<string[]> {
 }
 
 /** Takes one file of the inbox in, per the configured policy, and logs what became of it. */
-export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace' | 'store' | 'config' | 'clock' | 'log' | 'force'> & { stableMs?: number }, before?: Seen): Promise<IntakeOutcome> {
+export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace' | 'store' | 'config' | 'clock' | 'log' | 'force' | 'shared'> & { stableMs?: number }, before?: Seen): Promise<IntakeOutcome> {
   const outcome = await takeFile(file, {
-    workspace: deps.workspace, store: deps.store, batch: deps.config.batch, intake: deps.config.intake, stableMs: deps.stableMs,
+    workspace: deps.workspace, store: deps.store, batch: deps.config.batch, intake: deps.config.intake, stableMs: deps.stableMs, shared: deps.shared,
     policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,
     approval: deps.config.approvalPolicy ? { submitter: deps.config.approvalPolicy.inboxSubmitter, expiresAfterMs: deps.config.approvalPolicy.expiresAfterMs } : undefined,
   }, before);
@@ -149,7 +152,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   intake.push(...(await takeInbox(deps, until, sleep)));
   const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates);
-  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate });
+  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
   await pipeline.resume();

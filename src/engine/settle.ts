@@ -9,16 +9,23 @@ import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
 import type { AuditStore, BatchRecord, IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { changedSince, claimName, moveWithCompanions } from './intake.js';
+import { changedSince, claimName, claimedAtOf, moveWithCompanions } from './intake.js';
+import { readdir } from 'node:fs/promises';
+import { companionOf } from '../workspace/arrival.js';
 import { fileSha256 } from '../batch/file-hash.js';
 import { writeFileSafely } from '../workspace/safe-files.js';
 import type { PipelineLog } from './pipeline.js';
+import { existsSync } from 'node:fs';
+import type { SharedWork } from './shared-work.js';
+import { restoreFileBytes } from './kept-files.js';
 
 export interface SettleDeps {
   workspace: Workspace;
   store: IntakeStore & PipelineStore & AuditStore;
   clock: Clock;
   log: PipelineLog;
+  /** Several workers: a file taken in on another machine is archived here from the bytes kept in the database. */
+  shared?: SharedWork | null;
 }
 
 export interface BatchSummary {
@@ -106,10 +113,32 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
   await writeBatchResults(deps, batchId);
   const name = claimName(batch.file_name, Date.parse(batch.received_at));
   await noteIfChanged(deps, batch, join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name));
-  await moveWithCompanions(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name), deps.workspace.home).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error; // archived already, before a crash
+  const archived = join(deps.workspace.folders.archive, name);
+  const moved = await moveWithCompanions(join(deps.workspace.folders.processing, name), archived, deps.workspace.home).then(() => true, (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error; // archived already, before a crash; or taken in on another machine
+    return false;
   });
+  if (!moved && deps.shared && !existsSync(archived)) await restoreFileBytes(deps.shared.store, batch.id, batch.sha256, deps.workspace.home, archived);
   await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
   deps.log('batch_settled', { batch: batchId });
   return true;
+}
+
+/**
+ * Several workers: a file taken in here whose batch another worker settled
+ * (this one was busy, or down) still lies in processing/: it goes to archive/.
+ * Returns how many.
+ */
+export async function archiveSettledElsewhere(deps: SettleDeps): Promise<number> {
+  let archived = 0;
+  for (const name of await readdir(deps.workspace.folders.processing)) {
+    const claimedAt = claimedAtOf(name);
+    if (claimedAt === null || companionOf(name) !== null) continue;
+    const receivedAt = new Date(claimedAt).toISOString();
+    const batch = (await deps.store.recentBatches(receivedAt)).find((b) => b.received_at === receivedAt && claimName(b.file_name, claimedAt) === name);
+    if (batch?.status !== 'settled') continue;
+    await moveWithCompanions(join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name), deps.workspace.home);
+    archived += 1;
+  }
+  return archived;
 }

@@ -16,7 +16,7 @@ import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sql-lists.js';
 import { SqlitePipeline } from './sqlite-pipeline.js';
 import type {
-  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -61,7 +61,7 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
     return this.sql("SELECT * FROM batches WHERE sha256 = ? AND status IN ('accepted', 'settled') ORDER BY received_at LIMIT 1").get(sha256) as BatchRecord | undefined;
   }
 
-  async beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'>): Promise<string> {
+  async beginBatch({ taken_by: _one_worker, ...batch }: NewBatch): Promise<string> {
     return this.atomic(() => {
       const stem = `B${batch.received_at.slice(0, 10).replace(/-/g, '')}-${batch.sha256.slice(0, 8)}`;
       let id = stem;
@@ -102,10 +102,11 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
     });
   }
 
-  async rejectBatch(batchId: string, reason: string): Promise<void> {
-    this.atomic(() => {
+  async rejectBatch(batchId: string, reason: string): Promise<boolean> {
+    return this.atomic(() => {
+      if (this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ? AND status = 'intake'").run(reason, batchId).changes === 0) return false;
       this.sql("UPDATE rows SET phase = 'not_sent' WHERE batch_id = ? AND phase = 'checking'").run(batchId);
-      this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ?").run(reason, batchId);
+      return true;
     });
   }
 
@@ -212,8 +213,9 @@ export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookS
     return (this.sql('SELECT last_run_at FROM schedule_runs WHERE name = ?').pluck().get(name) as number | undefined) ?? null;
   }
 
-  async recordScheduleRun(name: string, at: number): Promise<void> {
-    this.sql('INSERT INTO schedule_runs (name, last_run_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at').run(name, at);
+  async claimScheduleRun(name: string, expected: number | null, at: number): Promise<boolean> {
+    if (expected === null) return this.sql('INSERT INTO schedule_runs (name, last_run_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, at).changes === 1;
+    return this.sql('UPDATE schedule_runs SET last_run_at = ? WHERE name = ? AND last_run_at = ?').run(at, name, expected).changes === 1;
   }
 
   // ---- the workspace lease

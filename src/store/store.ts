@@ -30,6 +30,8 @@ export interface BatchRecord {
   send_after: number;
   /** 1 once its file was found unchanged at send_after: only then are its rows sent. */
   released: number;
+  /** The worker that took its file in (several workers on one database); null otherwise. */
+  taken_by?: string | null;
   /** Who submitted it (the inbox's submitter), when approvals are on. */
   submitted_by: string | null;
   /** null (not needed), awaiting, approved, rejected, expired, held. */
@@ -41,6 +43,9 @@ export interface BatchRecord {
   changes_by_polling: number;
   changes_by_answer: number;
 }
+
+/** A batch as its intake begins: `taken_by` is kept where several workers share the database. */
+export type NewBatch = Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'> & { taken_by?: string | null };
 
 export interface NewRow {
   line: number;
@@ -64,13 +69,13 @@ export interface IntakeStore {
   /** The accepted batch with this content, if any (a file taken twice is refused). */
   acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined>;
   /** Records a new batch being taken in; returns its id, unique even for the same content taken with --force. */
-  beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'>): Promise<string>;
+  beginBatch(batch: NewBatch): Promise<string>;
   /** Adds rows as they are read, in one transaction per call. */
   addRows(batchId: string, rows: readonly NewRow[]): Promise<void>;
   /** A finding across rows (a duplicate external_id) made this row invalid after all. */
   invalidateRow(batchId: string, line: number, error: Issue): Promise<void>;
-  /** Rejects the batch: nothing of it will be sent. */
-  rejectBatch(batchId: string, reason: string): Promise<void>;
+  /** Rejects a batch in intake: nothing of it will be sent. False when it was not in intake (another worker got there first). */
+  rejectBatch(batchId: string, reason: string): Promise<boolean>;
   /**
    * Takes an accepted batch back (its file changed after intake), only if
    * nothing of it has been sent: its rows end not sent. False when a row was sent.
@@ -310,7 +315,12 @@ export interface WebhookStore {
 export interface ScheduleStore {
   /** When the schedule last ran (ms since the epoch), or null if it never ran. */
   lastScheduleRun(name: string): Promise<number | null>;
-  recordScheduleRun(name: string, at: number): Promise<void>;
+  /**
+   * Records a run at `at` only if the last run is still `expected` (null: never
+   * ran): of several workers finding a schedule due, one runs it. False when
+   * another recorded a run first.
+   */
+  claimScheduleRun(name: string, expected: number | null, at: number): Promise<boolean>;
 }
 
 /** Who holds the workspace: one `run` or `watch` at a time. */
@@ -380,3 +390,52 @@ export interface AuditStore {
 
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
 export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore;
+
+/** A worker among several sharing one database, as its lease records it. */
+export interface WorkerRecord {
+  name: string;
+  /** This process's own token: a second process under the same name is told apart. */
+  token: string;
+  host: string;
+  pid: number;
+  started_at: number;
+  renewed_at: number;
+  /** ms since the epoch: past it, the worker is taken for dead and what it held goes to the others. */
+  expires_at: number;
+}
+
+/**
+ * What only a database shared by several workers does (PostgreSQL). A worker
+ * holds a lease, renewed while it lives; rows, call slots and interrupted
+ * intakes are claimed under it. Whatever a dead worker held (its lease expired)
+ * goes to the others; a worker restarted under the same name holds nothing of
+ * its earlier life. Claims are taken with SKIP LOCKED: workers never wait on
+ * each other's rows.
+ */
+export interface SharedWorkStore {
+  /** Joins as `me`: refused (the live worker returned) while a worker of that name lives (lease not expired, process alive). */
+  joinWorkers(me: WorkerRecord, isAlive: (worker: WorkerRecord) => boolean): Promise<WorkerRecord | null>;
+  /** Renews the lease; false when it is no longer this process's (another took the name over). */
+  renewWorker(name: string, token: string, at: number, expiresAt: number): Promise<boolean>;
+  /** Leaves: the lease ends now, and its claims and slots are freed. */
+  leaveWorkers(name: string, token: string): Promise<void>;
+  /** Every worker that ever joined, with its lease. */
+  workers(): Promise<WorkerRecord[]>;
+  /** Claims one row for `worker`; false while another live worker holds it. */
+  claimRow(batchId: string, line: number, worker: string, now: number): Promise<boolean>;
+  releaseRow(batchId: string, line: number, worker: string): Promise<void>;
+  /** Claims up to `limit` ready rows of a batch after `afterLine` that no live worker holds, in file order. */
+  claimReadyRows(batchId: string, worker: string, now: number, afterLine: number, limit: number): Promise<PipelineRow[]>;
+  /** Claims up to `limit` rows whose read is due that no live worker holds, soonest first. */
+  claimDueReads(worker: string, now: number, limit: number): Promise<PipelineRow[]>;
+  /** Takes one of the first `slots` call slots (the service's concurrency, shared by all workers); null when all are taken. */
+  takeCallSlot(worker: string, slots: number, now: number): Promise<number | null>;
+  returnCallSlot(slot: number, worker: string): Promise<void>;
+  /** What a worker holds now, for /healthz. */
+  heldBy(worker: string): Promise<{ rows: number; slots: number }>;
+  /** Keeps a taken file's bytes, a piece at a time: any worker can carry the batch, or take the file again. */
+  addFileChunk(batchId: string, seq: number, bytes: Buffer): Promise<void>;
+  fileChunks(batchId: string): AsyncIterable<Buffer>;
+  /** Intakes left unfinished by a worker that is dead now (or by `worker` itself, in an earlier life). */
+  orphanedIntakes(worker: string, now: number): Promise<BatchRecord[]>;
+}

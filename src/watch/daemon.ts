@@ -18,7 +18,8 @@ import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
 import type { Seen } from '../workspace/arrival.js';
-import { settleIfDone, writeBatchResults } from '../engine/settle.js';
+import { archiveSettledElsewhere, settleIfDone, writeBatchResults } from '../engine/settle.js';
+import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
 import { dateIn, dayBefore } from '../reports/period.js';
@@ -45,6 +46,8 @@ export interface DaemonDeps {
   ledgerUrl?: string | null;
   /** Pause between rounds of the main loop. */
   tickMs?: number;
+  /** Several workers on PostgreSQL: this one (see engine/shared-work.ts). */
+  shared?: SharedWork | null;
 }
 
 export interface DaemonStarted {
@@ -110,7 +113,7 @@ export class Daemon {
   constructor(private readonly deps: DaemonDeps) {
     const { config, store, client, clock, log } = deps;
     this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates);
-    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate });
+    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined });
     this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log });
     const { listen } = config.watch;
     this.receiver = new WebhookReceiver({
@@ -127,17 +130,17 @@ export class Daemon {
       log,
       onStored: () => this.applier.notify(),
       unhealthy: () => this.health?.check() ?? null,
+      held: deps.shared ? () => (deps.shared as SharedWork).held() : undefined,
     });
     this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, onFile: (path) => this.arrived(path), log });
     this.schedules = new Schedules(config.watch.schedules, store, clock);
   }
 
   async start(): Promise<DaemonStarted> {
-    const { store, workspace, log } = this.deps;
-    this.health = new DatabaseHealth(workspace.database);
-    for (const batch of await recoverInterruptedIntakes({ workspace, store, knownBatches: () => store.batchesInProcessing() })) {
-      log('intake_interrupted', { batch, action: 'file put back in the inbox' });
-    }
+    const { store, workspace } = this.deps;
+    // The SQLite file is watched for deletion, replacement and damage; PostgreSQL answers for itself.
+    this.health = this.deps.shared ? null : new DatabaseHealth(workspace.database);
+    await this.recoverIntakes();
     await this.pipeline.resume();
     await this.receiver.listen();
     // Events stored before a stop but not applied yet are applied first.
@@ -274,8 +277,25 @@ export class Daemon {
     }
   }
 
-  /** A step that failed (the service or the database did not answer) is tried again, and a batch whose sending stopped is sent on. */
+  private async recoverIntakes(): Promise<void> {
+    const { store, workspace, log } = this.deps;
+    for (const batch of await recoverInterruptedIntakes({ workspace, store, shared: this.deps.shared, knownBatches: () => store.batchesInProcessing() })) {
+      log('intake_interrupted', { batch, action: 'file put back in the inbox' });
+    }
+  }
+
+  /**
+   * A step that failed (the service or the database did not answer) is tried
+   * again, and a batch whose sending stopped is sent on. With several workers,
+   * this is also when what a dead worker left is taken over: its unfinished
+   * intakes, and the files of batches settled elsewhere are archived.
+   */
   private async retryStalled(): Promise<void> {
+    if (this.deps.shared) {
+      await this.recoverIntakes();
+      const archived = await archiveSettledElsewhere(this.deps);
+      if (archived > 0) this.deps.log('files_archived', { files: archived, why: 'their batches were settled by another worker' });
+    }
     const taken = await this.pipeline.retryStalled();
     if (taken > 0) this.deps.log('stalled_rows_retried', { rows: taken });
     for (const batch of await this.deps.store.openBatches()) {

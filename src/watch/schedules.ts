@@ -32,6 +32,8 @@ export function nextRunAfter(spec: ScheduleSpec, afterMs: number): number | null
 
 export class Schedules {
   private readonly next = new Map<string, number | null>();
+  /** The last run as recorded in the store when last looked at: the expected value of the next claim. */
+  private readonly last = new Map<string, number>();
 
   constructor(
     private readonly specs: Readonly<Record<string, ScheduleSpec | undefined>>,
@@ -51,14 +53,16 @@ export class Schedules {
   async start(): Promise<void> {
     const now = this.clock.now();
     for (const name of this.names) {
-      const spec = this.specs[name] as ScheduleSpec;
-      let last = await this.store.lastScheduleRun(name);
-      if (last === null) {
-        last = now;
-        await this.store.recordScheduleRun(name, now);
-      }
-      this.next.set(name, nextRunAfter(spec, last));
+      // The first start ever records now; a worker starting beside it at the same moment reads what it recorded.
+      if ((await this.store.lastScheduleRun(name)) === null) await this.store.claimScheduleRun(name, null, now);
+      await this.reload(name);
     }
+  }
+
+  private async reload(name: string): Promise<void> {
+    const last = (await this.store.lastScheduleRun(name)) ?? this.clock.now();
+    this.last.set(name, last);
+    this.next.set(name, nextRunAfter(this.specs[name] as ScheduleSpec, last));
   }
 
   /** When each schedule runs next (ms since the epoch), for people. */
@@ -66,16 +70,19 @@ export class Schedules {
     return Object.fromEntries(this.names.map((name) => [name, this.next.get(name) ?? null]));
   }
 
-  /** The schedules due now; each is marked as run, and comes round again at its next time after now. */
+  /**
+   * The schedules due now that this process is to run. Each is claimed first:
+   * of several workers on one database, the one whose claim lands runs it, the
+   * others learn of the run and wait for the next time.
+   */
   async due(): Promise<string[]> {
     const now = this.clock.now();
     const due: string[] = [];
     for (const name of this.names) {
       const at = this.next.get(name);
       if (at === undefined || at === null || at > now) continue;
-      due.push(name);
-      await this.store.recordScheduleRun(name, now);
-      this.next.set(name, nextRunAfter(this.specs[name] as ScheduleSpec, now));
+      if (await this.store.claimScheduleRun(name, this.last.get(name) ?? null, now)) due.push(name);
+      await this.reload(name);
     }
     return due;
   }

@@ -31,6 +31,8 @@ export interface ReceiverOptions {
   onStored: () => void;
   /** What is wrong with the database, if anything: nothing is stored then, and /healthz says so. */
   unhealthy?: () => string | null;
+  /** Several workers: what this one holds (its lease's claims), shown by /healthz. */
+  held?: () => Promise<Record<string, unknown>>;
 }
 
 class BodyTooLarge extends Error {}
@@ -135,8 +137,16 @@ export class WebhookReceiver {
     const sick = this.options.unhealthy?.() ?? null;
     if (request.method === 'GET' && path === '/healthz' && sick) return answer(response, 503, { status: 'database', reason: sick });
     if (request.method === 'GET' && path === '/healthz') {
-      const counts = await this.options.store.webhookEventCounts();
-      answer(response, this.accepting ? 200 : 503, { status: this.accepting ? 'ok' : 'stopping', webhook_events: counts.received, pending: counts.pending });
+      let figures: Record<string, unknown>;
+      try {
+        const counts = await this.options.store.webhookEventCounts();
+        figures = { webhook_events: counts.received, pending: counts.pending, ...(this.options.held ? { worker: await this.options.held() } : {}) };
+      } catch (error) {
+        // The database does not answer (a server down, a network cut): deliveries cannot be kept, so say so.
+        answer(response, 503, { status: 'database', reason: `the database does not answer: ${(error as Error).message}` });
+        return;
+      }
+      answer(response, this.accepting ? 200 : 503, { status: this.accepting ? 'ok' : 'stopping', ...figures });
       return;
     }
     if (path !== this.path) return answer(response, 404, { error: 'not found' });

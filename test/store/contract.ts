@@ -52,7 +52,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(rows).toEqual([[2, 'refused', 'external_id_already_used', []], [3, 'invalid', null, ['duplicate_external_id']], [4, 'invalid', null, ['required']]]);
       const third = await store.beginBatch({ file_name: 'y.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: null, send_after: 0 });
       expect((await store.interruptedIntakes()).map((b) => b.id)).toEqual([third]);
-      await store.rejectBatch(third, 'interrupted');
+      expect(await store.rejectBatch(third, 'interrupted')).toBe(true);
+      expect(await store.rejectBatch(third, 'again')).toBe(false);
       expect(await store.batch(third)).toMatchObject({ status: 'rejected', reason: 'interrupted', released: 0 });
       expect((await store.batchesInProcessing()).map((b) => b.id).sort()).toEqual([first, again].sort());
     });
@@ -169,8 +170,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
     it('schedules, heartbeats and the workspace lease', async () => {
       expect(await store.lastScheduleRun('intake')).toBeNull();
-      await store.recordScheduleRun('intake', 1_000);
-      await store.recordScheduleRun('intake', 2_000);
+      expect(await store.claimScheduleRun('intake', null, 1_000)).toBe(true);
+      expect(await store.claimScheduleRun('intake', null, 1_500)).toBe(false);
+      expect(await store.claimScheduleRun('intake', 1_000, 2_000)).toBe(true);
+      expect(await store.claimScheduleRun('intake', 1_000, 2_500)).toBe(false);
       expect(await store.lastScheduleRun('intake')).toBe(2_000);
       await store.recordHeartbeat('engine', 3_000);
       expect(await store.lastHeartbeat('engine')).toBe(3_000);

@@ -136,4 +136,29 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX audit_log_at ON audit_log(at);
     `,
   },
+  {
+    version: 2,
+    name: 'work shared between workers: worker leases, row claims, call slots, the takers of files and their bytes',
+    sql: `
+      CREATE TABLE workers (
+        name TEXT PRIMARY KEY,
+        token TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        started_at BIGINT NOT NULL,
+        renewed_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      ALTER TABLE rows ADD COLUMN claimed_by TEXT;
+      CREATE INDEX rows_claimed_by ON rows(claimed_by) WHERE claimed_by IS NOT NULL;
+      ALTER TABLE batches ADD COLUMN taken_by TEXT;
+      CREATE TABLE call_slots (slot INTEGER PRIMARY KEY, worker TEXT, taken_at BIGINT);
+      CREATE TABLE batch_files (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        seq INTEGER NOT NULL,
+        bytes BYTEA NOT NULL,
+        PRIMARY KEY (batch_id, seq)
+      );
+    `,
+  },
 ];

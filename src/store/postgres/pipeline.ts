@@ -14,7 +14,7 @@ import type {
   BatchProgress, BatchRecord, CommitOutcome, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from '../store.js';
 
-const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
+export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
   input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
   observed_at, heard_at, reads, next_read_at, fund_attempts, revision`;
 
@@ -32,10 +32,10 @@ const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by
 /** $1, $2, ... from `start`. */
 export const params = (values: readonly unknown[], start = 1): string => values.map((_, i) => `$${i + start}`).join(', ');
 
-interface PipelineColumns extends Omit<PipelineRow, 'request'> {
+export interface PipelineColumns extends Omit<PipelineRow, 'request'> {
   request: string;
 }
-const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
+export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
 
 export class PgPipeline extends PgBase implements PipelineStore {
   protected constructor(pool: pg.Pool) {

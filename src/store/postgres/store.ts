@@ -16,9 +16,9 @@ import { DatabaseUnusable } from '../../errors.js';
 import { phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { PgPipeline } from './pipeline.js';
+import { PgSharedWork } from './shared-work.js';
 import type {
-  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord,
+  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord,
   ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from '../store.js';
 
@@ -48,7 +48,7 @@ export const redactUrl = (url: string): string => {
   }
 };
 
-export class PostgresStore extends PgPipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
+export class PostgresStore extends PgSharedWork implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(pool: pg.Pool) {
     super(pool);
   }
@@ -72,14 +72,14 @@ export class PostgresStore extends PgPipeline implements IntakeStore, WebhookSto
     return this.first<BatchRecord>("SELECT * FROM batches WHERE sha256 = $1 AND status IN ('accepted', 'settled') ORDER BY received_at LIMIT 1", [sha256]);
   }
 
-  async beginBatch(batch: Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'>): Promise<string> {
+  async beginBatch(batch: NewBatch): Promise<string> {
     const stem = `B${batch.received_at.slice(0, 10).replace(/-/g, '')}-${batch.sha256.slice(0, 8)}`;
     // The first free id, by insertion: two workers beginning the same content at once get two ids.
     for (let n = 1; ; n++) {
       const id = n === 1 ? stem : `${stem}-${n}`;
-      const inserted = await this.run(`INSERT INTO batches (id, file_name, sha256, size_bytes, status, policy, received_at, file_mtime_ms, send_after, released)
-        VALUES ($1, $2, $3, $4, 'intake', $5, $6, $7, $8, 0) ON CONFLICT (id) DO NOTHING`,
-      [id, batch.file_name, batch.sha256, batch.size_bytes, batch.policy, batch.received_at, batch.file_mtime_ms, batch.send_after]);
+      const inserted = await this.run(`INSERT INTO batches (id, file_name, sha256, size_bytes, status, policy, received_at, file_mtime_ms, send_after, released, taken_by)
+        VALUES ($1, $2, $3, $4, 'intake', $5, $6, $7, $8, 0, $9) ON CONFLICT (id) DO NOTHING`,
+      [id, batch.file_name, batch.sha256, batch.size_bytes, batch.policy, batch.received_at, batch.file_mtime_ms, batch.send_after, batch.taken_by ?? null]);
       if (inserted === 1) return id;
     }
   }
@@ -114,10 +114,11 @@ export class PostgresStore extends PgPipeline implements IntakeStore, WebhookSto
     });
   }
 
-  async rejectBatch(batchId: string, reason: string): Promise<void> {
-    await this.tx(async (c) => {
+  async rejectBatch(batchId: string, reason: string): Promise<boolean> {
+    return this.tx(async (c) => {
+      if ((await this.run("UPDATE batches SET status = 'rejected', reason = $1 WHERE id = $2 AND status = 'intake'", [reason, batchId], c)) === 0) return false;
       await c.query("UPDATE rows SET phase = 'not_sent' WHERE batch_id = $1 AND phase = 'checking'", [batchId]);
-      await c.query("UPDATE batches SET status = 'rejected', reason = $1 WHERE id = $2", [reason, batchId]);
+      return true;
     });
   }
 
@@ -227,8 +228,9 @@ export class PostgresStore extends PgPipeline implements IntakeStore, WebhookSto
     return (await this.first<{ last_run_at: number }>('SELECT last_run_at FROM schedule_runs WHERE name = $1', [name]))?.last_run_at ?? null;
   }
 
-  async recordScheduleRun(name: string, at: number): Promise<void> {
-    await this.run('INSERT INTO schedule_runs (name, last_run_at) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at', [name, at]);
+  async claimScheduleRun(name: string, expected: number | null, at: number): Promise<boolean> {
+    if (expected === null) return (await this.run('INSERT INTO schedule_runs (name, last_run_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, at])) === 1;
+    return (await this.run('UPDATE schedule_runs SET last_run_at = $1 WHERE name = $2 AND last_run_at = $3', [at, name, expected])) === 1;
   }
 
   // ---- the workspace lease (one holder; workers sharing the work use worker leases instead)

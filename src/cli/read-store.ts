@@ -1,0 +1,24 @@
+/**
+ * The store for commands that only read it (status, audit): PostgreSQL when
+ * configured (any worker's machine sees the same state), else the workspace's
+ * SQLite file, which must exist.
+ */
+import { existsSync } from 'node:fs';
+import { loadConfig, workspaceHome } from '../config/config.js';
+import { ExitCode, PaybatchError } from '../errors.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import type { Workspace } from '../workspace/workspace.js';
+import { openWorkspace } from '../workspace/workspace.js';
+
+export async function withReadStore<T>(opts: { home?: string; config?: string }, missing: string, work: (store: Store, workspace: Workspace) => Promise<T>): Promise<T> {
+  const config = loadConfig({ file: opts.config, home: opts.home });
+  const workspace = openWorkspace(workspaceHome(opts.home));
+  if (!config.store.url && !existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: ${missing}`, ExitCode.failure);
+  const { store } = await openStore(config.store, workspace);
+  try {
+    return await work(store, workspace);
+  } finally {
+    await store.close();
+  }
+}

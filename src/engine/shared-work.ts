@@ -1,0 +1,159 @@
+/**
+ * One worker among several on a shared database (PostgreSQL): its lease, kept
+ * alive while the process lives, and the claims it takes under it. A worker
+ * works on a row only while it holds the row's claim, and calls the service
+ * only while it holds one of the call slots, of which there are as many as the
+ * service allows at once for all workers together (engine.service_concurrency).
+ * A worker that dies holds nothing once its lease expires: its rows, slots and
+ * unfinished intakes go to the others, which resolve what it left in flight by
+ * lookup, as a restart does.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.js';
+import { ExitCode, PaybatchError } from '../errors.js';
+import type { PipelineRow, SharedWorkStore, WorkerRecord } from '../store/store.js';
+
+/** How long a worker waits before looking for a free call slot again, at most. */
+const SLOT_WAIT_MAX_MS = 50;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface SharedWorkOptions {
+  name: string;
+  leaseMs: number;
+  /** Calls to the service in flight at once, across all workers. */
+  serviceConcurrency: number;
+}
+
+export class SharedWork {
+  private lostWith: (why: string) => void = () => {};
+  /** Resolves if the lease is lost (another process took the name over, or renewals failed past the lease): the worker must stop. */
+  readonly lost = new Promise<string>((resolve) => (this.lostWith = resolve));
+  private timer: NodeJS.Timeout | null = null;
+  private liveCount = 1;
+
+  private constructor(
+    readonly store: SharedWorkStore,
+    readonly clock: Clock,
+    private readonly me: WorkerRecord,
+    private readonly options: SharedWorkOptions,
+  ) {}
+
+  get name(): string {
+    return this.me.name;
+  }
+
+  /** How long the lease lasts unrenewed. */
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
+
+  /** Whether the worker of that name is alive now (its lease not expired). */
+  async isAlive(name: string): Promise<boolean> {
+    const now = this.clock.now();
+    return (await this.store.workers()).some((w) => w.name === name && w.expires_at > now);
+  }
+
+  get serviceConcurrency(): number {
+    return this.options.serviceConcurrency;
+  }
+
+  /** Joins the workers under `name`; refused while a live process holds that name. */
+  static async join(store: SharedWorkStore, clock: Clock, options: SharedWorkOptions): Promise<SharedWork> {
+    const host = hostname();
+    const now = clock.now();
+    const me: WorkerRecord = { name: options.name, token: randomUUID(), host, pid: process.pid, started_at: now, renewed_at: now, expires_at: now + options.leaseMs };
+    const isAlive = (other: WorkerRecord): boolean => other.host !== host || processAlive(other.pid);
+    const other = await store.joinWorkers(me, isAlive);
+    if (other) {
+      const where = other.host === host ? `process ${other.pid}` : `process ${other.pid} on ${other.host}`;
+      throw new PaybatchError(`a worker named ${options.name} is already running (${where}, since ${new Date(other.started_at).toISOString()}); give this one another name (PAYBATCH_WORKER or store.worker), or stop that one`, ExitCode.failure);
+    }
+    const work = new SharedWork(store, clock, me, options);
+    work.keepAlive();
+    await work.countLive();
+    return work;
+  }
+
+  /** Renewed three times per lease: one late renewal never loses it. A lease that cannot be renewed before it expires is lost. */
+  private keepAlive(): void {
+    let renewedAt = this.me.renewed_at;
+    this.timer = setInterval(() => {
+      const now = this.clock.now();
+      this.store.renewWorker(this.me.name, this.me.token, now, now + this.options.leaseMs).then(
+        (held) => {
+          if (!held) this.lostWith(`another process took the worker name ${this.me.name} over`);
+          renewedAt = now;
+          return this.countLive();
+        },
+        (error: unknown) => {
+          if (this.clock.now() - renewedAt >= this.options.leaseMs) this.lostWith(`the worker lease could not be renewed for ${Math.round(this.options.leaseMs / 1000)} s (${(error as Error).message}); other workers take its rows over`);
+        },
+      ).catch(() => {});
+    }, Math.max(1_000, Math.floor(this.options.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  private async countLive(): Promise<void> {
+    const now = this.clock.now();
+    this.liveCount = Math.max(1, (await this.store.workers()).filter((w) => w.expires_at > now).length);
+  }
+
+  /** Workers alive at the last renewal (at least this one): the polling budget is shared among them. */
+  get liveWorkers(): number {
+    return this.liveCount;
+  }
+
+  async leave(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.store.leaveWorkers(this.me.name, this.me.token).catch(() => {});
+  }
+
+  claimRow(row: Pick<PipelineRow, 'batch_id' | 'line'>): Promise<boolean> {
+    return this.store.claimRow(row.batch_id, row.line, this.me.name, this.clock.now());
+  }
+
+  releaseRow(row: Pick<PipelineRow, 'batch_id' | 'line'>): Promise<void> {
+    return this.store.releaseRow(row.batch_id, row.line, this.me.name);
+  }
+
+  claimReadyRows(batchId: string, afterLine: number, limit: number): Promise<PipelineRow[]> {
+    return this.store.claimReadyRows(batchId, this.me.name, this.clock.now(), afterLine, limit);
+  }
+
+  claimDueReads(limit: number): Promise<PipelineRow[]> {
+    return this.store.claimDueReads(this.me.name, this.clock.now(), limit);
+  }
+
+  /**
+   * Runs `work` holding one of the service's call slots, waiting for one to be
+   * free. Null (nothing run) when `signal` aborts while waiting.
+   */
+  async withCallSlot<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T | null> {
+    let slot: number | null = null;
+    for (let wait = 2; slot === null; wait = Math.min(SLOT_WAIT_MAX_MS, wait * 2)) {
+      if (signal.aborted) return null;
+      slot = await this.store.takeCallSlot(this.me.name, this.options.serviceConcurrency, this.clock.now());
+      if (slot === null) await new Promise((resolve) => setTimeout(resolve, wait + Math.floor(Math.random() * wait)));
+    }
+    try {
+      return await work();
+    } finally {
+      await this.store.returnCallSlot(slot, this.me.name).catch(() => {});
+    }
+  }
+
+  /** What this worker holds now, for /healthz. */
+  async held(): Promise<{ worker: string; rows: number; call_slots: number; live_workers: number }> {
+    const held = await this.store.heldBy(this.me.name);
+    return { worker: this.me.name, rows: held.rows, call_slots: held.slots, live_workers: this.liveCount };
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Which database paybatch keeps its state in: PostgreSQL when store.url (or
+ * PAYBATCH_DATABASE_URL) is set, several workers sharing it; otherwise SQLite
+ * in the workspace, the embedded default.
+ */
+import type { StoreConfig } from '../config/config.js';
+import type { Workspace } from '../workspace/workspace.js';
+import { PostgresStore, redactUrl } from './postgres/store.js';
+import { SqliteStore } from './sqlite-store.js';
+import type { SharedWorkStore, Store } from './store.js';
+
+export interface OpenedStore {
+  store: Store;
+  /** The shared database's claims and leases; null for SQLite (one process per workspace, by its lease). */
+  shared: SharedWorkStore | null;
+  /** Where the state is, for people (a PostgreSQL URL without its password). */
+  describe: string;
+}
+
+export async function openStore(config: StoreConfig, workspace: Workspace, options: { checkIntegrity?: boolean } = {}): Promise<OpenedStore> {
+  if (config.url) {
+    const store = await PostgresStore.open(config.url, { max: config.pool_size });
+    return { store, shared: store, describe: `PostgreSQL ${redactUrl(config.url)}` };
+  }
+  return { store: SqliteStore.open(workspace.database, options), shared: null, describe: `SQLite ${workspace.database}` };
+}
