@@ -80,6 +80,8 @@ export class Daemon {
   private intake: Promise<void> | null = null;
   private readonly submitting = new Map<string, Promise<void>>();
   private webhooksSyncedAt: number | null = null;
+  /** Open batches whose results this process wrote: written once more when they are no longer open. */
+  private readonly resultsWritten = new Set<string>();
   private nextSyncAttempt = 0;
   private finish: () => void = () => {};
   /** Resolves once the daemon has stopped, on a signal or on a failure it cannot carry on from. */
@@ -324,8 +326,22 @@ export class Daemon {
     log('reconciliation_written', { date, differences: outcome.checks.differences.length, files: outcome.files.length });
   }
 
+  /**
+   * Rewrites the result files of the open batches. A batch this process wrote
+   * results for that is no longer open (settled by another worker) gets its
+   * final results here too, so that no outbox keeps a stale file.
+   */
   private async writeOpenResults(): Promise<void> {
-    for (const batch of await this.deps.store.openBatches()) await writeBatchResults(this.deps, batch.id);
+    const open = new Set((await this.deps.store.openBatches()).map((batch) => batch.id));
+    for (const batch of [...this.resultsWritten]) {
+      if (open.has(batch)) continue;
+      await writeBatchResults(this.deps, batch);
+      this.resultsWritten.delete(batch);
+    }
+    for (const batch of open) {
+      await writeBatchResults(this.deps, batch);
+      this.resultsWritten.add(batch);
+    }
   }
 
   private async run(): Promise<void> {

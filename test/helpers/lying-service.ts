@@ -57,6 +57,8 @@ export interface LyingService {
   seen: Seen[];
   /** Requests refused for authentication [D2]: bad signature, missing header, unknown key, reused nonce. */
   readonly badSignatures: number;
+  /** The most calls on transactions (create, read, fund, cancel, lookup) in flight at once, so far. */
+  readonly maxInFlight: number;
   close(): Promise<void>;
 }
 
@@ -161,6 +163,8 @@ export async function lyingService(sandbox: RunningSandbox): Promise<LyingServic
   const nonces = new Set<string>();
   const seen: Seen[] = [];
   let badSignatures = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
 
   async function toSandbox(method: string, path: string, body: Buffer, contentType: string | undefined): Promise<Dispatcher.ResponseData & { bytes: Buffer }> {
     const headers: Record<string, string> = signedHeaders(sandbox.apiKey, sandbox.apiSecret, method, `${target.origin}${base}${path}`, body);
@@ -242,7 +246,12 @@ export async function lyingService(sandbox: RunningSandbox): Promise<LyingServic
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    const counted = /\/transactions/.test(req.url ?? '');
+    if (counted) maxInFlight = Math.max(maxInFlight, ++inFlight);
+    const done = (): void => {
+      if (counted) inFlight -= 1;
+    };
+    handle(req, res).finally(done).catch((error: unknown) => {
       if (res.headersSent) return void res.destroy();
       const text = JSON.stringify({ errors: [`lying service: ${(error as Error).message}`] });
       seen.push({ method: req.method ?? 'GET', path: req.url ?? '/', status: 502, lie: 'proxy_error' });
@@ -263,6 +272,7 @@ export async function lyingService(sandbox: RunningSandbox): Promise<LyingServic
     clear: () => void (rules.length = seen.length = badSignatures = 0),
     seen,
     get badSignatures() { return badSignatures; },
+    get maxInFlight() { return maxInFlight; },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
