@@ -184,11 +184,19 @@ export class Pipeline {
     // Past the run's deadline (--wait) nothing new is sent: the rows wait, ready, for the next run.
     const over = (): boolean => this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
     const { shared } = this.deps;
+    const tried = new Set<number>();
     for (let after = 0; !over(); ) {
-      // Shared with other workers: each takes pages of rows nobody holds (a window's worth, so that the work spreads).
-      const rows = shared ? await shared.claimReadyRows(batchId, after, window) : await this.deps.store.rowsInPhases(batchId, ['ready'], after, PAGE);
+      // Shared with other workers: each takes pages of the rows nobody holds (a window's worth, so that the work
+      // spreads), from the start each time: rows a worker that died held come back as soon as its lease expires.
+      const rows = shared ? await shared.claimReadyRows(batchId, window) : await this.deps.store.rowsInPhases(batchId, ['ready'], after, PAGE);
       if (rows.length === 0) break;
+      // A row back again in this pass was left ready by its step (deferred): it waits for the next pass.
+      if (shared && rows.every((row) => tried.has(row.line))) {
+        await Promise.all(rows.map((row) => shared.releaseRow(row)));
+        break;
+      }
       for (const row of rows) {
+        tried.add(row.line);
         while (inFlight.size >= window) await Promise.race(inFlight);
         if (over()) break;
         const sent = this.limit(() => this.guarded(row, (fresh) => this.steps.send(fresh)));

@@ -125,8 +125,8 @@ export class SharedWork {
     return this.store.releaseRow(row.batch_id, row.line, this.me.name);
   }
 
-  claimReadyRows(batchId: string, afterLine: number, limit: number): Promise<PipelineRow[]> {
-    return this.store.claimReadyRows(batchId, this.me.name, this.clock.now(), afterLine, limit);
+  claimReadyRows(batchId: string, limit: number): Promise<PipelineRow[]> {
+    return this.store.claimReadyRows(batchId, this.me.name, this.clock.now(), limit);
   }
 
   claimDueReads(limit: number): Promise<PipelineRow[]> {

@@ -424,8 +424,12 @@ export interface SharedWorkStore {
   /** Claims one row for `worker`; false while another live worker holds it. */
   claimRow(batchId: string, line: number, worker: string, now: number): Promise<boolean>;
   releaseRow(batchId: string, line: number, worker: string): Promise<void>;
-  /** Claims up to `limit` ready rows of a batch after `afterLine` that no live worker holds, in file order. */
-  claimReadyRows(batchId: string, worker: string, now: number, afterLine: number, limit: number): Promise<PipelineRow[]>;
+  /**
+   * Claims up to `limit` ready rows of a batch that no live worker holds (nor
+   * `worker` itself: those it is sending already), in file order; a dead
+   * worker's come back this way.
+   */
+  claimReadyRows(batchId: string, worker: string, now: number, limit: number): Promise<PipelineRow[]>;
   /** Claims up to `limit` rows whose read is due that no live worker holds, soonest first. */
   claimDueReads(worker: string, now: number, limit: number): Promise<PipelineRow[]>;
   /** Takes one of the first `slots` call slots (the service's concurrency, shared by all workers); null when all are taken. */

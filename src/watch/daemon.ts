@@ -60,6 +60,8 @@ export interface DaemonStarted {
 const WEBHOOK_SYNC_RETRY_MS = 60_000;
 /** How often rows left between two steps (a deferred step) are taken up again. */
 const STALLED_RETRY_MS = 10_000;
+/** The same with several workers: also how soon what a dead worker left in flight is taken over once its lease expired. */
+const SHARED_STALLED_RETRY_MS = 2_000;
 
 export class Daemon {
   private readonly pipeline: Pipeline;
@@ -305,6 +307,13 @@ export class Daemon {
     }
   }
 
+  /** Open batches with rows to send that this worker is not sending yet: it joins in (the rows are shared by claims). */
+  private async joinOpenBatches(): Promise<void> {
+    for (const batch of await this.deps.store.openBatches()) {
+      if (!this.submitting.has(batch.id) && (await this.deps.store.rowsInPhases(batch.id, ['ready'], 0, 1)).length > 0) this.submit(batch.id);
+    }
+  }
+
   private async runSchedule(name: string): Promise<void> {
     this.deps.log('schedule_ran', { schedule: name });
     if (name === 'intake') {
@@ -358,10 +367,12 @@ export class Daemon {
         await this.pipeline.heartbeat();
         for (const name of await this.schedules.due()) await this.runSchedule(name);
         if (this.webhooksSyncedAt === null && clock.now() >= this.nextSyncAttempt) await this.syncWebhooks();
-        if (clock.now() - lastRetry >= STALLED_RETRY_MS) {
+        if (clock.now() - lastRetry >= (this.deps.shared ? SHARED_STALLED_RETRY_MS : STALLED_RETRY_MS)) {
           await this.retryStalled();
           lastRetry = clock.now();
         }
+        // Several workers: a batch another worker took in is sent from here too, as soon as there is one.
+        if (this.deps.shared) await this.joinOpenBatches();
         const read = await this.pipeline.follow();
         for (const batch of await store.openBatches()) {
           if (!this.submitting.has(batch.id)) await settleIfDone(this.deps, batch.id);

@@ -57,7 +57,7 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     await one.joinWorkers(worker('p', 'p1', now), () => true);
     await two.joinWorkers(worker('q', 'q1', now), () => true);
     const batch = await batchOf(10, 'c'.repeat(64));
-    const [pageP, pageQ] = await Promise.all([one.claimReadyRows(batch, 'p', now, 0, 4), two.claimReadyRows(batch, 'q', now, 0, 4)]);
+    const [pageP, pageQ] = await Promise.all([one.claimReadyRows(batch, 'p', now, 4), two.claimReadyRows(batch, 'q', now, 4)]);
     const lines = [...pageP, ...pageQ].map((r) => r.line);
     expect(new Set(lines).size).toBe(8);
     expect(await one.claimRow(batch, pageQ[0]?.line as number, 'p', now)).toBe(false);
@@ -65,10 +65,14 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     expect(await one.heldBy('p')).toEqual({ rows: 4, slots: 0 });
     await one.releaseRow(batch, pageP[0]?.line as number, 'p');
     expect(await two.claimRow(batch, pageP[0]?.line as number, 'q', now)).toBe(true);
+    // A worker's next page leaves out what it holds already.
+    const heldByP = pageP.slice(1).map((r) => r.line);
+    expect((await one.claimReadyRows(batch, 'p', now, 100)).map((r) => r.line).some((line) => heldByP.includes(line))).toBe(false);
     // q dies: past its lease, p takes q's rows.
     const later = now + 31_000;
-    const taken = await one.claimReadyRows(batch, 'p', later, 0, 100);
-    expect(taken.map((r) => r.line).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const taken = await one.claimReadyRows(batch, 'p', later, 100);
+    expect(taken.map((r) => r.line).sort((a, b) => a - b)).toEqual([...pageQ.map((r) => r.line), pageP[0]?.line as number].sort((a, b) => a - b));
+    expect(await one.heldBy('p')).toEqual({ rows: 10, slots: 0 });
     // A worker that leaves frees what it held at once.
     await one.leaveWorkers('p', 'p1');
     expect(await one.heldBy('p')).toEqual({ rows: 0, slots: 0 });

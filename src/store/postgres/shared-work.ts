@@ -64,11 +64,12 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
     await this.run('UPDATE rows SET claimed_by = NULL WHERE batch_id = $1 AND line = $2 AND claimed_by = $3', [batchId, line, worker]);
   }
 
-  async claimReadyRows(batchId: string, worker: string, now: number, afterLine: number, limit: number): Promise<PipelineRow[]> {
+  async claimReadyRows(batchId: string, worker: string, now: number, limit: number): Promise<PipelineRow[]> {
+    // Not the worker's own: those it holds it is sending already.
     const rows = await this.all<PipelineColumns>(`UPDATE rows SET claimed_by = $2 WHERE (batch_id, line) IN (
-        SELECT batch_id, line FROM rows WHERE batch_id = $1 AND phase = 'ready' AND line > $4 AND ${claimable('claimed_by', '$2', '$3')}
-        ORDER BY line LIMIT $5 FOR UPDATE SKIP LOCKED)
-      RETURNING ${PIPELINE_COLUMNS}`, [batchId, worker, now, afterLine, limit]);
+        SELECT batch_id, line FROM rows WHERE batch_id = $1 AND phase = 'ready' AND claimed_by IS DISTINCT FROM $2 AND ${claimable('claimed_by', '$2', '$3')}
+        ORDER BY line LIMIT $4 FOR UPDATE SKIP LOCKED)
+      RETURNING ${PIPELINE_COLUMNS}`, [batchId, worker, now, limit]);
     return rows.map(toPipelineRow).sort((a, b) => a.line - b.line);
   }
 
@@ -81,9 +82,15 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
     return rows.map(toPipelineRow).sort((a, b) => (a.next_read_at ?? 0) - (b.next_read_at ?? 0) || a.batch_id.localeCompare(b.batch_id) || a.line - b.line);
   }
 
+  /** How many call slots this process knows exist: they are made once, not at every call. */
+  private slotsMade = 0;
+
   async takeCallSlot(worker: string, slots: number, now: number): Promise<number | null> {
     // The slots exist up to the largest budget any worker was configured with; a worker uses the first `slots`.
-    await this.run('INSERT INTO call_slots (slot) SELECT s FROM generate_series(0, $1 - 1) AS s ON CONFLICT (slot) DO NOTHING', [slots]);
+    if (this.slotsMade < slots) {
+      await this.run('INSERT INTO call_slots (slot) SELECT s FROM generate_series(0, $1 - 1) AS s ON CONFLICT (slot) DO NOTHING', [slots]);
+      this.slotsMade = slots;
+    }
     const taken = await this.first<{ slot: number }>(`UPDATE call_slots SET worker = $1, taken_at = $2 WHERE slot = (
         SELECT slot FROM call_slots WHERE slot < $3 AND (worker IS NULL OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.name = call_slots.worker AND w.expires_at > $2))
         ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED)

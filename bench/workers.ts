@@ -1,0 +1,176 @@
+/**
+ * `npm run bench:workers`: 1, 2 and 4 `paybatch watch` workers (child
+ * processes, each in its own workspace) on one PostgreSQL database, sending a
+ * batch of BENCH_ROWS rows to the sandbox (its own process) with a fixed
+ * latency L on every call and a concurrency C per worker. Each row takes two
+ * calls, so W·C/(2·L) rows/s is the bound for W workers; prints rows/s, the
+ * bound and their ratio per worker count. Then, with 2 workers, one is killed
+ * (SIGKILL) mid-batch: prints how long its rows waited before the other took
+ * them over, against the lease, and how long the batch took to finish.
+ *
+ *   BENCH_ROWS (default 800), BENCH_LATENCY_MS (default 100, as bench:submit), BENCH_CONCURRENCY (default 8 per worker),
+ *   BENCH_LEASE_MS (default 5000), BENCH_DATABASE_URL (default PAYBATCH_TEST_DATABASE_URL, else the local server)
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { openWorkspace } from '../src/workspace/workspace.js';
+import { generateBatch } from './generate-batch.js';
+import { startSandboxProcess } from './sandbox-process.js';
+import type { SandboxProcess } from './sandbox-process.js';
+
+const BIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const ROWS = Number(process.env.BENCH_ROWS ?? 800);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const LEASE_MS = Number(process.env.BENCH_LEASE_MS ?? 5_000);
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.PAYBATCH_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+interface Round {
+  url: string;
+  db: pg.Client;
+  workers: ChildProcess[];
+  homes: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh database and W workers watching, each in its own workspace. */
+async function startRound(dir: string, label: string, count: number, sandbox: SandboxProcess): Promise<Round> {
+  const name = `paybatch_bench_${label}_${process.pid}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const workers: ChildProcess[] = [];
+  const homes: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    const home = join(dir, `${label}-w${i}`);
+    openWorkspace(home);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
+      batch: { invalid_rows: 'skip_invalid' },
+      engine: { concurrency: CONCURRENCY, service_concurrency: 4 * CONCURRENCY },
+      watch: { listen: { port: 0 }, results_every_ms: 60_000 },
+      store: { worker_lease_ms: LEASE_MS },
+    }));
+    const child = spawn(process.execPath, [BIN, 'watch'], {
+      env: { ...process.env, PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.key, PAYBATCH_API_SECRET: sandbox.secret, PAYBATCH_DATABASE_URL: url.toString(), PAYBATCH_WORKER: `w${i}` },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    const until = Date.now() + 20_000;
+    while (!err.includes('watching')) {
+      if (Date.now() > until || child.exitCode !== null) throw new Error(`worker w${i} did not start: ${err}`);
+      await sleep(50);
+    }
+    workers.push(child);
+    homes.push(home);
+  }
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  return {
+    url: url.toString(), db, workers, homes,
+    async close() {
+      for (const worker of workers) worker.kill('SIGKILL');
+      await db.end();
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+const count = async (db: pg.Client, where: string): Promise<number> => ((await db.query(`SELECT COUNT(*)::int AS n FROM rows WHERE ${where}`)).rows[0] as { n: number }).n;
+
+/** Drops the batch (with its marker: complete at once) in the first worker's inbox; resolves once it is released. */
+async function dropBatch(round: Round, source: string): Promise<number> {
+  const inbox = join(openWorkspace(round.homes[0] as string).folders.inbox, 'bench.csv');
+  writeFileSync(inbox, readFileSync(source));
+  writeFileSync(`${inbox}.done`, '');
+  for (;;) {
+    const released = (await round.db.query("SELECT rows_valid FROM batches WHERE released = 1 AND status = 'accepted'").catch(() => ({ rows: [] }))).rows as { rows_valid: number }[];
+    if (released.length > 0) return (released[0] as { rows_valid: number }).rows_valid;
+    await sleep(20);
+  }
+}
+
+async function untilAllFunded(db: pg.Client, valid: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await count(db, 'funded_at IS NOT NULL')) < valid) {
+    if (Date.now() > until) throw new Error('the batch was not funded in time');
+    await sleep(20);
+  }
+}
+
+async function throughput(dir: string, source: string, workers: number, sandbox: SandboxProcess): Promise<{ rate: number; seconds: number }> {
+  const round = await startRound(dir, `x${workers}`, workers, sandbox);
+  try {
+    const valid = await dropBatch(round, source);
+    const started = performance.now();
+    await untilAllFunded(round.db, valid, 600_000);
+    const seconds = (performance.now() - started) / 1000;
+    return { rate: valid / seconds, seconds };
+  } finally {
+    await round.close();
+  }
+}
+
+/** Two workers; the second killed once a quarter of the rows are funded. */
+async function takeover(dir: string, source: string, sandbox: SandboxProcess): Promise<{ heldAtKill: number; takenOverS: number; finishedS: number }> {
+  const round = await startRound(dir, 'takeover', 2, sandbox);
+  try {
+    const valid = await dropBatch(round, source);
+    while ((await count(round.db, 'funded_at IS NOT NULL')) < valid / 4) await sleep(20);
+    const victim = round.workers[1] as ChildProcess;
+    victim.kill('SIGKILL');
+    const killedAt = performance.now();
+    const heldAtKill = await count(round.db, "claimed_by = 'w2'");
+    // Taken over: no row is held by the dead worker any more (each went to the survivor, which works it and lets go).
+    while ((await count(round.db, "claimed_by = 'w2'")) > 0) await sleep(20);
+    const takenOverS = (performance.now() - killedAt) / 1000;
+    await untilAllFunded(round.db, valid, 600_000);
+    return { heldAtKill, takenOverS, finishedS: (performance.now() - killedAt) / 1000 };
+  } finally {
+    await round.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-workers-'));
+const sandboxConfig = join(dir, 'sandbox.json');
+writeFileSync(sandboxConfig, JSON.stringify({
+  balances: { USD: '900000000000000000', EUR: '900000000000000000' },
+  // Payouts far in the future: this measures sending (create and fund), not following.
+  payout: { clearing_ms: 3_600_000, delay_ms: [3_600_000, 3_600_000] },
+  faults: { latency: { rate: 1, min_ms: LATENCY_MS, max_ms: LATENCY_MS } },
+}));
+const sandbox = await startSandboxProcess(sandboxConfig);
+try {
+  const source = join(dir, 'batch.csv');
+  await generateBatch(source, ROWS);
+  console.log(`bench:workers  ${ROWS} generated rows (every hundredth invalid, skipped), ${LATENCY_MS} ms latency per call, concurrency ${CONCURRENCY} per worker, PostgreSQL`);
+  let single = 0;
+  for (const workers of [1, 2, 4]) {
+    const { rate, seconds } = await throughput(dir, source, workers, sandbox);
+    const bound = (workers * CONCURRENCY) / (2 * (LATENCY_MS / 1000));
+    if (workers === 1) single = rate;
+    console.log(`  ${workers} worker(s)  ${rate.toFixed(0).padStart(6)} rows/s  (${seconds.toFixed(1)} s)   bound W·C/(2L) ${bound.toFixed(0).padStart(5)} rows/s   ratio ${(rate / bound).toFixed(2)}   ×${(rate / single).toFixed(2)} one worker`);
+  }
+  const taken = await takeover(dir, source, sandbox);
+  console.log(`  a worker killed mid-batch: ${taken.heldAtKill} rows held by it at the kill; all taken over ${taken.takenOverS.toFixed(1)} s later (lease ${(LEASE_MS / 1000).toFixed(0)} s); batch funded ${taken.finishedS.toFixed(1)} s after the kill`);
+} finally {
+  sandbox.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
