@@ -7,17 +7,17 @@ import { existsSync } from 'node:fs';
 import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { SharedWorkStore, Store } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
 
-export async function withReadStore<T>(opts: { home?: string; config?: string }, missing: string, work: (store: Store, workspace: Workspace) => Promise<T>): Promise<T> {
+export async function withReadStore<T>(opts: { home?: string; config?: string }, missing: string, work: (store: Store, workspace: Workspace, shared: SharedWorkStore | null) => Promise<T>): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   if (!config.store.url && !existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: ${missing}`, ExitCode.failure);
-  const { store } = await openStore(config.store, workspace);
+  const { store, shared } = await openStore(config.store, workspace);
   try {
-    return await work(store, workspace);
+    return await work(store, workspace, shared);
   } finally {
     await store.close();
   }

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
-import type { IntakeStore, NextRead, PipelineStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
+import type { IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
 import { ATTENTION_STATES } from '../payout-states.js';
 
 export interface BatchStatus {
@@ -49,14 +49,37 @@ export interface AttentionRow {
   state_reason_code: string | null;
 }
 
+/** A worker sharing the database (PostgreSQL), as its lease and claims stand. */
+export interface WorkerStatus {
+  name: string;
+  host: string;
+  pid: number;
+  alive: boolean;
+  /** ISO 8601 */
+  renewed_at: string;
+  rows_held: number;
+  call_slots_held: number;
+}
+
 export interface StatusReport {
   batches: BatchStatus[];
   webhook_events: WebhookEventCounts;
+  /** With several workers on PostgreSQL: each, alive or not. */
+  workers?: WorkerStatus[];
 }
 
 const RECENT_MS = 7 * 24 * 3_600_000;
 /** Next reads listed per batch when all batches are shown; one batch lists them all. */
 const NEXT_READS_PER_BATCH = 20;
+
+/** The workers of a shared database, for status. */
+export async function readWorkers(shared: SharedWorkStore, clock: Clock): Promise<WorkerStatus[]> {
+  const now = clock.now();
+  return Promise.all((await shared.workers()).map(async (w) => {
+    const held = await shared.heldBy(w.name);
+    return { name: w.name, host: w.host, pid: w.pid, alive: w.expires_at > now, renewed_at: new Date(w.renewed_at).toISOString(), rows_held: held.rows, call_slots_held: held.slots };
+  }));
+}
 
 export async function readStatus(store: IntakeStore & PipelineStore & WebhookStore, clock: Clock, only?: string): Promise<StatusReport> {
   const records = only ? [await store.batch(only)].filter((b) => b !== undefined) : await store.recentBatches(new Date(clock.now() - RECENT_MS).toISOString());
@@ -147,5 +170,9 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
   if (report.batches.length === 0) lines.push('no open or recent batch');
   const w = report.webhook_events;
   lines.push(`webhook events: ${w.received} received, ${w.pending} waiting to be applied${Object.keys(w.outcomes).length > 0 ? ` (${Object.entries(w.outcomes).map(([o, n]) => `${o} ${n}`).join(', ')})` : ''}`);
+  for (const worker of report.workers ?? []) {
+    const renewed = formatAge(Math.max(0, Math.round((now - Date.parse(worker.renewed_at)) / 1000)));
+    lines.push(`worker ${worker.name}  ${worker.alive ? 'alive' : 'gone'}  (process ${worker.pid} on ${worker.host}, last heard ${renewed} ago)${worker.alive ? `  holds ${worker.rows_held} rows, ${worker.call_slots_held} call slots` : ''}`);
+  }
   return `${lines.join('\n')}\n`;
 }

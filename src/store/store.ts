@@ -432,6 +432,8 @@ export interface SharedWorkStore {
   claimReadyRows(batchId: string, worker: string, now: number, limit: number): Promise<PipelineRow[]>;
   /** Claims up to `limit` rows whose read is due that no live worker holds, soonest first. */
   claimDueReads(worker: string, now: number, limit: number): Promise<PipelineRow[]>;
+  /** Claims up to `limit` webhook events not applied yet that no live worker holds, oldest first: each is applied by one worker. */
+  claimWebhookEvents(worker: string, now: number, limit: number): Promise<WebhookEvent[]>;
   /** Takes one of the first `slots` call slots (the service's concurrency, shared by all workers); null when all are taken. */
   takeCallSlot(worker: string, slots: number, now: number): Promise<number | null>;
   returnCallSlot(slot: number, worker: string): Promise<void>;

@@ -118,7 +118,7 @@ export class Daemon {
     const { config, store, client, clock, log } = deps;
     this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates);
     this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined });
-    this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log });
+    this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log, claim: deps.shared ? (limit) => (deps.shared as SharedWork).claimWebhookEvents(limit) : undefined });
     const { listen } = config.watch;
     this.receiver = new WebhookReceiver({
       host: listen.host,
@@ -296,6 +296,8 @@ export class Daemon {
    */
   private async retryStalled(): Promise<void> {
     if (this.deps.shared) {
+      // Events kept by another worker's receiver that it did not apply (it died, or is busy) are applied here.
+      this.applier.notify();
       await this.recoverIntakes();
       const archived = await archiveSettledElsewhere(this.deps);
       if (archived > 0) this.deps.log('files_archived', { files: archived, why: 'their batches were settled by another worker' });

@@ -23,6 +23,8 @@ export interface ApplierDeps {
   pipeline: Pick<Pipeline, 'applyWebhook' | 'readSoon' | 'stopForSender'>;
   clock: Clock;
   log: PipelineLog;
+  /** Several workers: events are claimed, so that each is applied by one worker (whichever worker's receiver kept it). */
+  claim?: (limit: number) => Promise<WebhookEvent[]>;
 }
 
 export class EventApplier {
@@ -53,7 +55,7 @@ export class EventApplier {
 
   private async drain(): Promise<void> {
     for (;;) {
-      const events = await this.deps.store.unappliedWebhookEvents(PAGE);
+      const events = this.deps.claim ? await this.deps.claim(PAGE) : await this.deps.store.unappliedWebhookEvents(PAGE);
       if (events.length === 0) return;
       const byObject = new Map<string, WebhookEvent[]>();
       for (const event of events) {

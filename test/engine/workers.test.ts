@@ -15,7 +15,7 @@ import pg from 'pg';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
-import { BIN } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { FAST_ENGINE, FAST_SANDBOX, debitsPerTransaction } from '../helpers/engine.js';
 import { validBatchLines } from '../helpers/batch-lines.js';
 import { eventually } from '../helpers/daemon.js';
@@ -112,6 +112,10 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     expectPaidOnce(ids);
     expect(readdirSync(openWorkspace(home).folders.failed)).toEqual([]);
     await eventually(() => readdirSync(openWorkspace(home).folders.processing).length === 0, 15_000, 'every file archived');
+    // /healthz answers for the database and says what the worker holds.
+    const health = /health: (\S+)\)/.exec(a.stderr())?.[1] as string;
+    const answer = (await (await fetch(health)).json()) as { status: string; worker: { worker: string; live_workers: number } };
+    expect(answer).toMatchObject({ status: 'ok', worker: { worker: 'a', live_workers: 2 } });
   }, 90_000);
 
   it('a worker killed and never restarted: the others carry its batch on, nothing created or funded twice', async () => {
@@ -143,6 +147,12 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     }), 10_000, 'every result file final');
     const archived = homes.slice(1).flatMap((home) => readdirSync(openWorkspace(home).folders.archive));
     expect(archived.some((name) => name.endsWith('--big.csv'))).toBe(true);
+    // Any worker's machine shows the whole picture: the batch, and which worker is gone.
+    const status = await runCli(['status'], { env: { PAYBATCH_HOME: homes[2] as string, PAYBATCH_DATABASE_URL: database.url } });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/settled/);
+    expect(status.stdout).toMatch(/worker w1 {2}gone/);
+    expect(status.stdout).toMatch(/worker w2 {2}alive .* holds \d+ rows, \d+ call slots/);
     process.stdout.write(`several workers: the killed worker's rows were all final ${(tookMs / 1000).toFixed(1)} s after the kill (lease ${LEASE_MS / 1000} s)\n`);
   }, 150_000);
 

@@ -93,6 +93,20 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     expect(after.filter((s) => s !== null).length).toBe(3 - ofS2);
   });
 
+  it('webhook events kept by any receiver are each claimed by one worker; a dead worker\'s go to the others', async () => {
+    const now = 150_000;
+    await one.joinWorkers(worker('e1', 'e', now), () => true);
+    await two.joinWorkers(worker('e2', 'f', now), () => true);
+    for (let i = 0; i < 6; i++) await (i % 2 === 0 ? one : two).recordWebhookEvent({ received_at: AT, nonce: `n-${i}`, webhook_id: 'w', event_type: 'transaction.paid', object_id: `tr_${i}`, body: '{}' });
+    const [a, b] = await Promise.all([one.claimWebhookEvents('e1', now, 4), two.claimWebhookEvents('e2', now, 4)]);
+    const ids = [...(a ?? []), ...(b ?? [])].map((e) => e.id);
+    expect(new Set(ids).size).toBe(6);
+    // Applied ones are not claimed again; e2 dies and its unapplied events go to e1.
+    for (const event of a ?? []) await one.recordWebhookOutcome(event.id, 'applied', AT);
+    expect((await one.claimWebhookEvents('e1', now, 10)).length).toBe(0);
+    expect((await one.claimWebhookEvents('e1', now + 31_000, 10)).map((e) => e.id)).toEqual((b ?? []).map((e) => e.id));
+  });
+
   it('a schedule due on two workers at once runs on one', async () => {
     expect(await one.claimScheduleRun('reconcile', null, 1_000)).toBe(true);
     const claims = await Promise.all([one.claimScheduleRun('reconcile', 1_000, 2_000), two.claimScheduleRun('reconcile', 1_000, 2_001)]);

@@ -138,7 +138,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     version: 2,
-    name: 'work shared between workers: worker leases, row claims, call slots, the takers of files and their bytes',
+    name: 'work shared between workers: worker leases, claims of rows and webhook events, call slots, the takers of files and their bytes',
     sql: `
       CREATE TABLE workers (
         name TEXT PRIMARY KEY,
@@ -152,6 +152,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE rows ADD COLUMN claimed_by TEXT;
       CREATE INDEX rows_claimed_by ON rows(claimed_by) WHERE claimed_by IS NOT NULL;
       ALTER TABLE batches ADD COLUMN taken_by TEXT;
+      ALTER TABLE webhook_events ADD COLUMN claimed_by TEXT;
       CREATE TABLE call_slots (slot INTEGER PRIMARY KEY, worker TEXT, taken_at BIGINT);
       CREATE TABLE batch_files (
         batch_id TEXT NOT NULL REFERENCES batches(id),

@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import type { PipelineColumns } from './pipeline.js';
 import { PIPELINE_COLUMNS, PgPipeline, toPipelineRow } from './pipeline.js';
-import type { BatchRecord, PipelineRow, SharedWorkStore, WorkerRecord } from '../store.js';
+import type { BatchRecord, PipelineRow, SharedWorkStore, WebhookEvent, WorkerRecord } from '../store.js';
 import { FOLLOWED_PHASES } from '../../payout-states.js';
 import { phaseList } from '../sql-lists.js';
 
@@ -84,6 +84,14 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
 
   /** How many call slots this process knows exist: they are made once, not at every call. */
   private slotsMade = 0;
+
+  async claimWebhookEvents(worker: string, now: number, limit: number): Promise<WebhookEvent[]> {
+    const events = await this.all<WebhookEvent & { claimed_by?: string }>(`UPDATE webhook_events SET claimed_by = $1 WHERE id IN (
+        SELECT e.id FROM webhook_events e WHERE NOT EXISTS (SELECT 1 FROM webhook_event_outcomes o WHERE o.event_id = e.id)
+          AND ${claimable('e.claimed_by', '$1', '$2')} ORDER BY e.id LIMIT $3 FOR UPDATE SKIP LOCKED)
+      RETURNING id, received_at, nonce, webhook_id, event_type, object_id, body`, [worker, now, limit]);
+    return events.sort((a, b) => a.id - b.id);
+  }
 
   async takeCallSlot(worker: string, slots: number, now: number): Promise<number | null> {
     // The slots exist up to the largest budget any worker was configured with; a worker uses the first `slots`.
