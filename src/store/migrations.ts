@@ -214,4 +214,35 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_at ON audit_log(at);
     `,
   },
+  {
+    version: 9,
+    name: 'console sign-ins and the notification outbox',
+    sql: `
+      -- One-time sign-in codes (from paybatch console login) and console sessions, kept only as SHA-256 hashes.
+      CREATE TABLE console_credentials (
+        hash TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('code', 'session')),
+        person TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      -- Notifications to deliver, durable: a crash never loses one, and each is sent once per channel (dedupe_key).
+      CREATE TABLE notifications (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        channel TEXT NOT NULL,
+        event TEXT NOT NULL,
+        dedupe_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        delivered_at INTEGER,
+        given_up_at INTEGER,
+        last_error TEXT,
+        UNIQUE (channel, dedupe_key)
+      );
+      CREATE INDEX notifications_due ON notifications(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;
+    `,
+  },
 ];

@@ -14,7 +14,7 @@ import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import { GENESIS } from '../audit/chain.js';
 import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sql-lists.js';
-import { SqlitePipeline } from './sqlite-pipeline.js';
+import { SqliteOutbox } from './sqlite-outbox.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
@@ -32,7 +32,7 @@ interface RowColumns {
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 
-export class SqliteStore extends SqlitePipeline implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
+export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(db: SqliteDatabase) {
     super(db);
   }

@@ -388,8 +388,56 @@ export interface AuditStore {
   lastAudit(action: string): Promise<AuditEntry | undefined>;
 }
 
+/** A console sign-in code or session, kept as the SHA-256 of its secret. */
+export interface ConsoleCredential {
+  hash: string;
+  kind: 'code' | 'session';
+  person: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface ConsoleStore {
+  addConsoleCredential(credential: Omit<ConsoleCredential, 'used_at'>): Promise<void>;
+  /** The credential if it exists and has not expired at `now` (nor been used, for a code). */
+  consoleCredential(hash: string, now: number): Promise<ConsoleCredential | undefined>;
+  /** Uses a one-time code: true once; false when it was used, expired or unknown. */
+  useConsoleCode(hash: string, now: number): Promise<boolean>;
+  deleteConsoleCredential(hash: string): Promise<void>;
+}
+
+/** A notification waiting to be, or delivered on one channel. */
+export interface NotificationRecord {
+  id: number;
+  channel: string;
+  event: string;
+  /** One notification per channel and key (a batch settled is told once, whichever worker saw it). */
+  dedupe_key: string;
+  /** JSON */
+  payload: string;
+  created_at: number;
+  attempts: number;
+  next_attempt_at: number;
+  delivered_at: number | null;
+  given_up_at: number | null;
+  last_error: string | null;
+}
+
+export interface NotificationStore {
+  /** Queues a notification; false when one with that channel and key was queued before. */
+  enqueueNotification(n: Pick<NotificationRecord, 'channel' | 'event' | 'dedupe_key' | 'payload' | 'created_at'>): Promise<boolean>;
+  /** Notifications due at `now`, each claimed by moving its next attempt to `claimUntil`: of several workers, one sends it. */
+  claimDueNotifications(now: number, claimUntil: number, limit: number): Promise<NotificationRecord[]>;
+  markNotificationDelivered(id: number, at: number): Promise<void>;
+  /** A failed attempt: tried again at `nextAttemptAt`, or given up (null). */
+  markNotificationFailed(id: number, error: string, nextAttemptAt: number | null, at: number): Promise<void>;
+  /** Counts per channel: waiting, delivered, given up. */
+  notificationCounts(): Promise<Record<string, { waiting: number; delivered: number; given_up: number }>>;
+}
+
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
-export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore;
+export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore;
 
 /** A worker among several sharing one database, as its lease records it. */
 export interface WorkerRecord {

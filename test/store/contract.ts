@@ -208,5 +208,39 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await store.auditHead('report_written')).toEqual({ seq: 2, hash: entries[1]?.hash });
       expect((await store.lastAudit('approved'))?.seq).toBe(1);
     });
+
+    it('console sign-ins: a code used once, sessions until they expire', async () => {
+      await store.addConsoleCredential({ hash: 'c1', kind: 'code', person: 'ada', created_at: 0, expires_at: 1_000 });
+      await store.addConsoleCredential({ hash: 's1', kind: 'session', person: 'ada', created_at: 0, expires_at: 5_000 });
+      expect(await store.consoleCredential('c1', 500)).toMatchObject({ person: 'ada', kind: 'code' });
+      expect(await store.useConsoleCode('c1', 2_000)).toBe(false);
+      expect(await store.useConsoleCode('c1', 500)).toBe(true);
+      expect(await store.useConsoleCode('c1', 600)).toBe(false);
+      expect(await store.consoleCredential('c1', 700)).toBeUndefined();
+      expect(await store.useConsoleCode('s1', 700)).toBe(false);
+      expect(await store.consoleCredential('s1', 4_999)).toMatchObject({ person: 'ada', kind: 'session' });
+      expect(await store.consoleCredential('s1', 5_000)).toBeUndefined();
+      await store.deleteConsoleCredential('s1');
+      expect(await store.consoleCredential('s1', 1)).toBeUndefined();
+    });
+
+    it('notifications: queued once per channel and key, claimed when due, retried, delivered or given up', async () => {
+      const n = (channel: string, key: string) => ({ channel, event: 'batch_settled', dedupe_key: key, payload: '{}', created_at: 1_000 });
+      expect(await store.enqueueNotification(n('mail', 'settled:B1'))).toBe(true);
+      expect(await store.enqueueNotification(n('mail', 'settled:B1'))).toBe(false);
+      expect(await store.enqueueNotification(n('hook', 'settled:B1'))).toBe(true);
+      expect(await store.enqueueNotification(n('hook', 'settled:B2'))).toBe(true);
+      const first = await store.claimDueNotifications(1_000, 61_000, 2);
+      expect(first.map((x) => [x.channel, x.dedupe_key])).toEqual([['mail', 'settled:B1'], ['hook', 'settled:B1']]);
+      // Claimed: not due again until the claim lapses.
+      expect((await store.claimDueNotifications(1_000, 61_000, 10)).map((x) => x.dedupe_key)).toEqual(['settled:B2']);
+      await store.markNotificationDelivered(first[0]?.id as number, 1_500);
+      await store.markNotificationFailed(first[1]?.id as number, 'connection refused', 3_000, 1_500);
+      expect((await store.claimDueNotifications(3_000, 63_000, 10)).map((x) => [x.id, x.attempts, x.last_error])).toEqual([[first[1]?.id, 1, 'connection refused']]);
+      await store.markNotificationFailed(first[1]?.id as number, 'still refused', null, 4_000);
+      // Delivered and given up are never due again; a claim that lapsed (its sender died) is.
+      expect((await store.claimDueNotifications(100_000, 160_000, 10)).map((x) => x.dedupe_key)).toEqual(['settled:B2']);
+      expect(await store.notificationCounts()).toEqual({ hook: { waiting: 1, delivered: 0, given_up: 1 }, mail: { waiting: 0, delivered: 1, given_up: 0 } });
+    });
   });
 }

@@ -162,4 +162,33 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'console sign-ins and the notification outbox (as SQLite migration 9)',
+    sql: `
+      CREATE TABLE console_credentials (
+        hash TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('code', 'session')),
+        person TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT
+      );
+      CREATE TABLE notifications (
+        id BIGSERIAL PRIMARY KEY,
+        channel TEXT NOT NULL,
+        event TEXT NOT NULL,
+        dedupe_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at BIGINT NOT NULL,
+        delivered_at BIGINT,
+        given_up_at BIGINT,
+        last_error TEXT,
+        UNIQUE (channel, dedupe_key)
+      );
+      CREATE INDEX notifications_due ON notifications(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;
+    `,
+  },
 ];

@@ -16,7 +16,7 @@ import { DatabaseUnusable } from '../../errors.js';
 import { phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { PgSharedWork } from './shared-work.js';
+import { PgOutbox } from './outbox.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord,
   ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
@@ -48,7 +48,7 @@ export const redactUrl = (url: string): string => {
   }
 };
 
-export class PostgresStore extends PgSharedWork implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
+export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(pool: pg.Pool) {
     super(pool);
   }
