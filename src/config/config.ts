@@ -165,6 +165,27 @@ const approvalsSchema = z.strictObject({
   ceiling_margin_percent: z.number().min(0).max(100).default(3),
 });
 
+/** The operations console (src/console): served by `paybatch watch` when enabled, and by `paybatch console`. */
+const consoleSchema = z.strictObject({
+  /** Served by `paybatch watch` on its own listener. */
+  enabled: z.boolean().default(false),
+  listen: z.strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65_535).default(8788),
+  }).default(() => ({ host: '127.0.0.1', port: 8788 })),
+  /** A signed-in session lasts this long. */
+  session_ms: positive.default(12 * 3_600_000),
+  /** A one-time sign-in code from `paybatch console login NAME` lasts this long. */
+  code_ms: positive.default(15 * 60_000),
+  /**
+   * A file holding the secret that signs the console's CSRF cookie (32 characters or more):
+   * the same on every worker behind one address. Without it each process makes its own.
+   */
+  cookie_secret_file: z.string().min(1).optional(),
+  /** The console is served over HTTPS (by a proxy in front): its cookies are marked Secure. */
+  secure_cookies: z.boolean().default(false),
+});
+
 /** Where paybatch keeps its state: SQLite in the workspace (the default), or PostgreSQL shared by several workers. */
 const storeSchema = z.strictObject({
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE; PAYBATCH_DATABASE_URL overrides it. Unset: SQLite in the workspace. */
@@ -186,6 +207,7 @@ export const configSchema = z.strictObject({
   reports: reportsSchema.default(() => reportsSchema.parse({})),
   approvals: approvalsSchema.default(() => approvalsSchema.parse({})),
   store: storeSchema.default(() => storeSchema.parse({})),
+  console: consoleSchema.default(() => consoleSchema.parse({})),
 });
 
 /** The configuration, with the approval policy built from it when approvals are on (keys read and checked). */
@@ -199,6 +221,7 @@ export type ApprovalsConfig = Config['approvals'];
 export type ReportsConfig = Config['reports'];
 export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 export type StoreConfig = Config['store'];
+export type ConsoleConfig = Config['console'];
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 

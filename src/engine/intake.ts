@@ -127,8 +127,8 @@ export function claimName(name: string, at: number): string {
  * a batch is accepted, which is the last step of intake. With several workers,
  * only intakes whose taker is dead are recovered (see recoverShared).
  */
-export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store' | 'shared'> & { knownBatches(): Promise<BatchRecord[]> }): Promise<string[]> {
-  if (deps.shared) return recoverShared(deps, deps.shared);
+export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store' | 'shared'> & { knownBatches(): Promise<BatchRecord[]>; atStart?: boolean }): Promise<string[]> {
+  if (deps.shared) return recoverShared(deps, deps.shared, deps.atStart ?? true);
   const recovered: string[] = [];
   // A file claimed just before the process died, before its batch was recorded, belongs to no
   // batch: it goes back to the inbox. (The workspace lock makes sure no other run is claiming.)
@@ -150,8 +150,12 @@ async function putBackUnrecorded(deps: Pick<IntakeDeps, 'workspace'> & { knownBa
     if (claimedAt === null || !old(claimedAt)) continue;
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
     const back = join(deps.workspace.folders.inbox, original);
-    await moveSafely(deps.workspace.home, join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
-    moved.push(name);
+    try {
+      await moveSafely(deps.workspace.home, join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
+      moved.push(name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another worker sharing the folder put it back first
+    }
   }
   return moved;
 }
@@ -182,13 +186,16 @@ async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchR
  * (the rejection is a compare-and-set). The file goes back to this worker's
  * inbox: moved, when it is in this workspace; else written from the bytes kept
  * in the database. A file claimed but not recorded is put back only once it has
- * lain in processing/ longer than a lease (a live worker records its batch
- * within moments of claiming).
+ * lain in processing/ for UNRECORDED_AFTER_MS (a live worker records its batch
+ * once the file is hashed: seconds, even for the largest file). Its own
+ * intakes count only at its start (`atStart`): later, they are running.
  */
-async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }, shared: SharedWork): Promise<string[]> {
+const UNRECORDED_AFTER_MS = 10 * 60_000;
+
+async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }, shared: SharedWork, atStart: boolean): Promise<string[]> {
   const now = shared.clock.now();
-  const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > shared.leaseMs);
-  for (const batch of await shared.store.orphanedIntakes(shared.name, now)) {
+  const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > Math.max(shared.leaseMs, UNRECORDED_AFTER_MS));
+  for (const batch of await shared.store.orphanedIntakes(shared.name, now, atStart)) {
     if (!(await deps.store.rejectBatch(batch.id, `interrupted during intake (worker ${batch.taken_by ?? 'unknown'} stopped); the file was put back in the inbox and taken again`))) continue;
     if (await putBackClaimed(deps, batch)) {
       recovered.push(batch.id);
@@ -325,6 +332,15 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
   // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
   if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
   const counts = await deps.store.acceptBatch(batch);
+  if (!counts) {
+    // Recovered as interrupted by another worker meanwhile (this one was taken for dead): that worker takes the
+    // file in again, so this copy is set aside, not put back: one file, one batch.
+    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+    const reportFile = `${failedPath}.report.txt`;
+    const reason = 'another worker recovered its intake as interrupted and takes the file in again; this copy was set aside';
+    await writeFileSafely(deps.workspace.home, reportFile, `${name}: ${reason}.\nNothing of this copy was sent.\n`);
+    return { kind: 'not_read', file: failedPath, reportFile, reason };
+  }
   return { kind: 'accepted', batch, file: claimed, ...counts, report };
 }
 

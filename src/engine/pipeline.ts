@@ -103,6 +103,11 @@ export class Pipeline {
     while (this.background.size > 0) await Promise.all(this.background);
   }
 
+  /** The rows with a step under way in this process ("batch:line"). */
+  workingRows(): string[] {
+    return [...this.working.keys()];
+  }
+
   /** The service stopped answering: the reason, when the last steps all failed for it. */
   serviceTrouble(): string | null {
     return this.failuresInARow >= Math.max(3, this.deps.engine.concurrency) ? this.lastFailure : null;

@@ -38,6 +38,8 @@ export class SharedWork {
   /** Resolves if the lease is lost (another process took the name over, or renewals failed past the lease): the worker must stop. */
   readonly lost = new Promise<string>((resolve) => (this.lostWith = resolve));
   private timer: NodeJS.Timeout | null = null;
+  /** Call slots held by calls under way in this process. */
+  private readonly slotsHeld = new Set<number>();
   private liveCount = 1;
 
   private constructor(
@@ -83,23 +85,42 @@ export class SharedWork {
     return work;
   }
 
-  /** Renewed three times per lease: one late renewal never loses it. A lease that cannot be renewed before it expires is lost. */
+  /** When the lease was last renewed (ms, this process's clock). */
+  private renewedAt = 0;
+
+  /**
+   * The lease is renewed three times per lease. The worker stops itself once
+   * two thirds of a lease have passed without a renewal (a database it cannot
+   * reach, a renewal that hangs, a process that was paused): a third of a lease
+   * before any other worker may take over what it holds. A renewal refused (the
+   * lease expired, or another process took the name) stops it at once.
+   */
   private keepAlive(): void {
-    let renewedAt = this.me.renewed_at;
+    this.renewedAt = this.me.renewed_at;
     this.timer = setInterval(() => {
       const now = this.clock.now();
+      if (!this.leaseHeld()) {
+        this.lostWith(`the worker lease was not renewed for ${Math.round((now - this.renewedAt) / 1000)} s (the database did not answer, or this process was paused); other workers take its rows over`);
+        return;
+      }
       this.store.renewWorker(this.me.name, this.me.token, now, now + this.options.leaseMs).then(
         (held) => {
-          if (!held) this.lostWith(`another process took the worker name ${this.me.name} over`);
-          renewedAt = now;
+          if (!held) {
+            this.lostWith(`the lease of worker ${this.me.name} expired or was taken over by another process`);
+            return;
+          }
+          this.renewedAt = Math.max(this.renewedAt, now);
           return this.countLive();
         },
-        (error: unknown) => {
-          if (this.clock.now() - renewedAt >= this.options.leaseMs) this.lostWith(`the worker lease could not be renewed for ${Math.round(this.options.leaseMs / 1000)} s (${(error as Error).message}); other workers take its rows over`);
-        },
+        () => {},
       ).catch(() => {});
     }, Math.max(1_000, Math.floor(this.options.leaseMs / 3)));
     this.timer.unref();
+  }
+
+  /** Whether this worker may still act: its lease renewed within two thirds of a lease. */
+  leaseHeld(): boolean {
+    return this.clock.now() - this.renewedAt < (this.options.leaseMs * 2) / 3;
   }
 
   private async countLive(): Promise<void> {
@@ -145,14 +166,29 @@ export class SharedWork {
     let slot: number | null = null;
     for (let wait = 2; slot === null; wait = Math.min(SLOT_WAIT_MAX_MS, wait * 2)) {
       if (signal.aborted) return null;
+      // The fence: no call starts once the lease may have passed to others (the worker is stopping).
+      if (!this.leaseHeld()) return null;
       slot = await this.store.takeCallSlot(this.me.name, this.options.serviceConcurrency, this.clock.now());
       if (slot === null) await new Promise((resolve) => setTimeout(resolve, wait + Math.floor(Math.random() * wait)));
     }
+    this.slotsHeld.add(slot);
     try {
+      if (!this.leaseHeld()) return null;
       return await work();
     } finally {
+      this.slotsHeld.delete(slot);
+      // A return that fails is made good by the sweep (sweepIdle).
       await this.store.returnCallSlot(slot, this.me.name).catch(() => {});
     }
+  }
+
+  /**
+   * What this worker holds without using it (a release or a return that failed,
+   * rows claimed and left) is freed once it is older than `idleMs`; `working`
+   * are the rows with a step under way here ("batch:line").
+   */
+  async sweepIdle(working: readonly string[], idleMs: number): Promise<{ rows: number; slots: number }> {
+    return this.store.sweepOwnClaims(this.me.name, this.clock.now() - idleMs, working, [...this.slotsHeld]);
   }
 
   /** What this worker holds now, for /healthz. */

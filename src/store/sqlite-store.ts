@@ -124,8 +124,9 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     this.sql('UPDATE batches SET released = 1 WHERE id = ?').run(batchId);
   }
 
-  async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number }> {
+  async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
     return this.atomic(() => {
+      if ((this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) as string | undefined) !== 'intake') return null;
       const refused = this.sql(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
         WHERE batch_id = ? AND phase = 'checking' AND external_id IN (
           SELECT external_id FROM rows WHERE batch_id <> ? AND phase NOT IN ${phaseList(NEVER_SENT_PHASES)})`).run(batchId, batchId).changes;

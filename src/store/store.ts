@@ -86,10 +86,12 @@ export interface IntakeStore {
   /** Marks a batch as needing approval (at intake, before it is accepted, when approvals are on). */
   requestApproval(batchId: string, submittedBy: string, expiresAt: string): Promise<void>;
   /**
-   * Accepts the batch: rows whose external_id an earlier batch already used are
-   * refused, the other valid rows become ready to send. Returns the counts.
+   * Accepts a batch in intake: rows whose external_id an earlier batch already
+   * used are refused, the other valid rows become ready to send. Returns the
+   * counts; null when the batch is no longer in intake (recovered as
+   * interrupted meanwhile): nothing is accepted then.
    */
-  acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number }>;
+  acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null>;
   batch(id: string): Promise<BatchRecord | undefined>;
   /** Batches whose file is, or may still be, in processing/ (taken in, or being taken in). */
   batchesInProcessing(): Promise<BatchRecord[]>;
@@ -485,11 +487,20 @@ export interface SharedWorkStore {
   /** Takes one of the first `slots` call slots (the service's concurrency, shared by all workers); null when all are taken. */
   takeCallSlot(worker: string, slots: number, now: number): Promise<number | null>;
   returnCallSlot(slot: number, worker: string): Promise<void>;
+  /**
+   * Frees what `worker` holds but is not using (a release that failed): its
+   * claims of rows not in `working` ("batch:line") and call slots not in
+   * `slots`, taken before `before`. Returns how many.
+   */
+  sweepOwnClaims(worker: string, before: number, working: readonly string[], slots: readonly number[]): Promise<{ rows: number; slots: number }>;
   /** What a worker holds now, for /healthz. */
   heldBy(worker: string): Promise<{ rows: number; slots: number }>;
   /** Keeps a taken file's bytes, a piece at a time: any worker can carry the batch, or take the file again. */
   addFileChunk(batchId: string, seq: number, bytes: Buffer): Promise<void>;
   fileChunks(batchId: string): AsyncIterable<Buffer>;
-  /** Intakes left unfinished by a worker that is dead now (or by `worker` itself, in an earlier life). */
-  orphanedIntakes(worker: string, now: number): Promise<BatchRecord[]>;
+  /**
+   * Intakes left unfinished by a worker that is dead now; with `ownToo`, also
+   * those of `worker` itself (at its start: they are of an earlier life).
+   */
+  orphanedIntakes(worker: string, now: number, ownToo: boolean): Promise<BatchRecord[]>;
 }

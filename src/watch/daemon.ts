@@ -62,6 +62,8 @@ const WEBHOOK_SYNC_RETRY_MS = 60_000;
 const STALLED_RETRY_MS = 10_000;
 /** The same with several workers: also how soon what a dead worker left in flight is taken over once its lease expired. */
 const SHARED_STALLED_RETRY_MS = 2_000;
+/** A claim this worker holds but does not use (its release failed) is freed after this long. */
+const IDLE_CLAIM_MS = 60_000;
 
 export class Daemon {
   private readonly pipeline: Pipeline;
@@ -144,7 +146,7 @@ export class Daemon {
     const { store, workspace } = this.deps;
     // The SQLite file is watched for deletion, replacement and damage; PostgreSQL answers for itself.
     this.health = this.deps.shared ? null : new DatabaseHealth(workspace.database);
-    await this.recoverIntakes();
+    await this.recoverIntakes(true);
     await this.pipeline.resume();
     await this.receiver.listen();
     // Events stored before a stop but not applied yet are applied first.
@@ -281,9 +283,10 @@ export class Daemon {
     }
   }
 
-  private async recoverIntakes(): Promise<void> {
+  /** At start, what a crash left of intakes (this worker's own included); later, with several workers, what dead workers left. */
+  private async recoverIntakes(atStart: boolean): Promise<void> {
     const { store, workspace, log } = this.deps;
-    for (const batch of await recoverInterruptedIntakes({ workspace, store, shared: this.deps.shared, knownBatches: () => store.batchesInProcessing() })) {
+    for (const batch of await recoverInterruptedIntakes({ workspace, store, shared: this.deps.shared, atStart, knownBatches: () => store.batchesInProcessing() })) {
       log('intake_interrupted', { batch, action: 'file put back in the inbox' });
     }
   }
@@ -298,7 +301,9 @@ export class Daemon {
     if (this.deps.shared) {
       // Events kept by another worker's receiver that it did not apply (it died, or is busy) are applied here.
       this.applier.notify();
-      await this.recoverIntakes();
+      await this.recoverIntakes(false);
+      const swept = await this.deps.shared.sweepIdle(this.pipeline.workingRows(), IDLE_CLAIM_MS);
+      if (swept.rows + swept.slots > 0) this.deps.log('claims_freed', { rows: swept.rows, call_slots: swept.slots, why: 'held here but not in use (a release that failed)' });
       const archived = await archiveSettledElsewhere(this.deps);
       if (archived > 0) this.deps.log('files_archived', { files: archived, why: 'their batches were settled by another worker' });
     }

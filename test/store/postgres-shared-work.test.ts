@@ -52,6 +52,25 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     expect((await one.workers()).map((w) => [w.name, w.token])).toEqual([['a', 't3'], ['b', 'u1']]);
   });
 
+  it('a lease that expired is never renewed: its worker must stop, what it held has gone to others', async () => {
+    expect(await one.joinWorkers(worker('r', 'r1', 500_000, 30_000), () => true)).toBeNull();
+    expect(await one.renewWorker('r', 'r1', 520_000, 550_000)).toBe(true);
+    expect(await one.renewWorker('r', 'r1', 560_000, 590_000)).toBe(false);
+  });
+
+  it('a worker frees what it holds but does not use (a release that failed), never what it uses', async () => {
+    const now = 600_000;
+    await one.joinWorkers(worker('sw', 's', now), () => true);
+    const batch = await batchOf(4, 's'.repeat(64));
+    await one.claimRow(batch, 2, 'sw', now - 120_000);
+    await one.claimRow(batch, 3, 'sw', now - 120_000);
+    await one.claimRow(batch, 4, 'sw', now);
+    const slot = await one.takeCallSlot('sw', 2, now - 120_000);
+    expect(await one.sweepOwnClaims('sw', now - 60_000, [`${batch}:3`], [])).toEqual({ rows: 1, slots: 1 });
+    expect(await one.heldBy('sw')).toEqual({ rows: 2, slots: 0 });
+    expect(slot).not.toBeNull();
+  });
+
   it('rows are claimed by one worker at a time, in disjoint pages; a dead worker\'s claims go to the others', async () => {
     const now = 41_000;
     await one.joinWorkers(worker('p', 'p1', now), () => true);
@@ -123,9 +142,27 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     const now = 200_000;
     await one.joinWorkers(worker('alive', 'z', now), () => true);
     await one.joinWorkers(worker('gone', 'g', now - 60_000), () => true);
-    expect((await two.orphanedIntakes('me', now)).map((b) => b.id)).toEqual([dead]);
+    expect((await two.orphanedIntakes('me', now, true)).map((b) => b.id)).toEqual([dead]);
+    // A live worker's own intake is running: not orphaned, except at its start (an earlier life's).
+    expect((await one.orphanedIntakes('alive', now, false)).map((b) => b.id)).toEqual([dead]);
+    expect((await one.orphanedIntakes('alive', now, true)).map((b) => b.id).sort()).toEqual([id, dead].sort());
     const won = await Promise.all([one.rejectBatch(dead, 'interrupted'), two.rejectBatch(dead, 'interrupted')]);
     expect(won.filter(Boolean).length).toBe(1);
     expect(await one.batch(id)).toMatchObject({ taken_by: 'alive', status: 'intake' });
+    // A batch recovered as interrupted is never accepted after all.
+    expect(await one.acceptBatch(dead)).toBeNull();
+    expect((await one.batch(dead))?.status).toBe('rejected');
+  });
+
+  it('one transaction id is adopted by one row, however many workers try at once', async () => {
+    const batch = await batchOf(40, 't'.repeat(64));
+    const outcomes = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+      const [a, b] = [await one.row(batch, 2 * i + 2), await two.row(batch, 2 * i + 3)];
+      return Promise.all([
+        one.commitRow(batch, 2 * i + 2, a?.revision as number, { changes: { transaction_id: `tr_same_${i}` } }),
+        two.commitRow(batch, 2 * i + 3, b?.revision as number, { changes: { transaction_id: `tr_same_${i}` } }),
+      ]);
+    }));
+    for (const pair of outcomes) expect(pair.map((o) => o.kind).sort()).toEqual(['applied', 'taken']);
   });
 });

@@ -150,6 +150,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         expires_at BIGINT NOT NULL
       );
       ALTER TABLE rows ADD COLUMN claimed_by TEXT;
+      ALTER TABLE rows ADD COLUMN claimed_at BIGINT;
+      -- One row per transaction, enforced by the database: two workers adopting one transaction id at once cannot both.
+      DROP INDEX rows_transaction_id;
+      CREATE UNIQUE INDEX rows_transaction_id ON rows(transaction_id) WHERE transaction_id IS NOT NULL;
       CREATE INDEX rows_claimed_by ON rows(claimed_by) WHERE claimed_by IS NOT NULL;
       ALTER TABLE batches ADD COLUMN taken_by TEXT;
       ALTER TABLE webhook_events ADD COLUMN claimed_by TEXT;

@@ -72,6 +72,19 @@ export class PgPipeline extends PgBase implements PipelineStore {
   }
 
   async commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
+    try {
+      return await this.commitRowOnce(batchId, line, revision, patch);
+    } catch (error) {
+      // The unique index refused a transaction id another row took in the same instant (another worker).
+      if ((error as { code?: string; constraint?: string }).code === '23505' && (error as { constraint?: string }).constraint === 'rows_transaction_id' && patch.changes.transaction_id) {
+        const other = await this.first<{ batch_id: string; line: number }>('SELECT batch_id, line FROM rows WHERE transaction_id = $1', [patch.changes.transaction_id]);
+        if (other) return { kind: 'taken', ...other };
+      }
+      throw error;
+    }
+  }
+
+  private async commitRowOnce(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
     return this.tx(async (c): Promise<CommitOutcome> => {
       const now = await this.first<{ revision: number; state: string | null }>('SELECT revision, state FROM rows WHERE batch_id = $1 AND line = $2 FOR UPDATE', [batchId, line], c);
       if (!now || now.revision !== revision) return { kind: 'moved' };

@@ -41,7 +41,8 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
   }
 
   async renewWorker(name: string, token: string, at: number, expiresAt: number): Promise<boolean> {
-    return (await this.run('UPDATE workers SET renewed_at = $1, expires_at = $2 WHERE name = $3 AND token = $4', [at, expiresAt, name, token])) === 1;
+    // Never revived once expired: another worker may have taken over what it held.
+    return (await this.run('UPDATE workers SET renewed_at = $1, expires_at = $2 WHERE name = $3 AND token = $4 AND expires_at > $1', [at, expiresAt, name, token])) === 1;
   }
 
   async leaveWorkers(name: string, token: string): Promise<void> {
@@ -57,7 +58,7 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
   }
 
   async claimRow(batchId: string, line: number, worker: string, now: number): Promise<boolean> {
-    return (await this.run(`UPDATE rows SET claimed_by = $3 WHERE batch_id = $1 AND line = $2 AND ${claimable('claimed_by', '$3', '$4')}`, [batchId, line, worker, now])) === 1;
+    return (await this.run(`UPDATE rows SET claimed_by = $3, claimed_at = $4 WHERE batch_id = $1 AND line = $2 AND ${claimable('claimed_by', '$3', '$4')}`, [batchId, line, worker, now])) === 1;
   }
 
   async releaseRow(batchId: string, line: number, worker: string): Promise<void> {
@@ -66,7 +67,7 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
 
   async claimReadyRows(batchId: string, worker: string, now: number, limit: number): Promise<PipelineRow[]> {
     // Not the worker's own: those it holds it is sending already.
-    const rows = await this.all<PipelineColumns>(`UPDATE rows SET claimed_by = $2 WHERE (batch_id, line) IN (
+    const rows = await this.all<PipelineColumns>(`UPDATE rows SET claimed_by = $2, claimed_at = $3 WHERE (batch_id, line) IN (
         SELECT batch_id, line FROM rows WHERE batch_id = $1 AND phase = 'ready' AND claimed_by IS DISTINCT FROM $2 AND ${claimable('claimed_by', '$2', '$3')}
         ORDER BY line LIMIT $4 FOR UPDATE SKIP LOCKED)
       RETURNING ${PIPELINE_COLUMNS}`, [batchId, worker, now, limit]);
@@ -74,7 +75,7 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
   }
 
   async claimDueReads(worker: string, now: number, limit: number): Promise<PipelineRow[]> {
-    const rows = await this.all<PipelineColumns>(`UPDATE rows SET claimed_by = $1 WHERE (batch_id, line) IN (
+    const rows = await this.all<PipelineColumns>(`UPDATE rows SET claimed_by = $1, claimed_at = $2 WHERE (batch_id, line) IN (
         SELECT batch_id, line FROM rows WHERE phase IN ${FOLLOWED} AND next_read_at IS NOT NULL AND next_read_at <= $2
           AND batch_id IN (SELECT id FROM batches WHERE status = 'accepted') AND ${claimable('claimed_by', '$1', '$2')}
         ORDER BY next_read_at, batch_id, line LIMIT $3 FOR UPDATE SKIP LOCKED)
@@ -110,6 +111,13 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
     await this.run('UPDATE call_slots SET worker = NULL, taken_at = NULL WHERE slot = $1 AND worker = $2', [slot, worker]);
   }
 
+  async sweepOwnClaims(worker: string, before: number, working: readonly string[], slots: readonly number[]): Promise<{ rows: number; slots: number }> {
+    const rows = await this.run(`UPDATE rows SET claimed_by = NULL WHERE claimed_by = $1 AND (claimed_at IS NULL OR claimed_at < $2)
+      AND NOT ((batch_id || ':' || line) = ANY($3::text[]))`, [worker, before, [...working]]);
+    const freed = await this.run('UPDATE call_slots SET worker = NULL, taken_at = NULL WHERE worker = $1 AND (taken_at IS NULL OR taken_at < $2) AND NOT (slot = ANY($3::int[]))', [worker, before, [...slots]]);
+    return { rows, slots: freed };
+  }
+
   async heldBy(worker: string): Promise<{ rows: number; slots: number }> {
     return (await this.first<{ rows: number; slots: number }>(`SELECT (SELECT COUNT(*)::int FROM rows WHERE claimed_by = $1) AS rows,
       (SELECT COUNT(*)::int FROM call_slots WHERE worker = $1) AS slots`, [worker])) ?? { rows: 0, slots: 0 };
@@ -128,7 +136,9 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
     }
   }
 
-  async orphanedIntakes(worker: string, now: number): Promise<BatchRecord[]> {
-    return this.all<BatchRecord>(`SELECT * FROM batches b WHERE status = 'intake' AND ${claimable('b.taken_by', '$1', '$2')} ORDER BY received_at, id`, [worker, now]);
+  async orphanedIntakes(worker: string, now: number, ownToo: boolean): Promise<BatchRecord[]> {
+    // A live worker's own intakes are running now: only at its start are they of an earlier life.
+    return this.all<BatchRecord>(`SELECT * FROM batches b WHERE status = 'intake' AND ${claimable('b.taken_by', '$1', '$2')} AND ($3 OR b.taken_by IS DISTINCT FROM $1)
+      ORDER BY received_at, id`, [worker, now, ownToo]);
   }
 }

@@ -37,14 +37,19 @@ interface RowColumns {
   request: string | null;
 }
 
-/** The URL without its password, for messages. */
+/**
+ * The database URL for people: scheme, user, host, port and database only. A
+ * password (in the URL's user part or as ?password=) or any other query
+ * parameter is never shown; a URL that does not read plainly is withheld.
+ */
 export const redactUrl = (url: string): string => {
+  const withheld = 'the configured PostgreSQL database (URL withheld)';
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    if (!/^postgres(ql)?:$/.test(parsed.protocol) || !/^\/[A-Za-z0-9_.-]*$/.test(parsed.pathname) || parsed.hostname === '') return withheld;
+    return `${parsed.protocol}//${parsed.username ? `${parsed.username}@` : ''}${parsed.host}${parsed.pathname}`;
   } catch {
-    return 'the configured PostgreSQL URL';
+    return withheld;
   }
 };
 
@@ -55,7 +60,11 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
 
   /** Connects (a pool of `max` connections) and applies the migrations not applied yet. */
   static async open(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 10_000 });
+    // Bounded waits: a statement, a lock or a transaction left open by a stalled worker never holds the others for long.
+    const pool = new pg.Pool({
+      connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 10_000,
+      statement_timeout: 120_000, lock_timeout: 30_000, idle_in_transaction_session_timeout: 60_000,
+    });
     // An idle connection that fails (the server restarted) must not bring the process down: the next query reconnects.
     pool.on('error', () => {});
     try {
@@ -138,10 +147,12 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
     await this.run('UPDATE batches SET released = 1 WHERE id = $1', [batchId]);
   }
 
-  async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number }> {
+  async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
     return this.tx(async (c) => {
       // One acceptance at a time: two batches with the same external_id accepted at once by two workers would both pass the check.
       await c.query('SELECT pg_advisory_xact_lock($1)', [ACCEPT_LOCK]);
+      // Only a batch still in intake: one recovered as interrupted meanwhile (by another worker) is not accepted.
+      if ((await this.first<{ status: string }>('SELECT status FROM batches WHERE id = $1 FOR UPDATE', [batchId], c))?.status !== 'intake') return null;
       const refused = await this.run(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
         WHERE batch_id = $1 AND phase = 'checking' AND external_id IN (
           SELECT external_id FROM rows WHERE batch_id <> $1 AND phase NOT IN ${NEVER_SENT} AND external_id IS NOT NULL)`, [batchId], c);
