@@ -19,6 +19,8 @@ import type { Credentials } from './signing.js';
 import { authHeaders } from './signing.js';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
+import type { CallObserver, Endpoint } from './calls.js';
+import { callOutcome } from './calls.js';
 
 export interface ClientOptions {
   /** Includes any version prefix, e.g. https://payouts.example/v1 [D1]. */
@@ -35,6 +37,8 @@ export interface ClientOptions {
   clock?: Clock;
   /** Told when the service asks for an absurd wait (a capped Retry-After). */
   log?: (event: string, fields: Record<string, unknown>) => void;
+  /** Told of every HTTP request made, retries included (for /metrics). */
+  onCall?: CallObserver;
 }
 
 /**
@@ -105,6 +109,7 @@ export class PayoutClient {
   private readonly random: () => number;
   private readonly base: string;
   private readonly clock: Clock;
+  private readonly observers: CallObserver[] = [];
 
   /** Where the service is, for messages (never the credentials). */
   get baseUrl(): string {
@@ -117,6 +122,16 @@ export class PayoutClient {
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? systemClock;
+    if (options.onCall) this.observers.push(options.onCall);
+  }
+
+  /** Tells `observer` of every request from now on (the daemon's /metrics); returns how to stop. */
+  observeCalls(observer: CallObserver): () => void {
+    this.observers.push(observer);
+    return () => {
+      const at = this.observers.indexOf(observer);
+      if (at >= 0) this.observers.splice(at, 1);
+    };
   }
 
   async close(): Promise<void> {
@@ -126,43 +141,43 @@ export class PayoutClient {
   // ---- the endpoints of [4] and [D7]
 
   async listCorridors(country: string, limits: CallLimits = {}): Promise<CorridorRecord[]> {
-    const list = parseList(await this.call('read', 'GET', `/corridors/${encodePart(country)}`, undefined, `corridors of ${country}`, limits));
+    const list = parseList(await this.call('read', 'GET /corridors/:country', `/corridors/${encodePart(country)}`, undefined, `corridors of ${country}`, limits));
     if (!list) throw new Retryable(`the corridors of ${country} came back in an unexpected shape`, undefined);
     return list as CorridorRecord[];
   }
 
   async createTransaction(body: PayoutRequest, limits: CallLimits = {}): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('write', 'POST', '/transactions', body, `creating ${body.external_id}`, limits), 'write', `creating ${body.external_id}`);
+    return this.transaction(await this.call('write', 'POST /transactions', '/transactions', body, `creating ${body.external_id}`, limits), 'write', `creating ${body.external_id}`);
   }
 
   async findTransactions(externalId: string, limits: CallLimits = {}): Promise<ServiceTransaction[]> {
     const what = `looking up ${externalId}`;
-    const list = parseList(await this.call('read', 'GET', `/transactions?external_id=${encodePart(externalId)}`, undefined, what, limits));
+    const list = parseList(await this.call('read', 'GET /transactions', `/transactions?external_id=${encodePart(externalId)}`, undefined, what, limits));
     const parsed = list?.map(parseTransaction);
     if (!parsed || parsed.some((t) => t === null)) throw new Retryable(`${what}: the answer is not a list of transactions`, undefined);
     return parsed as ServiceTransaction[];
   }
 
   async getTransaction(id: string, limits: CallLimits = {}): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('read', 'GET', `/transactions/${encodePart(id)}`, undefined, `reading ${id}`, limits), 'read', `reading ${id}`);
+    return this.transaction(await this.call('read', 'GET /transactions/:id', `/transactions/${encodePart(id)}`, undefined, `reading ${id}`, limits), 'read', `reading ${id}`);
   }
 
   /** [D10] With the amount guard: the service refuses if the amount is not the one we checked. */
   async fundTransaction(id: string, guard: { input_amount_in_cents: string; input_currency: string }, limits: CallLimits = {}): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('write', 'POST', `/transactions/${encodePart(id)}/fund`, guard, `funding ${id}`, limits), 'write', `funding ${id}`);
+    return this.transaction(await this.call('write', 'POST /transactions/:id/fund', `/transactions/${encodePart(id)}/fund`, guard, `funding ${id}`, limits), 'write', `funding ${id}`);
   }
 
   /** [D11] Accepted, then carried out asynchronously. */
   async cancelTransaction(id: string, limits: CallLimits = {}): Promise<ServiceTransaction> {
-    return this.transaction(await this.call('write', 'DELETE', `/transactions/${encodePart(id)}`, undefined, `cancelling ${id}`, limits), 'write', `cancelling ${id}`);
+    return this.transaction(await this.call('write', 'DELETE /transactions/:id', `/transactions/${encodePart(id)}`, undefined, `cancelling ${id}`, limits), 'write', `cancelling ${id}`);
   }
 
   async registerWebhook(eventType: string, uri: string): Promise<WebhookRecord> {
-    return (await this.call('write', 'POST', '/webhooks', { event_type: eventType, uri }, `registering ${eventType}`)) as WebhookRecord;
+    return (await this.call('write', 'POST /webhooks', '/webhooks', { event_type: eventType, uri }, `registering ${eventType}`)) as WebhookRecord;
   }
 
   async listWebhooks(): Promise<WebhookRecord[]> {
-    const list = parseList(await this.call('read', 'GET', '/webhooks', undefined, 'listing webhooks'));
+    const list = parseList(await this.call('read', 'GET /webhooks', '/webhooks', undefined, 'listing webhooks'));
     if (!list) throw new Retryable('the webhooks came back in an unexpected shape', undefined);
     // [2.6] The id's member name is not shown: `id`, or `webhook_id` as the live service may spell it.
     return list.flatMap((item) => {
@@ -173,7 +188,7 @@ export class PayoutClient {
   }
 
   async deleteWebhook(id: string): Promise<void> {
-    await this.call('write', 'DELETE', `/webhooks/${encodePart(id)}`, undefined, `removing webhook ${id}`);
+    await this.call('write', 'DELETE /webhooks/:id', `/webhooks/${encodePart(id)}`, undefined, `removing webhook ${id}`);
   }
 
   // ---- the machinery
@@ -186,16 +201,37 @@ export class PayoutClient {
   }
 
   /** One call, retried per its kind, never waiting past its limits; returns the unwrapped object of a 2xx answer. */
-  private async call(kind: Kind, method: string, path: string, body: unknown, what: string, limits: CallLimits = {}): Promise<unknown> {
+  private async call(kind: Kind, endpoint: Endpoint, path: string, body: unknown, what: string, limits: CallLimits = {}): Promise<unknown> {
+    const method = endpoint.slice(0, endpoint.indexOf(' '));
     for (let attempt = 1; ; attempt++) {
       try {
-        return this.classify(kind, await this.send(kind, method, path, body, what, limits.signal), what);
+        return this.classify(kind, await this.timed(endpoint, () => this.send(kind, method, path, body, what, limits.signal)), what);
       } catch (error) {
         if (!(error instanceof Retryable) || attempt >= this.options.retry.attempts) throw error;
         const wait = this.waitBefore(error, attempt, what);
         if (limits.signal?.aborted || (limits.until !== undefined && this.clock.now() + wait > limits.until)) throw error;
         await this.pause(wait, limits.signal);
         if (limits.signal?.aborted) throw error;
+      }
+    }
+  }
+
+  /** One request, its outcome and duration told to the observers; an observer that throws changes nothing. */
+  private async timed(endpoint: Endpoint, send: () => Promise<Answer>): Promise<Answer> {
+    const started = performance.now();
+    let answer: Answer | null = null;
+    try {
+      answer = await send();
+      return answer;
+    } finally {
+      const outcome = callOutcome(answer);
+      const seconds = (performance.now() - started) / 1000;
+      for (const observer of this.observers) {
+        try {
+          observer(endpoint, outcome, seconds);
+        } catch {
+          // Metrics never stop a payout.
+        }
       }
     }
   }

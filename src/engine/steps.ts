@@ -127,7 +127,8 @@ export class RowSteps {
     } else if (action.kind === 'fund') {
       await this.fund(row, action.amount, action.currency);
     } else if (decision.label === 'applied' && row.phase === 'final' && decision.patch) {
-      this.deps.log('settled', { ...where(row), transaction: row.transaction_id, state: row.state, code: row.state_reason_code });
+      // How the final state was learned, and the reads it took, for /metrics.
+      this.deps.log('settled', { ...where(row), transaction: row.transaction_id, state: row.state, code: row.state_reason_code, source: decision.patch.learned ?? null, reads: row.reads });
     }
   }
 

@@ -9,8 +9,10 @@ import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '.
 import type { SqliteDatabase } from './database.js';
 import { SqliteBase, marks } from './sqlite-base.js';
 import { phaseList } from './sql-lists.js';
+import type { CountAndOldest, RowCount } from './metrics-figures.js';
+import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from './metrics-figures.js';
 import type {
-  BatchProgress, BatchRecord, CommitOutcome, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
+  BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from './store.js';
 
 const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
@@ -36,7 +38,7 @@ interface PipelineColumns extends Omit<PipelineRow, 'request'> {
 
 const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
 
-export class SqlitePipeline extends SqliteBase implements PipelineStore {
+export class SqlitePipeline extends SqliteBase implements PipelineStore, MetricsStore {
   protected constructor(db: SqliteDatabase) {
     super(db);
   }
@@ -221,5 +223,14 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore {
 
   async lastHeartbeat(name: string): Promise<number | null> {
     return (this.sql('SELECT at FROM heartbeats WHERE name = ?').pluck().get(name) as number | undefined) ?? null;
+  }
+
+  async metricsFigures(recentSince: string): Promise<MetricsFigures> {
+    // One read transaction: the three figures are of one moment.
+    return this.db.transaction(() => metricsFigures(
+      this.sql(ROWS_SQL).all() as RowCount[],
+      this.sql(AWAITING_SQL).get() as CountAndOldest | undefined,
+      this.sql(attentionSql('?')).get(recentSince) as CountAndOldest | undefined,
+    ))();
   }
 }

@@ -273,6 +273,31 @@ export interface PipelineStore {
   lastHeartbeat(name: string): Promise<number | null>;
 }
 
+/**
+ * What /metrics shows of the store at a scrape, in one cheap read. Open batches
+ * are those in intake or accepted (not settled, rejected or withdrawn).
+ */
+export interface MetricsFigures {
+  /** Rows of open batches, by phase. */
+  rows_by_phase: Record<string, number>;
+  /** Rows of open batches in phase final, by the service's state (or paybatch's outcome when it ended the row without one). */
+  final_by_state: Record<string, number>;
+  /** Open batches waiting for approval, and when the oldest was received (ISO 8601). */
+  awaiting_approval: number;
+  oldest_awaiting_at: string | null;
+  /**
+   * Rows a person should look at: in an attention state (manual, error, stuck,
+   * exception) or held (an answer that did not match), of open batches and of
+   * those received since `recentSince`; and the oldest one's last observed change.
+   */
+  attention: number;
+  oldest_attention_at: string | null;
+}
+
+export interface MetricsStore {
+  metricsFigures(recentSince: string): Promise<MetricsFigures>;
+}
+
 /** Which rows a reconciliation looks at: one batch, or a period [from, to) (ISO 8601). */
 export type ReportScope = { batch: string } | { from: string; to: string };
 
@@ -439,7 +464,7 @@ export interface NotificationStore {
 }
 
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
-export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore;
+export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore & MetricsStore;
 
 /** A worker among several sharing one database, as its lease records it. */
 export interface WorkerRecord {

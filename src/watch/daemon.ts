@@ -23,7 +23,9 @@ import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
 import { dateIn, dayBefore } from '../reports/period.js';
-import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import { Metrics } from '../console/metrics.js';
+import { metricsLog } from '../console/metrics-log.js';
 import { ApprovalGate } from '../engine/approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { EventApplier } from './event-applier.js';
@@ -34,7 +36,7 @@ import { DatabaseHealth } from './database-health.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore & MetricsStore;
   client: PayoutClient;
   /** The service's key and secret: deliveries are signed with them [D3]. */
   credentials: Credentials;
@@ -48,6 +50,8 @@ export interface DaemonDeps {
   tickMs?: number;
   /** Several workers on PostgreSQL: this one (see engine/shared-work.ts). */
   shared?: SharedWork | null;
+  /** What /metrics serves; by default the daemon makes its own, with Node's process metrics (daemon.metrics). */
+  metrics?: Metrics;
 }
 
 export interface DaemonStarted {
@@ -116,7 +120,16 @@ export class Daemon {
     this.later.add(timer);
   }
 
-  constructor(private readonly deps: DaemonDeps) {
+  /** Served at /metrics on the receiver's listener; the console can serve the same (metrics.scrape()). */
+  readonly metrics: Metrics;
+  private readonly deps: DaemonDeps;
+  private readonly unobserveCalls: () => void;
+
+  constructor(given: DaemonDeps) {
+    this.metrics = given.metrics ?? new Metrics({ store: given.store, clock: given.clock, processMetrics: true });
+    // Every event the daemon and its engine log is also counted (see console/metrics-log.ts).
+    const deps = (this.deps = { ...given, log: metricsLog(given.log, this.metrics) });
+    this.unobserveCalls = deps.client.observeCalls((endpoint, outcome, seconds) => this.metrics.call(endpoint, outcome, seconds));
     const { config, store, client, clock, log } = deps;
     this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates);
     this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined });
@@ -137,6 +150,7 @@ export class Daemon {
       onStored: () => this.applier.notify(),
       unhealthy: () => this.health?.check() ?? null,
       held: deps.shared ? () => (deps.shared as SharedWork).held() : undefined,
+      metrics: this.metrics,
     });
     this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, onFile: (path) => this.arrived(path), log });
     this.schedules = new Schedules(config.watch.schedules, store, clock);
@@ -197,6 +211,7 @@ export class Daemon {
     await within(this.writeOpenResults(), Math.max(0, left() - 200)).catch(() => {});
     await this.pipeline.heartbeat().catch(() => {});
     this.deps.log('watch_stopped', { calls_parked: settled ? 0 : 'some; resolved at the next start' });
+    this.unobserveCalls();
   }
 
   private arrived(path: string): void {

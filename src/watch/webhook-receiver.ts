@@ -1,6 +1,6 @@
 /**
  * [6], [D3] The webhook receiver: `POST` deliveries at the registered path, `GET
- * /healthz` for supervisors. A delivery is verified against its raw bytes, then
+ * /healthz` for supervisors, and `GET /metrics` for Prometheus when given. A delivery is verified against its raw bytes, then
  * kept in the store, and only then answered 200: the service never retries, so
  * a delivery answered 200 must survive a crash a moment later. Every refusal
  * (401, 400, 413, 408) happens before anything is stored, and changes nothing.
@@ -33,6 +33,17 @@ export interface ReceiverOptions {
   unhealthy?: () => string | null;
   /** Several workers: what this one holds (its lease's claims), shown by /healthz. */
   held?: () => Promise<Record<string, unknown>>;
+  /** Served at GET /metrics, and told of every delivery accepted or refused (see console/metrics.ts). */
+  metrics?: ReceiverMetrics;
+}
+
+/** Why a delivery was refused, as a metric's label: a few fixed words, never the request's content. */
+export type RefusalKind = 'unsigned' | 'unknown_key' | 'too_large' | 'busy' | 'too_slow' | 'bad_signature' | 'malformed' | 'not_a_delivery' | 'replay' | 'stopping' | 'database';
+
+export interface ReceiverMetrics {
+  readonly contentType: string;
+  scrape(): Promise<string>;
+  webhookDelivery(outcome: 'accepted' | 'refused', reason: RefusalKind | 'stored'): void;
 }
 
 class BodyTooLarge extends Error {}
@@ -136,6 +147,7 @@ export class WebhookReceiver {
     const path = (request.url ?? '/').split('?')[0];
     const sick = this.options.unhealthy?.() ?? null;
     if (request.method === 'GET' && path === '/healthz' && sick) return answer(response, 503, { status: 'database', reason: sick });
+    if (request.method === 'GET' && path === '/metrics' && this.options.metrics) return this.serveMetrics(this.options.metrics, response);
     if (request.method === 'GET' && path === '/healthz') {
       let figures: Record<string, unknown>;
       try {
@@ -151,12 +163,18 @@ export class WebhookReceiver {
     }
     if (path !== this.path) return answer(response, 404, { error: 'not found' });
     if (request.method !== 'POST') return answer(response, 405, { error: 'only POST is accepted here' });
-    if (!this.accepting) return answer(response, 503, { error: 'shutting down' }, true);
-    if (sick) return answer(response, 503, { error: 'not taking deliveries: its database needs a person' }, true);
+    if (!this.accepting) {
+      this.options.metrics?.webhookDelivery('refused', 'stopping');
+      return answer(response, 503, { error: 'shutting down' }, true);
+    }
+    if (sick) {
+      this.options.metrics?.webhookDelivery('refused', 'database');
+      return answer(response, 503, { error: 'not taking deliveries: its database needs a person' }, true);
+    }
     // Before a byte of the body is read: the headers must be there, the key the service's, the size within bounds.
     const early = this.refuseEarly(request);
     if (early) {
-      this.refusals.refused(early.status, early.reason);
+      this.refused(early.status, early.reason, early.kind);
       return answer(response, early.status, { error: early.error }, true);
     }
     this.inFlight += 1;
@@ -167,51 +185,69 @@ export class WebhookReceiver {
     }
   }
 
+  /** The registry's text; 503 when the store does not answer (the figures come from it). */
+  private async serveMetrics(metrics: ReceiverMetrics, response: ServerResponse): Promise<void> {
+    let text: string;
+    try {
+      text = await metrics.scrape();
+    } catch (error) {
+      return answer(response, 503, { status: 'database', reason: `the database does not answer: ${(error as Error).message}` });
+    }
+    response.writeHead(200, { 'content-type': metrics.contentType });
+    response.end(text);
+  }
+
+  /** A refusal, logged at a bounded rate and counted. */
+  private refused(status: number, reason: string, kind: RefusalKind): void {
+    this.refusals.refused(status, reason);
+    this.options.metrics?.webhookDelivery('refused', kind);
+  }
+
   /** What can be refused from the headers alone, so that a client that is not the service costs no body buffer. */
-  private refuseEarly(request: IncomingMessage): { status: number; reason: string; error: string } | null {
+  private refuseEarly(request: IncomingMessage): { status: number; reason: string; error: string; kind: RefusalKind } | null {
     const { maxBodyBytes, credentials } = this.options;
     const key = header(request, 'authorization-key');
     if (!key || !header(request, 'authorization-nonce') || !header(request, 'authorization-signature')) {
-      return { status: 401, reason: 'an authentication header is missing', error: 'not signed by the service' };
+      return { status: 401, reason: 'an authentication header is missing', error: 'not signed by the service', kind: 'unsigned' };
     }
-    if (!sameKey(key, credentials.apiKey)) return { status: 401, reason: 'unknown key', error: 'not signed by the service' };
+    if (!sameKey(key, credentials.apiKey)) return { status: 401, reason: 'unknown key', error: 'not signed by the service', kind: 'unknown_key' };
     const declared = Number(header(request, 'content-length') ?? '0');
-    if (declared > maxBodyBytes) return { status: 413, reason: `declared over ${maxBodyBytes} bytes`, error: 'body too large' };
-    if (this.inFlight >= this.options.maxDeliveriesInFlight) return { status: 503, reason: `over ${this.options.maxDeliveriesInFlight} deliveries in progress`, error: 'busy, try again' };
+    if (declared > maxBodyBytes) return { status: 413, reason: `declared over ${maxBodyBytes} bytes`, error: 'body too large', kind: 'too_large' };
+    if (this.inFlight >= this.options.maxDeliveriesInFlight) return { status: 503, reason: `over ${this.options.maxDeliveriesInFlight} deliveries in progress`, error: 'busy, try again', kind: 'busy' };
     return null;
   }
 
   private async receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { maxBodyBytes } = this.options;
-    const log = (_event: string, fields: { status: number; reason: string; event_type?: string }): void => this.refusals.refused(fields.status, fields.reason);
+    const log = (kind: RefusalKind, fields: { status: number; reason: string; event_type?: string }): void => this.refused(fields.status, fields.reason, kind);
     let raw: Buffer;
     try {
       raw = await readBody(request, maxBodyBytes, this.options.bodyTimeoutMs);
     } catch (error) {
       if (error instanceof BodyTooSlow) {
-        log('webhook_refused', { status: 408, reason: `the body took longer than ${this.options.bodyTimeoutMs} ms` });
+        log('too_slow', { status: 408, reason: `the body took longer than ${this.options.bodyTimeoutMs} ms` });
         return answer(response, 408, { error: 'body too slow' }, true);
       }
       if (!(error instanceof BodyTooLarge)) throw error;
-      log('webhook_refused', { status: 413, reason: `over ${maxBodyBytes} bytes` });
+      log('too_large', { status: 413, reason: `over ${maxBodyBytes} bytes` });
       return answer(response, 413, { error: 'body too large' }, true);
     }
     const headers = { key: header(request, 'authorization-key'), nonce: header(request, 'authorization-nonce'), signature: header(request, 'authorization-signature') };
     const problem = signatureProblem(headers, raw, this.url, this.options.credentials);
     if (problem) {
-      log('webhook_refused', { status: 401, reason: problem });
+      log('bad_signature', { status: 401, reason: problem });
       return answer(response, 401, { error: 'not signed by the service' });
     }
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      log('webhook_refused', { status: 400, reason: 'malformed JSON' });
+      log('malformed', { status: 400, reason: 'malformed JSON' });
       return answer(response, 400, { error: 'malformed JSON' });
     }
     const delivery = parseDelivery(body);
     if (typeof delivery === 'string') {
-      log('webhook_refused', { status: 400, reason: delivery });
+      log('not_a_delivery', { status: 400, reason: delivery });
       return answer(response, 400, { error: delivery });
     }
     const stored = await this.options.store.recordWebhookEvent({
@@ -223,10 +259,11 @@ export class WebhookReceiver {
       body: raw.toString('utf8'),
     });
     if (stored === 'replayed') {
-      log('webhook_refused', { status: 401, reason: 'nonce already accepted (a replay)', event_type: delivery.eventType });
+      log('replay', { status: 401, reason: 'nonce already accepted (a replay)', event_type: delivery.eventType });
       return answer(response, 401, { error: 'nonce already used' });
     }
     answer(response, 200, { received: stored });
+    this.options.metrics?.webhookDelivery('accepted', 'stored');
     this.options.onStored();
   }
 }

@@ -157,6 +157,33 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect((await store.ledgerRows({ from: '2026-03-02T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' })).map((l) => [l.line, l.outcome])).toEqual([[2, null], [3, 'insufficient_funds']]);
     });
 
+    it('metrics figures: rows of open batches by phase and final state, batches awaiting approval, rows needing a person and their oldest change', async () => {
+      expect(await store.metricsFigures(AT)).toEqual({ rows_by_phase: {}, final_by_state: {}, awaiting_approval: 0, oldest_awaiting_at: null, attention: 0, oldest_attention_at: null });
+      const set = async (batch: string, line: number, changes: Parameters<Store['commitRow']>[3]['changes']): Promise<void> => {
+        const r = await row(batch, line);
+        expect(await store.commitRow(batch, line, r.revision, { changes })).toEqual({ kind: 'applied' });
+      };
+      const open = await accepted(['A', 'B', 'C', 'D', 'E']);
+      await set(open, 2, { phase: 'final', transaction_id: 'tr_a', state: 'paid' });
+      await set(open, 3, { phase: 'final', outcome: 'rejected_by_service' });
+      await set(open, 4, { phase: 'funded', transaction_id: 'tr_c', state: 'stuck', observed_at: '2026-03-02T09:30:00.000Z', heard_at: '2026-03-02T11:00:00.000Z' });
+      await set(open, 5, { phase: 'held', outcome: 'answer_mismatch', heard_at: '2026-03-02T10:00:00.000Z' });
+      const awaiting = await accepted(['F'], 'f'.repeat(64));
+      await store.requestApproval(awaiting, 'inbox', '2026-03-03T09:00:00.000Z');
+      // A held row does not keep its batch open: it is counted while the batch is recent.
+      const settled = await accepted(['G', 'H'], 'b'.repeat(64));
+      await set(settled, 2, { phase: 'held', outcome: 'answer_mismatch', created_at: '2026-03-02T09:10:00.000Z' });
+      await set(settled, 3, { phase: 'final', transaction_id: 'tr_h', state: 'paid' });
+      await store.settleBatch(settled, '2026-03-02T12:00:00.000Z');
+      expect(await store.metricsFigures('2026-03-01T00:00:00.000Z')).toEqual({
+        rows_by_phase: { final: 2, funded: 1, held: 1, ready: 2 },
+        final_by_state: { paid: 1, rejected_by_service: 1 },
+        awaiting_approval: 1, oldest_awaiting_at: AT,
+        attention: 3, oldest_attention_at: '2026-03-02T09:10:00.000Z',
+      });
+      expect(await store.metricsFigures('2026-03-05T00:00:00.000Z')).toMatchObject({ attention: 2, oldest_attention_at: '2026-03-02T09:30:00.000Z' });
+    });
+
     it('webhook events: kept once per nonce, unapplied in order, outcomes counted', async () => {
       const event = (nonce: string) => ({ received_at: AT, nonce, webhook_id: 'wh', event_type: 'transaction.paid', object_id: 'tr_1', body: '{}' });
       const first = await store.recordWebhookEvent(event('n1'));

@@ -9,9 +9,11 @@ import type pg from 'pg';
 import type { ResultRow } from '../../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../../payout-states.js';
 import { phaseList } from '../sql-lists.js';
+import type { CountAndOldest, RowCount } from '../metrics-figures.js';
+import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from '../metrics-figures.js';
 import { PgBase } from './base.js';
 import type {
-  BatchProgress, BatchRecord, CommitOutcome, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
+  BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from '../store.js';
 
 export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
@@ -37,7 +39,7 @@ export interface PipelineColumns extends Omit<PipelineRow, 'request'> {
 }
 export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
 
-export class PgPipeline extends PgBase implements PipelineStore {
+export class PgPipeline extends PgBase implements PipelineStore, MetricsStore {
   protected constructor(pool: pg.Pool) {
     super(pool);
   }
@@ -231,5 +233,17 @@ export class PgPipeline extends PgBase implements PipelineStore {
 
   async lastHeartbeat(name: string): Promise<number | null> {
     return (await this.first<{ at: number }>('SELECT at FROM heartbeats WHERE name = $1', [name]))?.at ?? null;
+  }
+
+  async metricsFigures(recentSince: string): Promise<MetricsFigures> {
+    // One snapshot: the three figures are of one moment, whatever the workers commit meanwhile.
+    return this.tx(async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      return metricsFigures(
+        await this.all<RowCount>(ROWS_SQL, [], c),
+        await this.first<CountAndOldest>(AWAITING_SQL, [], c),
+        await this.first<CountAndOldest>(attentionSql('$1'), [recentSince], c),
+      );
+    });
   }
 }
