@@ -5,6 +5,7 @@
  */
 import { loadConfig, workspaceHome } from '../config/config.js';
 import type { Config } from '../config/config.js';
+import { notificationsShown } from '../config/notifications.js';
 import type { ServiceConnection } from '../config/service.js';
 import { connectService } from '../config/service.js';
 import { engineLog } from '../engine/log.js';
@@ -22,6 +23,7 @@ import type { HeldWorkspace } from '../engine/workspace-lease.js';
 import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
+import type { RunningNotifications } from '../notify/start.js';
 
 /** Stands for the service where a command needs none: using it is a bug. */
 const offline: ServiceConnection = {
@@ -44,6 +46,7 @@ async function recordConfiguration(store: Store, config: Config): Promise<void> 
     ...plain,
     service: { ...plain.service, api_secret: plain.service.api_secret ? '(set, not recorded)' : undefined },
     store: { ...storeConfig, url: storeConfig.url ? redactUrl(storeConfig.url) : undefined },
+    notifications: notificationsShown(plain.notifications),
   };
   const sha256 = createHash('sha256').update(canonicalJson(shown)).digest('hex');
   const last = await store.lastAudit('configuration');
@@ -95,8 +98,14 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     throw error;
   }
   await recordConfiguration(store, config);
-  const { log, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
+  const { log: plainLog, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
+  let notifications: RunningNotifications | null = null;
   try {
+    // run and watch tell the configured channels what happened; a notification never waits on, nor stops, a payout.
+    // Loaded only when a channel is configured: mail and HTTP senders stay out of the process otherwise.
+    const told = exclusive && Object.keys(config.notifications.channels).length > 0;
+    notifications = told ? (await import('../notify/start.js')).startNotifications(config.notifications, store, plainLog, systemClock) : null;
+    const log = notifications?.log ?? plainLog;
     // Commands that only read and write the store (approve, reject) need no service.
     const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log });
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
@@ -107,6 +116,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
       await connection.close();
     }
   } finally {
+    await notifications?.stop();
     close();
     await held?.release();
     await shared?.leave();

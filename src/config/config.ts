@@ -3,12 +3,13 @@
  * given with --config. Validated at start; every bad key is named.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { approvalPolicy } from '../approvals/policy.js';
 import type { ApprovalPolicy } from '../approvals/verify.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { describeIssues, readJsonFile } from './json.js';
+import { notificationsSchema } from './notifications.js';
 import { FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../watch/schedules.js';
@@ -184,6 +185,11 @@ const consoleSchema = z.strictObject({
   cookie_secret_file: z.string().min(1).optional(),
   /** The console is served over HTTPS (by a proxy in front): its cookies are marked Secure. */
   secure_cookies: z.boolean().default(false),
+  /**
+   * People who sign in besides those of approvals.people: a viewer reads, an
+   * operator also cancels rows. Approvers are those of the approval policy, with their keys.
+   */
+  people: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, 'a name of letters, digits, dots, dashes, underscores'), z.strictObject({ role: z.enum(['viewer', 'operator']) })).default({}),
 });
 
 /** Where paybatch keeps its state: SQLite in the workspace (the default), or PostgreSQL shared by several workers. */
@@ -208,6 +214,8 @@ export const configSchema = z.strictObject({
   approvals: approvalsSchema.default(() => approvalsSchema.parse({})),
   store: storeSchema.default(() => storeSchema.parse({})),
   console: consoleSchema.default(() => consoleSchema.parse({})),
+  /** Who is told about what (src/notify): none by default. */
+  notifications: notificationsSchema.default(() => notificationsSchema.parse({})),
 });
 
 /** The configuration, with the approval policy built from it when approvals are on (keys read and checked). */
@@ -222,6 +230,7 @@ export type ReportsConfig = Config['reports'];
 export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 export type StoreConfig = Config['store'];
 export type ConsoleConfig = Config['console'];
+export type { NotificationsConfig } from './notifications.js';
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 
@@ -266,6 +275,9 @@ export function loadConfig(options: { file?: string; home?: string; env?: NodeJS
   if (service.base_url && (!service.api_key || (!service.api_secret && !service.api_secret_file))) {
     throw new ConfigError(`configuration ${file ?? '(defaults)'} is not valid:\n  service: a base_url needs api_key and api_secret (or api_secret_file); set them in the file or in PAYBATCH_API_KEY and PAYBATCH_API_SECRET`);
   }
+  // The console's cookie secret, like public keys, is read relative to the configuration file.
+  const secretFile = parsed.data.console.cookie_secret_file;
+  if (secretFile) parsed.data.console.cookie_secret_file = resolve(file ? dirname(file) : process.cwd(), secretFile);
   // Public keys are read relative to the configuration file; a policy that cannot work stops the start (exit 78).
   if (parsed.data.approvals.enabled) {
     const policy = approvalPolicy(parsed.data.approvals, file ? dirname(file) : process.cwd());
