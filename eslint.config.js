@@ -18,4 +18,6 @@ export default tseslint.config(
       'no-restricted-globals': ['error', { name: 'parseFloat', message: 'Money is integer minor units; never parse floats.' }],
     },
   },
+  // The console's one script runs in the browser.
+  { files: ['assets/console/*.js'], languageOptions: { globals: { ...globals.browser } } },
 );

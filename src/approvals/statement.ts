@@ -56,3 +56,22 @@ export function statementDifferences(signed: Statement, now: Statement): string[
   compare('totals', sorted(signed.totals), sorted(now.totals));
   return differences;
 }
+
+const isMinorMap = (v: unknown): v is Record<string, string> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.entries(v).every(([c, n]) => /^[A-Z]{3}$/.test(c) && typeof n === 'string' && /^\d{1,30}$/.test(n));
+
+/** A statement from JSON (a downloaded file, a form field), or what is wrong with it. */
+export function parseStatement(text: string): Statement | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'not JSON';
+  }
+  if (typeof value !== 'object' || value === null) return 'not a statement';
+  const s = value as Record<string, unknown>;
+  if (typeof s.batch !== 'string' || typeof s.file_sha256 !== 'string' || typeof s.rows_sha256 !== 'string' || typeof s.expires_at !== 'string') return 'a statement has batch, file_sha256, rows_sha256 and expires_at';
+  if (typeof s.rows !== 'number' || !Number.isInteger(s.rows) || s.rows < 0) return 'rows must be a whole number';
+  if (!isMinorMap(s.totals) || !isMinorMap(s.ceiling)) return 'totals and ceiling map currency codes to minor units';
+  return { batch: s.batch, file_sha256: s.file_sha256, rows: s.rows, rows_sha256: s.rows_sha256, totals: s.totals, ceiling: s.ceiling, expires_at: s.expires_at };
+}

@@ -2,7 +2,10 @@
 import { constants, openSync, writeSync, closeSync } from 'node:fs';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { Command } from 'commander';
-import { generateKeys } from '../approvals/keys.js';
+import { readFileSync } from 'node:fs';
+import { generateKeys, privateKeyFrom, signBytes } from '../approvals/keys.js';
+import type { Statement } from '../approvals/statement.js';
+import { parseStatement, statementBytes } from '../approvals/statement.js';
 import { workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 
@@ -37,5 +40,32 @@ export function keysCommand(): Command {
       writeNew(publicPath, publicPem, 0o644);
       process.stdout.write(`private key ${privatePath} (keep it to yourself: it signs approvals)\npublic key  ${publicPath}\n\nIn paybatch.config.json:\n${JSON.stringify({ approvals: { people: { [name]: { role: 'approver', public_key: publicPem } } } }, null, 2)}\n`);
     }));
+  keys.addCommand(new Command('sign')
+    .description('Sign an approval statement (downloaded from the console) with your private key; prints the signature to paste back. Nothing is sent anywhere.')
+    .argument('<statement>', 'the statement file (JSON)')
+    .requiredOption('--key <file>', 'your private key (from paybatch keys generate)')
+    .action((statementFile: string, opts: { key: string }) => {
+      const statement = readStatement(statementFile);
+      const key = privateKeyFrom(readText(opts.key, 'the key file'));
+      if (typeof key === 'string') throw new PaybatchError(`${opts.key}: ${key}`, ExitCode.failure);
+      const totals = Object.entries(statement.totals).map(([c, v]) => `${v} ${c}`).join(', ');
+      process.stderr.write(`signing: batch ${statement.batch}, ${statement.rows} rows, totals ${totals} (minor units), funding at most ${Object.entries(statement.ceiling).map(([c, v]) => `${v} ${c}`).join(', ')}, until ${statement.expires_at}\n`);
+      process.stdout.write(`${signBytes(key, statementBytes(statement))}\n`);
+    }));
   return keys;
+}
+
+function readText(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new PaybatchError(`cannot read ${what} ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, ExitCode.failure);
+  }
+}
+
+function readStatement(file: string): Statement {
+  const text = readText(file, 'the statement');
+  const statement = parseStatement(text);
+  if (typeof statement === 'string') throw new PaybatchError(`${file}: ${statement}`, ExitCode.dataError);
+  return statement;
 }

@@ -29,6 +29,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   approve: async () => (await import('./approve-command.js')).approveCommand(),
   reject: async () => (await import('./approve-command.js')).rejectCommand(),
   demo: async () => (await import('./demo-command.js')).demoCommand(),
+  console: async () => (await import('./console-command.js')).consoleCommand(),
 };
 
 /** The program; with `only`, a known command's name, just that command (what parsing it needs). */

@@ -16,7 +16,7 @@ export function renderPreview(p: Preview): string {
     const ceiling = p.proposed_ceiling[currency];
     lines.push(`  funding in ${currency}: about ${money(e.minor, currency)}${e.rows_without_estimate ? ` and ${e.rows_without_estimate} rows with no rate to estimate them` : e.exact ? ' (exact)' : ''}; ceiling proposed ${ceiling === null || ceiling === undefined ? 'none: give --ceiling' : money(ceiling, currency)}`);
   }
-  for (const c of p.inactive_corridors) lines.push(`  corridor switched off at the service now: ${c.corridor} (${c.rows} rows would not be sent)`);
+  for (const c of p.inactive_corridors ?? []) lines.push(`  corridor switched off at the service now: ${c.corridor} (${c.rows} rows would not be sent)`);
   lines.push(`  approvers required: ${p.required_approvers.count}${p.required_approvers.because.length ? ` (${p.required_approvers.because.join('; ')})` : ''}`);
   for (const a of p.approvals) lines.push(`  ${a.decision === 'approve' ? 'approved' : 'rejected'} by ${a.person} at ${a.at}${a.reason ? `: ${a.reason}` : ''}`);
   if (p.expires_at) lines.push(`  the approval request expires at ${p.expires_at}`);

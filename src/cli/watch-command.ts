@@ -4,6 +4,9 @@ import { systemClock } from '../clock.js';
 import { ledgerUrlFor } from '../engine/reconcile-report.js';
 import { Daemon } from '../watch/daemon.js';
 import { withEngineSession } from './engine-session.js';
+import { ApprovalGate } from '../engine/approval-gate.js';
+import { cancelOneRow } from '../engine/cancel.js';
+import type { ConsoleServer } from '../console/server.js';
 
 /** The whole shutdown, including closing the store, stays within this [issue: exit within 10 seconds]. */
 const SHUTDOWN_MS = 10_000;
@@ -20,6 +23,7 @@ export function watchCommand(): Command {
           workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force, shared,
           ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
         });
+        let consoleServer: ConsoleServer | null = null;
         let signals = 0;
         const onSignal = (signal: NodeJS.Signals): void => {
           signals += 1;
@@ -37,6 +41,16 @@ export function watchCommand(): Command {
         process.on('SIGTERM', onSignal);
         try {
           const started = await daemon.start();
+          if (config.console.enabled) {
+            // Loaded only when on: the console's framework stays out of a daemon that does not serve it.
+            const { startConsole } = await import('../console/server.js');
+            consoleServer = await startConsole({
+              store, config, clock: systemClock, workspace, log,
+              actions: { cancel: (batch, line, by) => cancelOneRow({ store, client: connection.client, clock: systemClock, engine: config.engine, log, gate: new ApprovalGate(config.approvalPolicy, store, systemClock, config.approvals.estimate_rates) }, batch, line, by), client: connection.client },
+              metrics: daemon.metrics,
+            }, config.console.listen);
+            process.stderr.write(`paybatch: console at ${consoleServer.url}\n`);
+          }
           const next = Object.entries(started.schedules).map(([name, at]) => `${name} next at ${at === null ? 'never' : new Date(at).toISOString()}`);
           process.stderr.write(`paybatch: watching ${workspace.folders.inbox}\n`);
           process.stderr.write(`paybatch: webhooks received at ${started.webhookUrl} (health: ${started.healthUrl})\n`);
@@ -48,6 +62,7 @@ export function watchCommand(): Command {
           await daemon.stop(SHUTDOWN_MS - 1_500);
           throw error;
         } finally {
+          await consoleServer?.close();
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
         }

@@ -7,10 +7,10 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { privateKeyFrom, signBytes } from '../approvals/keys.js';
+import { privateKeyFrom, signBytes, signatureValid } from '../approvals/keys.js';
 import type { Statement } from '../approvals/statement.js';
-import { statementBytes } from '../approvals/statement.js';
-import type { ApprovalPolicy } from '../approvals/verify.js';
+import { statementBytes, statementDifferences } from '../approvals/statement.js';
+import type { ApprovalPolicy, Person } from '../approvals/verify.js';
 import { canApprove } from '../approvals/verify.js';
 import { proposedCeiling } from '../approvals/facts.js';
 import type { Clock } from '../clock.js';
@@ -48,7 +48,7 @@ async function awaiting(store: IntakeStore, id: string): Promise<BatchRecord> {
   return batch;
 }
 
-function ceilingOf(request: ApproveRequest, proposed: Map<string, bigint | null>): Record<string, string> {
+function ceilingOf(request: Pick<ApproveRequest, 'ceiling'>, proposed: Map<string, bigint | null>): Record<string, string> {
   const ceiling: Record<string, string> = {};
   for (const [currency, minor] of proposed) {
     const given = request.ceiling[currency];
@@ -66,27 +66,27 @@ function ceilingOf(request: ApproveRequest, proposed: Map<string, bigint | null>
   return ceiling;
 }
 
-export async function approveBatch(request: ApproveRequest, deps: ApproveDeps): Promise<{ statement: Statement; verdict: GateVerdict }> {
-  const { store, gate, policy } = deps;
-  const batch = await awaiting(store, request.batch);
-  const person = policy.people.get(request.as);
-  if (!person) refuse(`${request.as} is not a person of the approval policy`);
-  if (request.as === batch.submitted_by) refuse(`${request.as} submitted batch ${batch.id} and cannot approve it: a second person must`);
-  if (!canApprove(person, batch.submitted_by ?? policy.inboxSubmitter)) refuse(`${request.as} may not approve (role ${person?.role})`);
-  const kept = await store.approvalsOf(batch.id);
-  if (kept.some((k) => k.decision === 'approve' && k.person === request.as)) refuse(`${request.as} has already approved batch ${batch.id}: a second approver must be another person`);
-  let pem: string;
-  try {
-    pem = readFileSync(request.keyFile, 'utf8');
-  } catch (error) {
-    return refuse(`cannot read the key file ${request.keyFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const key = privateKeyFrom(pem);
-  if (typeof key === 'string') return refuse(`${request.keyFile}: ${key}`);
-  const ours = createPublicKey(key).export({ type: 'spki', format: 'der' });
-  if (!ours.equals(person!.publicKey.export({ type: 'spki', format: 'der' }))) refuse(`${request.keyFile} is not ${request.as}'s key (its public half is not the one configured for ${request.as})`);
+/** Who may approve `batch`, and has not already: the person, or a refusal naming why. */
+async function approverOf(batch: BatchRecord, as: string, deps: Pick<ApproveDeps, 'store' | 'policy'>): Promise<Person> {
+  const person = deps.policy.people.get(as);
+  if (!person) return refuse(`${as} is not a person of the approval policy`);
+  if (as === batch.submitted_by) refuse(`${as} submitted batch ${batch.id} and cannot approve it: a second person must`);
+  if (!canApprove(person, batch.submitted_by ?? deps.policy.inboxSubmitter)) refuse(`${as} may not approve (role ${person.role})`);
+  const kept = await deps.store.approvalsOf(batch.id);
+  if (kept.some((k) => k.decision === 'approve' && k.person === as)) refuse(`${as} has already approved batch ${batch.id}: a second approver must be another person`);
+  return person;
+}
 
-  const facts = await gate.facts(batch);
+/**
+ * The statement `as` would sign for `batch` now: what will be paid, the ceiling
+ * (a second approver signs the first one's), and until when. Refuses when the
+ * person may not approve it.
+ */
+export async function statementToSign(request: Omit<ApproveRequest, 'keyFile'>, deps: ApproveDeps): Promise<Statement> {
+  const batch = await awaiting(deps.store, request.batch);
+  await approverOf(batch, request.as, deps);
+  const kept = await deps.store.approvalsOf(batch.id);
+  const facts = await deps.gate.facts(batch);
   const first = kept.find((k) => k.decision === 'approve');
   // A second approver signs the same statement: the first one's ceiling and expiry.
   const earlier = first?.statement ? (JSON.parse(first.statement) as Statement) : null;
@@ -97,11 +97,63 @@ export async function approveBatch(request: ApproveRequest, deps: ApproveDeps): 
     expires_at: earlier?.expires_at ?? batch.approval_expires_at ?? new Date(Date.parse(batch.received_at) + deps.policy.expiresAfterMs).toISOString(),
   };
   if (deps.clock.now() >= Date.parse(statement.expires_at)) refuse(`the approval request of batch ${batch.id} expired at ${statement.expires_at}`);
-  const signature = signBytes(key, statementBytes(statement));
+  return statement;
+}
+
+/**
+ * Keeps `as`'s signature of `statement`, after checking, again and at this
+ * moment, that the person may approve, that the statement is exactly what the
+ * batch is now, with the expiry it has (and a second approver the first one's
+ * ceiling), and that the signature is theirs. Used by `paybatch approve` and by
+ * the console, where the signature was made elsewhere: the private key never
+ * reaches paybatch.
+ */
+export async function recordSignedApproval(request: { batch: string; as: string; statement: Statement; signature: string }, deps: ApproveDeps): Promise<GateVerdict> {
+  const { store } = deps;
+  const signed = request.statement;
+  const batch = await awaiting(store, request.batch);
+  const person = await approverOf(batch, request.as, deps);
+  const facts = await deps.gate.facts(batch);
+  const first = (await store.approvalsOf(batch.id)).find((k) => k.decision === 'approve');
+  const earlier = first?.statement ? (JSON.parse(first.statement) as Statement) : null;
+  const expiresAt = earlier?.expires_at ?? batch.approval_expires_at ?? new Date(Date.parse(batch.received_at) + deps.policy.expiresAfterMs).toISOString();
+  const differences = statementDifferences(signed, { ...facts.expected, ceiling: {}, expires_at: expiresAt });
+  if (signed.expires_at !== expiresAt) differences.push(`expires_at: signed ${JSON.stringify(signed.expires_at)}, now ${JSON.stringify(expiresAt)}`);
+  if (differences.length > 0) refuse(`the statement signed is not what batch ${batch.id} is now (${differences.join('; ')}): sign the statement shown now`);
+  const funded = [...proposedCeiling(facts, deps.marginPercent).keys()].sort();
+  const ceilingCurrencies = Object.keys(signed.ceiling).sort();
+  if (earlier && !sameCeiling(earlier.ceiling, signed.ceiling)) refuse(`a second approver signs the first one's ceiling (${Object.entries(earlier.ceiling).map(([c, v]) => money(v, c)).join(', ')})`);
+  if (JSON.stringify(ceilingCurrencies) !== JSON.stringify(funded) || !Object.values(signed.ceiling).every((v) => /^\d{1,30}$/.test(v))) {
+    refuse(`the ceiling signed must name each input currency the batch funds (${funded.join(', ')}), each a whole number of minor units`);
+  }
+  if (deps.clock.now() >= Date.parse(expiresAt)) refuse(`the approval request of batch ${batch.id} expired at ${expiresAt}`);
+  if (!signatureValid(person.publicKey, statementBytes(signed), request.signature)) refuse(`the signature is not ${request.as}'s signature of this statement (made with another key, or of other bytes)`);
   const at = new Date(deps.clock.now()).toISOString();
-  await store.recordApproval({ batch_id: batch.id, person: request.as, decision: 'approve', statement: JSON.stringify(statement), signature, reason: null, at });
-  await store.appendAudit({ at, actor: request.as, action: 'approved', subject: batch.id, details: { statement, signature } });
-  return { statement, verdict: await gate.check((await store.batch(batch.id)) as BatchRecord) };
+  await store.recordApproval({ batch_id: batch.id, person: request.as, decision: 'approve', statement: JSON.stringify(signed), signature: request.signature, reason: null, at });
+  await store.appendAudit({ at, actor: request.as, action: 'approved', subject: batch.id, details: { statement: signed, signature: request.signature } });
+  return deps.gate.check((await store.batch(batch.id)) as BatchRecord);
+}
+
+const sameCeiling = (a: Record<string, string>, b: Record<string, string>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([c, v]) => b[c] === v);
+
+/** `paybatch approve`: the statement, signed here with the approver's key file, then kept as above. */
+export async function approveBatch(request: ApproveRequest, deps: ApproveDeps): Promise<{ statement: Statement; verdict: GateVerdict }> {
+  const batch = await awaiting(deps.store, request.batch);
+  const person = await approverOf(batch, request.as, deps);
+  let pem: string;
+  try {
+    pem = readFileSync(request.keyFile, 'utf8');
+  } catch (error) {
+    return refuse(`cannot read the key file ${request.keyFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const key = privateKeyFrom(pem);
+  if (typeof key === 'string') return refuse(`${request.keyFile}: ${key}`);
+  const ours = createPublicKey(key).export({ type: 'spki', format: 'der' });
+  if (!ours.equals(person.publicKey.export({ type: 'spki', format: 'der' }))) refuse(`${request.keyFile} is not ${request.as}'s key (its public half is not the one configured for ${request.as})`);
+  const statement = await statementToSign(request, deps);
+  const signature = signBytes(key, statementBytes(statement));
+  return { statement, verdict: await recordSignedApproval({ batch: request.batch, as: request.as, statement, signature }, deps) };
 }
 
 export async function rejectBatch(request: { batch: string; as: string; reason: string }, deps: Omit<ApproveDeps, 'gate' | 'marginPercent'>): Promise<void> {

@@ -91,3 +91,19 @@ export async function cancelRows(
   }
   return lines.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 }
+
+/**
+ * One row's cancellation, asked for by a person in the console: as
+ * `paybatch cancel --batch B --external-id X`, without waiting for the end
+ * (the daemon follows the row to canceled or refunded).
+ */
+export async function cancelOneRow(
+  deps: { store: PipelineStore; client: PayoutClient; clock: Clock; engine: EngineConfig; log: PipelineLog; gate?: ApprovalGate },
+  batch: string, line: number, by: string,
+): Promise<{ done: boolean; state: string; reason: string }> {
+  const row = await deps.store.row(batch, line);
+  if (!row) return { done: false, state: '', reason: `no line ${line} in batch ${batch}` };
+  const [outcome] = await cancelRows({ batch, externalIds: [row.external_id], by }, { ...deps, waitMs: 0 });
+  if (!outcome) return { done: false, state: row.state ?? row.phase, reason: 'nothing matched' };
+  return { done: outcome.cancelled, state: outcome.state_after ?? outcome.state_before, reason: outcome.reason };
+}

@@ -30,7 +30,8 @@ export interface Preview {
   largest_row: Record<string, string>;
   funding_estimate: Record<string, { minor: string; exact: boolean; rows_without_estimate: number }>;
   proposed_ceiling: Record<string, string | null>;
-  inactive_corridors: { corridor: string; rows: number }[];
+  /** null where no service was asked (the console reads the store alone). */
+  inactive_corridors: { corridor: string; rows: number }[] | null;
   required_approvers: { count: number; because: string[] };
   approvals: { person: string; decision: string; at: string; reason: string | null }[];
   expires_at: string | null;
@@ -39,14 +40,15 @@ export interface Preview {
 
 export interface PreviewDeps {
   store: IntakeStore & ApprovalStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
-  client: Pick<PayoutClient, 'listCorridors'>;
+  /** The service, for the corridors switched off now; null: not asked. */
+  client: Pick<PayoutClient, 'listCorridors'> | null;
   config: Config;
   clock: Clock;
 }
 
 const INVALID_SHOWN = 50;
 
-async function inactiveCorridors(requests: readonly PayoutRequest[], client: PreviewDeps['client']): Promise<Preview['inactive_corridors']> {
+async function inactiveCorridors(requests: readonly PayoutRequest[], client: Pick<PayoutClient, 'listCorridors'>): Promise<{ corridor: string; rows: number }[]> {
   const countries = [...new Set(requests.map((r) => r.recipient.country_code as string))];
   const corridors = new Map(await Promise.all(countries.map(async (c) => [c, await client.listCorridors(c)] as const)));
   const inactive = new Map<string, number>();
@@ -92,7 +94,7 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     rows: { to_send: facts.expected.rows, invalid: invalidRows, already_used: alreadyUsed },
     invalid,
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
-    inactive_corridors: await inactiveCorridors(requests, deps.client),
+    inactive_corridors: deps.client ? await inactiveCorridors(requests, deps.client) : null,
     approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
     expires_at: batch.approval_expires_at,
   };
@@ -121,7 +123,7 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     rows: { to_send: facts.expected.rows, invalid: report.invalid, already_used: alreadyUsed },
     invalid: report.errors,
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
-    inactive_corridors: await inactiveCorridors(requests.map((r) => r.request), deps.client),
+    inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
     expires_at: null,
   };

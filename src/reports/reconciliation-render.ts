@@ -43,9 +43,12 @@ function csv(header: string[], records: string[][], options: RenderOptions): str
 
 /** "0 differences" for a clean report; otherwise how many, and how many of them nobody can explain. */
 export function differencesLine(checks: CheckSummary): string {
-  const n = checks.differences.length;
+  return differencesWords(checks.differences.length, unexplainedCount(checks));
+}
+
+/** The same words from the two counts (as the audit trail keeps them for each report). */
+export function differencesWords(n: number, unexplained: number): string {
   if (n === 0) return '0 differences';
-  const unexplained = unexplainedCount(checks);
   return `${n} difference${n === 1 ? '' : 's'}: ${unexplained} unexplained, ${n - unexplained} explained (paybatch behind the service)`;
 }
 

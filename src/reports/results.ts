@@ -70,6 +70,15 @@ function errorText(row: ResultRow): string {
   return parts.join(' | ');
 }
 
+/** A row of the result file, in RESULT_COLUMNS order, neutralised for spreadsheets. */
+export function resultRecord(row: ResultRow): string[] {
+  const { reason, code } = resultReason(row);
+  return [
+    String(row.line), row.external_id ?? '', row.transaction_id ?? '', resultState(row), reason, code,
+    row.input_amount ?? '', row.input_currency ?? '', row.output_amount ?? '', row.output_currency ?? '', errorText(row),
+  ].map(neutralise);
+}
+
 /** Writes the result file under `outbox` (inside the workspace `home`), never through a link, 0600. */
 export async function writeResults(home: string, outbox: string, batchId: string, rows: AsyncIterable<ResultRow> | Iterable<ResultRow>): Promise<string> {
   const file = join(outbox, `${batchId}.results.csv`);
@@ -77,12 +86,7 @@ export async function writeResults(home: string, outbox: string, batchId: string
   const csv = stringify({ header: true, columns: [...RESULT_COLUMNS] });
   csv.pipe(out.stream, { end: false });
   for await (const row of rows) {
-    const { reason, code } = resultReason(row);
-    const record = [
-      String(row.line), row.external_id ?? '', row.transaction_id ?? '', resultState(row), reason, code,
-      row.input_amount ?? '', row.input_currency ?? '', row.output_amount ?? '', row.output_currency ?? '', errorText(row),
-    ].map(neutralise);
-    if (!csv.write(record)) await once(csv, 'drain');
+    if (!csv.write(resultRecord(row))) await once(csv, 'drain');
   }
   csv.end();
   await once(csv, 'end');

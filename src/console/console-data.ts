@@ -1,0 +1,210 @@
+/**
+ * What the console's pages show, read from the store and the workspace alone:
+ * no call to the service, so a page never waits on it and the console can run
+ * where only the database is. Figures stay in minor units here; the views turn
+ * them into major units with their currency.
+ */
+import { readdir } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { differencesWords } from '../reports/reconciliation-render.js';
+import type { AuditEntry, Break } from '../audit/chain.js';
+import { ChainWalker } from '../audit/chain.js';
+import type { Clock } from '../clock.js';
+import type { BatchStatus } from '../engine/status.js';
+import { readStatus } from '../engine/status.js';
+import { ATTENTION_STATES } from '../payout-states.js';
+import type { ResultRow } from '../reports/results.js';
+import { resultReason, resultState } from '../reports/results.js';
+import type { AuditStore, IntakeStore, PipelineRow, PipelineStore, WebhookStore } from '../store/store.js';
+import type { Workspace } from '../workspace/workspace.js';
+
+const AUDIT_PAGE = 5_000;
+
+export type ConsoleReadStore = IntakeStore & PipelineStore & WebhookStore & AuditStore;
+
+/** Batches of the last week, those awaiting approval first, then the newest. */
+export async function batchList(store: ConsoleReadStore, clock: Clock): Promise<BatchStatus[]> {
+  const { batches } = await readStatus(store, clock);
+  const waiting = (b: BatchStatus): number => (b.approval === 'awaiting' ? 0 : 1);
+  return batches.sort((a, b) => waiting(a) - waiting(b) || (a.received_at < b.received_at ? 1 : a.received_at > b.received_at ? -1 : 0));
+}
+
+export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchStatus | null> {
+  return (await readStatus(store, clock, id)).batches[0] ?? null;
+}
+
+/** A row as a person reads it: the state and reason of its result file. */
+export interface ShownRow {
+  line: number;
+  external_id: string;
+  transaction_id: string;
+  state: string;
+  reason: string;
+  code: string;
+  input_amount: string | null;
+  input_currency: string | null;
+  output_amount: string | null;
+  output_currency: string | null;
+}
+
+export interface RowFilter {
+  state?: string;
+  reason?: string;
+}
+
+const shown = (row: ResultRow): ShownRow => {
+  const { reason, code } = resultReason(row);
+  return {
+    line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '', state: resultState(row), reason, code,
+    input_amount: row.input_amount, input_currency: row.input_currency, output_amount: row.output_amount, output_currency: row.output_currency,
+  };
+};
+
+export interface RowPage {
+  rows: ShownRow[];
+  /** Rows matching the filter, in all. */
+  matching: number;
+  /** Every state and reason code of the batch with its count, for the filter's choices. */
+  states: Record<string, number>;
+  codes: Record<string, number>;
+}
+
+/** One page of a batch's rows, filtered by state and reason code, in input order. */
+export async function batchRows(store: ConsoleReadStore, batchId: string, filter: RowFilter, offset: number, limit: number): Promise<RowPage> {
+  const page: RowPage = { rows: [], matching: 0, states: {}, codes: {} };
+  for await (const result of store.resultRows(batchId)) {
+    const row = shown(result);
+    page.states[row.state] = (page.states[row.state] ?? 0) + 1;
+    if (row.code) page.codes[row.code] = (page.codes[row.code] ?? 0) + 1;
+    if ((filter.state && row.state !== filter.state) || (filter.reason && row.code !== filter.reason)) continue;
+    if (page.matching >= offset && page.rows.length < limit) page.rows.push(row);
+    page.matching += 1;
+  }
+  return page;
+}
+
+/** A row that needs a person, with how long it has been so and what to do. */
+export interface AttentionItem {
+  batch: string;
+  line: number;
+  external_id: string;
+  transaction_id: string | null;
+  state: string;
+  /** The service's reason (or, for a held row, the fields that did not match). */
+  reason: string;
+  code: string;
+  output_amount: string | null;
+  output_currency: string | null;
+  /** Seconds since the service last changed the row's state (or paybatch last heard of it). */
+  age_s: number;
+  action: string;
+  cancellable: boolean;
+}
+
+/** What fits each kind of trouble [3.1]; cancel is offered where the payout can still be stopped. */
+function actionFor(row: PipelineRow): string {
+  if (row.phase === 'held') return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction.';
+  switch (row.state) {
+    case 'manual': return 'The service holds it for a manual check: answer the service\'s request, or cancel the payout.';
+    case 'stuck': return 'Stuck at the service: ask the service, or cancel the payout and pay it again later.';
+    case 'error': return 'Failed at the service: check the recipient\'s details, cancel, and pay it again in a corrected batch.';
+    case 'exception': return 'An exception at the service: raise it with the service\'s support, with the transaction id.';
+    default: return 'Look at it at the service.';
+  }
+}
+
+export async function attentionRows(store: ConsoleReadStore, clock: Clock): Promise<AttentionItem[]> {
+  const rows = await store.allRowsInPhases(['created', 'funded', 'held', 'cancelling']);
+  const now = clock.now();
+  return rows
+    .filter((r) => r.phase === 'held' || (r.state !== null && ATTENTION_STATES.has(r.state)))
+    .map((r) => {
+      const since = Date.parse(r.observed_at ?? r.heard_at ?? r.created_at ?? '') || now;
+      const held = r.phase === 'held';
+      return {
+        batch: r.batch_id, line: r.line, external_id: r.external_id, transaction_id: r.transaction_id,
+        state: held ? (r.outcome ?? 'held') : (r.state as string),
+        reason: (held ? r.outcome_detail : r.state_reason) ?? '', code: (held ? r.outcome : r.state_reason_code) ?? '',
+        output_amount: r.output_amount, output_currency: r.output_currency,
+        age_s: Math.max(0, Math.floor((now - since) / 1000)), action: actionFor(r),
+        cancellable: r.phase !== 'cancelling' && r.transaction_id !== null,
+      };
+    })
+    .sort((a, b) => b.age_s - a.age_s);
+}
+
+/** A reconciliation report as the audit trail recorded it when it was written, newest first. */
+export interface ReconciliationReport {
+  /** The period's label: a date, or a range. */
+  label: string;
+  at: string;
+  /** The report's own words: "0 differences", or how many and how many unexplained. */
+  differences: string;
+  /** Its files still in this workspace's reports folder (names only: they are served from there). */
+  files: string[];
+}
+
+export const reportsFolder = (workspace: Workspace): string => join(workspace.folders.outbox, 'reports');
+
+/** Names served from the reports folder: what paybatch writes there, nothing else. */
+export const REPORT_FILE = /^reconciliation-[0-9A-Za-z_.:-]{1,80}\.(csv|json)$/;
+
+export async function reconciliationReports(store: AuditStore, workspace: Workspace): Promise<ReconciliationReport[]> {
+  const present = new Set(await readdir(reportsFolder(workspace)).catch(() => [] as string[]));
+  const byLabel = new Map<string, ReconciliationReport>();
+  for (let after = 0; ; ) {
+    const page = await store.auditEntries(after, AUDIT_PAGE);
+    if (page.length === 0) break;
+    for (const entry of page) {
+      if (entry.action !== 'report_written' || !entry.subject.startsWith('reconciliation ')) continue;
+      const details = JSON.parse(entry.details) as { files?: unknown; differences?: unknown; unexplained?: unknown };
+      const files = Array.isArray(details.files) ? details.files.filter((f): f is string => typeof f === 'string').map((f) => basename(f)) : [];
+      const label = entry.subject.slice('reconciliation '.length);
+      // A report written again for its day replaces the earlier one: its files were overwritten.
+      byLabel.set(label, {
+        label, at: entry.at,
+        differences: differencesWords(Number(details.differences ?? 0), Number(details.unexplained ?? 0)),
+        files: files.filter((f) => REPORT_FILE.test(f) && present.has(f)),
+      });
+    }
+    after = (page[page.length - 1] as AuditEntry).seq;
+  }
+  return [...byLabel.values()].sort((a, b) => (a.label < b.label ? 1 : a.label > b.label ? -1 : 0));
+}
+
+export interface AuditView {
+  entries: AuditEntry[];
+  /** The whole chain checked now: intact, or where it first breaks. */
+  chain: { entries: number; head: string | null; broken: Break | null };
+}
+
+/** The newest `limit` entries before `before` (all when not given), and the whole chain verified. */
+export async function auditView(store: AuditStore, limit: number, before?: number): Promise<AuditView> {
+  const walker = new ChainWalker();
+  let broken: Break | null = null;
+  let current: AuditEntry | null = null;
+  let count = 0;
+  const kept: AuditEntry[] = [];
+  const keep = (entry: AuditEntry): void => {
+    if (before !== undefined && entry.seq >= before) return;
+    kept.push(entry);
+    if (kept.length > limit) kept.shift();
+  };
+  for (let after = 0; ; ) {
+    const page = await store.auditEntries(after, AUDIT_PAGE);
+    if (page.length === 0) break;
+    for (const entry of page) {
+      // One behind, so a moved entry shows when the next one is looked at.
+      if (current && !broken) broken = walker.next(current, entry);
+      if (current) keep(current);
+      current = entry;
+      count += 1;
+    }
+    after = (page[page.length - 1] as AuditEntry).seq;
+  }
+  if (current) {
+    if (!broken) broken = walker.next(current);
+    keep(current);
+  }
+  return { entries: kept.reverse(), chain: { entries: count, head: current ? `${current.seq}:${current.hash}` : null, broken } };
+}

@@ -1,0 +1,34 @@
+/** Text for pages: escaping, amounts in major units with their currency, ages. Pure. */
+import { currencyDecimals } from '../validate/money.js';
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Every value put in a page goes through this. */
+export const esc = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
+
+/** Minor units (an integer string) as major units with the currency's decimals: "123456", "USD" → "1,234.56 USD". */
+export function major(minor: string | null | undefined, currency: string | null | undefined): string {
+  if (minor === null || minor === undefined || minor === '' || !currency) return '';
+  if (!/^-?\d+$/.test(minor)) return `${minor} ${currency}`;
+  const decimals = currencyDecimals(currency) ?? 2;
+  const negative = minor.startsWith('-');
+  const digits = (negative ? minor.slice(1) : minor).padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const fraction = decimals > 0 ? `.${digits.slice(digits.length - decimals)}` : '';
+  return `${negative ? '-' : ''}${whole}${fraction} ${currency}`;
+}
+
+/** Minor units as a plain decimal in major units, as typed in a form: "250000", "USD" → "2500.00". */
+export function plainMajor(minor: string, currency: string): string {
+  const decimals = currencyDecimals(currency) ?? 2;
+  const digits = minor.padStart(decimals + 1, '0');
+  return decimals > 0 ? `${digits.slice(0, digits.length - decimals)}.${digits.slice(digits.length - decimals)}` : digits;
+}
+
+/** Seconds as "45s", "12m", "3h", "2d". */
+export function age(seconds: number): string {
+  if (seconds < 120) return `${Math.max(0, Math.round(seconds))}s`;
+  if (seconds < 7_200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172_800) return `${Math.floor(seconds / 3_600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}

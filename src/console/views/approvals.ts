@@ -1,0 +1,90 @@
+/**
+ * The approvals pages: the batches awaiting approval, and one batch's preview
+ * with the statement to sign, the signature to paste back, and a reject form.
+ * The private key never comes here: the approver signs the statement with
+ * `paybatch keys sign` on their own machine. Pure.
+ */
+import type { Statement } from '../../approvals/statement.js';
+import type { Preview } from '../../engine/preview.js';
+import type { BatchStatus } from '../../engine/status.js';
+import { esc, major, plainMajor } from '../format.js';
+import { may } from '../roles.js';
+import type { Viewer } from './layout.js';
+import { csrfField, notice, page, table } from './layout.js';
+
+const money = (minor: Record<string, string | null>): string =>
+  Object.entries(minor).map(([c, v]) => (v === null ? `${esc(c)}: cannot be estimated` : esc(major(v, c)))).join(', ') || 'none';
+
+export function approvalsPage(viewer: Viewer, batches: readonly BatchStatus[]): string {
+  const waiting = batches.filter((b) => b.approval === 'awaiting');
+  const body = `${table(['Batch', 'File', 'Received', 'Rows', ''], waiting.map((b) => [
+    esc(b.batch), esc(b.file), esc(b.received_at), String(b.rows), `<a href="/approvals/${encodeURIComponent(b.batch)}">Preview and decide</a>`,
+  ]), 'Batches awaiting approval')}`;
+  return page({ title: 'Approvals', viewer, current: '/approvals', body });
+}
+
+export interface ApprovalView {
+  preview: Preview;
+  /** What this person would sign now, or why they cannot approve. */
+  statement: Statement | { refused: string };
+  /** The ceiling asked for in the page's query (major units), to show it back. */
+  ceiling: Record<string, string>;
+  /** That query, for the statement's download (the same statement). */
+  query: string;
+}
+
+function previewFacts(p: Preview): string {
+  return `<dl class="facts">
+<dt>Status</dt><dd>${esc(p.status)}</dd>
+<dt>File SHA-256</dt><dd><code class="wrap">${esc(p.file_sha256)}</code></dd>
+<dt>Rows to send</dt><dd>${p.rows.to_send}${p.rows.invalid > 0 ? `; ${p.rows.invalid} invalid, not sent` : ''}${p.rows.already_used.length > 0 ? `; ${p.rows.already_used.length} refused (external id used by an earlier batch)` : ''}</dd>
+<dt>Totals paid out</dt><dd>${money(p.totals)}</dd>
+<dt>Largest row</dt><dd>${money(p.largest_row)}</dd>
+<dt>Funding estimate</dt><dd>${Object.entries(p.funding_estimate).map(([c, e]) => `${esc(major(e.minor, c))}${e.exact ? '' : ` (approximate${e.rows_without_estimate > 0 ? `; ${e.rows_without_estimate} rows without an estimate` : ''})`}`).join(', ') || 'none'}</dd>
+<dt>Proposed ceiling</dt><dd>${money(p.proposed_ceiling)}</dd>
+<dt>Approvers needed</dt><dd>${p.required_approvers.count} (${esc(p.required_approvers.because.join('; '))})</dd>
+<dt>Decisions so far</dt><dd>${p.approvals.map((a) => `${esc(a.person)} ${esc(a.decision)} at ${esc(a.at)}${a.reason ? `: ${esc(a.reason)}` : ''}`).join('<br>') || 'none'}</dd>
+<dt>Expires</dt><dd>${esc(p.expires_at ?? '')}</dd>
+${p.inactive_corridors === null ? '' : `<dt>Corridors switched off now</dt><dd>${p.inactive_corridors.map((c) => `${esc(c.corridor)} (${c.rows} rows)`).join('<br>') || 'none'}</dd>`}
+</dl>
+${p.invalid.length > 0 ? `<details><summary>Invalid rows</summary>${table(['Line', 'Column', 'Code', 'Message'], p.invalid.map((i) => [String(i.line), esc(i.column), esc(i.code), esc(i.message)]))}</details>` : ''}`;
+}
+
+function signForm(viewer: Viewer, batch: string, view: ApprovalView): string {
+  if (viewer.readOnly) return '<p class="muted">Approve from the console of paybatch watch, or with paybatch approve.</p>';
+  if (!may(viewer.role, 'approve')) return '<p class="muted">Only an approver of the approval policy may approve or reject.</p>';
+  const id = encodeURIComponent(batch);
+  const proposed = view.preview.proposed_ceiling;
+  const ceilingForm = `<h2>Approve</h2>
+<form method="get" action="/approvals/${id}" class="filters"><fieldset><legend>Ceiling: the most that may be funded (major units)</legend>
+${Object.entries(proposed).map(([c, minor]) => `<label>${esc(c)} <input name="ceiling_${esc(c)}" inputmode="decimal" value="${esc(view.ceiling[c] ?? (minor === null ? '' : plainMajor(minor, c)))}"></label>`).join(' ')}
+<button type="submit">Use this ceiling</button></fieldset></form>`;
+  const rejectForm = `<h2>Reject</h2>
+<form method="post" action="/approvals/${id}/reject" class="stack">${csrfField(viewer)}
+<label>Reason (kept in the results and the audit trail) <textarea name="reason" rows="2" required></textarea></label>
+<button type="submit" class="danger">Reject: nothing of it is sent</button></form>`;
+  if ('refused' in view.statement) return `${ceilingForm}${notice(view.statement.refused, 'error')}${rejectForm}`;
+  const signed = view.statement;
+  const statement = JSON.stringify(signed, null, 2);
+  return `${ceilingForm}
+<p>This is what you sign:</p>
+<pre class="statement" tabindex="0">${esc(statement)}</pre>
+<ol>
+<li><a href="/approvals/${id}/statement.json${view.query ? `?${esc(view.query)}` : ''}" download="statement-${esc(batch)}.json">Download the statement</a>.</li>
+<li>On your own machine, sign it with your private key: <code>paybatch keys sign --key YOUR.key statement-${esc(batch)}.json</code></li>
+<li>Paste the signature it prints:</li>
+</ol>
+<form method="post" action="/approvals/${id}/approve" class="stack">${csrfField(viewer)}
+<input type="hidden" name="statement" value="${esc(JSON.stringify(signed))}">
+<label>Signature <textarea name="signature" rows="3" required spellcheck="false" autocomplete="off"></textarea></label>
+<button type="submit">Approve with this signature</button></form>
+${rejectForm}`;
+}
+
+export function approvalPage(viewer: Viewer, batch: string, view: ApprovalView, message?: { text: string; kind: 'ok' | 'error' }): string {
+  const body = `${message ? notice(message.text, message.kind) : ''}
+<p><a href="/batches/${encodeURIComponent(batch)}">See the batch's rows</a></p>
+${previewFacts(view.preview)}
+${signForm(viewer, batch, view)}`;
+  return page({ title: `Approve ${view.preview.subject}`, viewer, current: '/approvals', body });
+}

@@ -1,0 +1,28 @@
+/** The reconciliation and audit pages: what accounting signs off. Pure. */
+import type { AuditView, ReconciliationReport } from '../console-data.js';
+import { esc } from '../format.js';
+import type { Viewer } from './layout.js';
+import { notice, page, table } from './layout.js';
+
+export function reconciliationPage(viewer: Viewer, reports: readonly ReconciliationReport[]): string {
+  const body = `<p>Each report as it was written (by the daily schedule or <code>paybatch report</code>), newest first. A report to sign off says <strong>0 differences</strong>.</p>
+${table(['Period', 'Written', 'Checks', 'Files'], reports.map((r) => [
+    esc(r.label), esc(r.at), `<span class="${r.differences === '0 differences' ? 'ok' : 'bad'}">${esc(r.differences)}</span>`,
+    r.files.map((f) => `<a href="/reconciliation/files/${encodeURIComponent(f)}" download>${esc(f.replace(/^reconciliation-/, ''))}</a>`).join('<br>') || '<span class="muted">not in this workspace</span>',
+  ]), 'Reconciliation reports')}`;
+  return page({ title: 'Reconciliation', viewer, current: '/reconciliation', body });
+}
+
+export function auditPage(viewer: Viewer, view: AuditView, limit: number): string {
+  const { chain } = view;
+  const status = chain.broken
+    ? notice(`The chain is broken at entry ${chain.broken.seq}: ${chain.broken.kind}. ${chain.broken.message}`, 'error')
+    : `<p class="notice ok" role="status">The chain of ${chain.entries} entries verifies${chain.head ? `; its head is <code class="wrap">${esc(chain.head)}</code>` : ''}.</p>`;
+  const oldest = view.entries[view.entries.length - 1];
+  const body = `${status}
+${table(['#', 'At', 'Who', 'What', 'Subject', 'Details'], view.entries.map((e) => [
+    String(e.seq), esc(e.at), esc(e.actor), esc(e.action), esc(e.subject), `<details><summary>details</summary><pre>${esc(JSON.stringify(JSON.parse(e.details), null, 2))}</pre></details>`,
+  ]), 'The audit trail, newest first')}
+${oldest && oldest.seq > 1 ? `<p class="pager"><a href="/audit?before=${oldest.seq}">Older ${limit}</a></p>` : ''}`;
+  return page({ title: 'Audit trail', viewer, current: '/audit', body });
+}

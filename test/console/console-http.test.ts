@@ -1,0 +1,132 @@
+/**
+ * The console's refusals, over real HTTP against a real `paybatch watch` (and a
+ * read-only `paybatch console` beside it): no CSRF token or another browser's,
+ * a role that may not, a console that may not act, a used or wrong code, the
+ * sign-in rate limit; the session cookie's flags; signing out.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
+import type { ConsoleSite } from '../helpers/console-site.js';
+import { startConsoleSite } from '../helpers/console-site.js';
+
+/** One browser: its cookies, and the CSRF token of the last page it read. */
+class Visitor {
+  readonly cookies = new Map<string, string>();
+  token = '';
+  constructor(private readonly base: string) {}
+
+  async request(path: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ status: number; text: string; headers: Headers }> {
+    const response = await fetch(`${this.base}${path}`, {
+      method: init.method ?? 'GET',
+      redirect: 'manual',
+      headers: {
+        cookie: [...this.cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const [name, ...value] = (pair as string).split('=');
+      this.cookies.set(name as string, value.join('='));
+    }
+    const text = await response.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1];
+    if (token) this.token = token;
+    return { status: response.status, text, headers: response.headers };
+  }
+
+  post(path: string, form: Record<string, string>): ReturnType<Visitor['request']> {
+    return this.request(path, { method: 'POST', form });
+  }
+
+  async signIn(name: string, code: string): Promise<{ status: number; headers: Headers }> {
+    await this.request('/login');
+    return this.post('/login', { _csrf: this.token, name, code });
+  }
+}
+
+describe('the console refuses what it must', () => {
+  let site: ConsoleSite;
+  beforeAll(async () => {
+    site = await startConsoleSite();
+  }, 60_000);
+  afterAll(async () => site?.stop());
+
+  it('sign-in: a code works once, for its person; the session cookie is HttpOnly and SameSite=Strict; signing out ends it', { timeout: 60_000 }, async () => {
+    const anyone = new Visitor(site.url);
+    const first = await anyone.request('/');
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/login');
+    const code = await site.code('vic');
+    await anyone.request('/login');
+    expect((await anyone.post('/login', { name: 'vic', code })).status, 'no CSRF token').toBe(403);
+    expect((await anyone.post('/login', { _csrf: anyone.token, name: 'olga', code })).status, 'another person\'s code').toBe(401);
+    expect((await anyone.post('/login', { _csrf: anyone.token, name: 'vic', code: 'AAAAA-AAAAA' })).status, 'a wrong code').toBe(401);
+    const signedIn = await anyone.post('/login', { _csrf: anyone.token, name: 'vic', code: code.toLowerCase().replace('-', ' ') });
+    expect(signedIn.status).toBe(303);
+    const cookie = signedIn.headers.getSetCookie().find((c) => c.startsWith('paybatch_session=')) as string;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const page = await anyone.request('/');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('vic (viewer)');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const again = new Visitor(site.url);
+    expect((await again.signIn('vic', code)).status, 'a code used once').toBe(401);
+    expect((await anyone.post('/logout', { _csrf: anyone.token })).status).toBe(303);
+    expect((await anyone.request('/')).status).toBe(303);
+  });
+
+  it('a request without the CSRF token, with another browser\'s, or from a role that may not, is refused', { timeout: 60_000 }, async () => {
+    const vic = new Visitor(site.url);
+    expect((await vic.signIn('vic', await site.code('vic'))).status).toBe(303);
+    await vic.request('/attention');
+    const viewerCancel = await vic.post('/attention/cancel', { _csrf: vic.token, batch: 'B1', line: '2', confirm: 'yes' });
+    expect(viewerCancel.status).toBe(403);
+    expect(viewerCancel.text).toContain('vic (viewer) may not cancel');
+    expect((await vic.post('/approvals/B1/approve', { _csrf: vic.token, statement: '{}', signature: 'x' })).status).toBe(403);
+    expect((await vic.post('/approvals/B1/reject', { _csrf: vic.token, reason: 'no' })).status).toBe(403);
+
+    const olga = new Visitor(site.url);
+    expect((await olga.signIn('olga', await site.code('olga'))).status).toBe(303);
+    await olga.request('/attention');
+    expect((await olga.post('/attention/cancel', { batch: 'B1', line: '2', confirm: 'yes' })).status, 'no token').toBe(403);
+    expect((await olga.post('/attention/cancel', { _csrf: vic.token, batch: 'B1', line: '2', confirm: 'yes' })).status, 'another browser\'s token').toBe(403);
+    const operatorApproves = await olga.post('/approvals/B1/approve', { _csrf: olga.token, statement: '{}', signature: 'x' });
+    expect(operatorApproves.status).toBe(403);
+    expect(operatorApproves.text).toContain('olga (operator) may not approve');
+    // Her own token passes the CSRF check: the row is simply not one that needs attention.
+    expect((await olga.post('/attention/cancel', { _csrf: olga.token, batch: 'B1', line: '2', confirm: 'yes' })).status).toBe(404);
+  });
+
+  it('paybatch console is read-only: an operator cannot cancel there', { timeout: 60_000 }, async () => {
+    const child = spawn(process.execPath, [BIN, 'console', '--home', site.home, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await expect.poll(() => /read-only\) at (http:\S+);/.exec(stderr)?.[1] ?? '', { timeout: 20_000 }).toMatch(/^http/);
+      const url = (/read-only\) at (http:\S+);/.exec(stderr) as RegExpExecArray)[1] as string;
+      const olga = new Visitor(url);
+      expect((await olga.signIn('olga', await site.code('olga'))).status).toBe(303);
+      const page = await olga.request('/attention');
+      expect(page.text).toContain('read-only console');
+      const refused = await olga.post('/attention/cancel', { _csrf: olga.token, batch: 'B1', line: '2', confirm: 'yes' });
+      expect(refused.status).toBe(403);
+      expect(refused.text).toContain('this console is read-only');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('close', resolve));
+    }
+  });
+
+  it('sign-in attempts are limited: guessing codes is cut off', { timeout: 60_000 }, async () => {
+    const guesser = new Visitor(site.url);
+    await guesser.request('/login');
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i += 1) statuses.push((await guesser.post('/login', { _csrf: guesser.token, name: 'ada', code: `GUESS-${String(i).padStart(5, '0')}` })).status);
+    expect(statuses).toContain(429);
+    expect(statuses.slice(0, statuses.indexOf(429)).every((s) => s === 401)).toBe(true);
+  });
+});
