@@ -286,20 +286,27 @@ export class SandboxService implements CorridorLookup {
     return senders.length + transactions.length;
   }
 
-  /** Saves a sender's new state and releases or stops the transactions waiting on it [3.3]. */
+  /**
+   * Saves a sender's new state and releases or stops the transactions waiting on it [3.3].
+   * A KYC step is stamped with the moment it was due, which may precede a transaction
+   * created before the tick that applied it: the change is never dated before the
+   * transaction's own last change (its updated_at never goes back, or a client that
+   * orders what it hears by updated_at would take the news for old).
+   */
   private saveSenderState(sender: SenderRecord): void {
     this.store.saveSender(sender);
     this.raiseSender(sender);
+    const changedAt = (tx: TransactionRecord): number => Math.max(tx.updated_at, sender.updated_at);
     if (sender.state === 'approved') {
       for (const tx of this.store.transactionsOfSenderInState(sender.id, 'initial')) {
-        const approved = { ...tx, state: 'approved' as const, updated_at: sender.updated_at };
+        const approved = { ...tx, state: 'approved' as const, updated_at: changedAt(tx) };
         this.store.updateTransaction(approved);
         this.raiseTransaction(approved, ['approved']);
       }
     } else if (BLOCKED_SENDER.has(sender.state)) {
       for (const state of UNFUNDED) {
         for (const tx of this.store.transactionsOfSenderInState(sender.id, state)) {
-          this.forceState(tx, 'canceled', 'sender_rejected', sender.updated_at);
+          this.forceState(tx, 'canceled', 'sender_rejected', changedAt(tx));
         }
       }
     }

@@ -71,7 +71,7 @@ export class EventApplier {
             outcome = await this.apply(event);
           } catch (error) {
             // Kept for the next pass (or the next start); polling covers the row meanwhile.
-            this.deps.log('webhook_apply_failed', { event: event.id, event_type: event.event_type, reason: (error as Error).message });
+            this.deps.log('webhook_apply_failed', { webhook_event: event.id, event_type: event.event_type, reason: (error as Error).message });
             return;
           }
           await this.deps.store.recordWebhookOutcome(event.id, outcome, new Date(this.deps.clock.now()).toISOString());
@@ -85,7 +85,7 @@ export class EventApplier {
     const delivery = parseDelivery(JSON.parse(event.body) as unknown);
     if (typeof delivery === 'string') return 'unreadable';
     if (!delivery.known) {
-      this.deps.log('webhook_ignored', { event: event.id, event_type: delivery.eventType, reason: 'not an event type paybatch knows' });
+      this.deps.log('webhook_ignored', { webhook_event: event.id, event_type: delivery.eventType, reason: 'not an event type paybatch knows' });
       return 'unknown_event_type';
     }
     const [kind, state] = delivery.eventType.split('.') as [string, string];
@@ -101,7 +101,7 @@ export class EventApplier {
     // Found by external_id with another transaction id: the decision holds the row (an answer that is not its own).
     if (!row && externalId) row = await store.rowBySubmittedExternalId(externalId);
     if (!row) {
-      this.deps.log('webhook_unknown_object', { event: event.id, event_type: event.event_type, transaction: id });
+      this.deps.log('webhook_unknown_object', { webhook_event: event.id, event_type: event.event_type, transaction: id });
       return 'unknown_transaction';
     }
     // Being created: the create's own answer, or its lookup, tells the state; nothing is moved from here.
@@ -120,18 +120,18 @@ export class EventApplier {
     const rows: PipelineRow[] = externalId ? await this.deps.store.rowsWaitingOnSender(externalId) : [];
     if (rows.length === 0) {
       // A sender paybatch does not know, or none of whose rows waits: kept, and said.
-      this.deps.log('webhook_no_rows_waiting', { event: event.id, event_type: event.event_type, sender: externalId });
+      this.deps.log('webhook_no_rows_waiting', { webhook_event: event.id, event_type: event.event_type, sender: externalId });
       return 'no_rows_waiting';
     }
     if (state === 'approved') {
       // Released: a read brings each transaction's state and quote, and funding follows the usual checks.
       for (const row of rows) await this.deps.pipeline.readSoon(row);
-      this.deps.log('sender_approved', { event: event.id, rows: rows.length });
+      this.deps.log('sender_approved', { webhook_event: event.id, rows: rows.length });
       return 'released';
     }
     if (SENDER_STOPPED.has(state)) {
       await Promise.all(rows.map((row) => this.deps.pipeline.stopForSender(row, state)));
-      this.deps.log('sender_stopped', { event: event.id, state, rows: rows.length });
+      this.deps.log('sender_stopped', { webhook_event: event.id, state, rows: rows.length });
       return 'stopped';
     }
     return 'noted';

@@ -184,6 +184,24 @@ describe('senders and KYC [3.3]', () => {
     expect((await call(sandbox, 'POST', `/transactions/${bad.id}/fund`)).status).toBe(422);
   });
 
+  it('never dates a released or stopped transaction before its own last change (a step applied after it was due)', async () => {
+    await start('review');
+    const first = (await call(sandbox, 'POST', '/transactions', createBody('gbr', { sender: { external_id: 'S-LATE' } }))).body;
+    const bad = (await call(sandbox, 'POST', '/transactions', createBody('gbr', { sender: { external_id: 'S-LATE-BAD', first_name: 'Sanctioned', last_name: 'Person' } }))).body;
+    // Both KYC steps are due (verified at 60 s, approved and rejected by 180 s), and the tick that applies them has not come yet.
+    sandbox.clock.advance(200_000);
+    const second = (await call(sandbox, 'POST', '/transactions', createBody('gbr', { sender: { external_id: 'S-LATE' } }))).body;
+    const badSecond = (await call(sandbox, 'POST', '/transactions', createBody('gbr', { sender: { external_id: 'S-LATE-BAD', first_name: 'Sanctioned', last_name: 'Person' } }))).body;
+    expect([second.state, badSecond.state]).toEqual(['initial', 'initial']);
+    sandbox.service.tick();
+    const read = async (id: string) => (await call(sandbox, 'GET', `/transactions/${id}`)).body;
+    // The approval is stamped when it was due, except where that would move a transaction's updated_at back.
+    expect(await read(first.id)).toMatchObject({ state: 'approved', updated_at: new Date(Date.parse(first.created_at) + 180_000).toISOString() });
+    expect(await read(second.id)).toMatchObject({ state: 'approved', updated_at: second.updated_at });
+    expect(await read(bad.id)).toMatchObject({ state: 'canceled', updated_at: new Date(Date.parse(bad.created_at) + 60_000).toISOString() });
+    expect(await read(badSecond.id)).toMatchObject({ state: 'canceled', updated_at: badSecond.updated_at });
+  });
+
   it('an operator can ban a sender, stopping its unfunded transactions', async () => {
     await start('waived');
     const tx = (await call(sandbox, 'POST', '/transactions', createBody('gbr', { sender: { external_id: 'S-BANNED' } }))).body;
