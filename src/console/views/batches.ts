@@ -69,11 +69,13 @@ export function batchPage(viewer: Viewer, b: BatchStatus, filter: RowFilter, row
 </div>
 <h2>Rows</h2>
 ${filterForm(b.batch, filter, rows)}
+<div data-live-region>
 <p>${rows.matching} row${rows.matching === 1 ? '' : 's'}${filter.state || filter.reason ? ' match' : ''}${rows.matching > limit ? `, ${offset + 1} to ${Math.min(offset + limit, rows.matching)} shown` : ''}.</p>
 ${table(['Line', 'External id', 'State', 'Reason', 'Paid out', 'Funded', 'Transaction'], rows.rows.map((r) => [
     String(r.line), esc(r.external_id), `<span class="pill state-${esc(r.state)}">${esc(r.state)}</span>`,
     `${r.code ? `<code>${esc(r.code)}</code> ` : ''}${esc(r.reason)}`, esc(major(r.output_amount, r.output_currency)), esc(major(r.input_amount, r.input_currency)), `<code>${esc(r.transaction_id)}</code>`,
   ]), `Rows of batch ${b.batch}`)}
-${pager ? `<p class="pager">${pager}</p>` : ''}`;
+${pager ? `<p class="pager">${pager}</p>` : ''}
+</div>`;
   return page({ title: `Batch ${b.batch}`, viewer, current: '/', body, live: `batch:${b.batch}` });
 }
