@@ -11,3 +11,8 @@ const LONG_DIGITS = /\d{4,}(\d{4})/g;
 export function redactAccountNumbers(text: string): string {
   return text.replace(IBAN, '$1…$2').replace(LONG_DIGITS, (run: string, last: string) => (run.length >= 8 ? `…${last}` : run));
 }
+
+/** Text with the user and password of every URL in it left out: `https://user:secret@host` → `https://[redacted]@host`. */
+export function withoutUrlCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s"'<>]+@/gi, '$1[redacted]@');
+}

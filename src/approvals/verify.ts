@@ -53,6 +53,10 @@ export type Verdict =
   | { ok: false; waiting: true; reason: string; approvers: string[]; required: number }
   | { ok: false; waiting: false; reason: string };
 
+/** Two ceilings name the same amounts, whatever the order of their keys (the signature is over sorted bytes). */
+export const sameCeiling = (a: Record<string, string>, b: Record<string, string>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([currency, minor]) => b[currency] === minor);
+
 export const canApprove = (person: Person | undefined, submitter: string): boolean =>
   person !== undefined && (person.role === 'approver' || person.role === 'admin') && person.name !== submitter;
 
@@ -91,7 +95,7 @@ export function verifyApprovals(policy: ApprovalPolicy, expected: Omit<Statement
     if (!signatureValid((person as Person).publicKey, statementBytes(approval.statement), approval.signature)) {
       return { ok: false, waiting: false, reason: `the approval by ${approval.approver} is not signed by ${approval.approver}'s key (inserted or edited other than by paybatch approve)` };
     }
-    if (first && (JSON.stringify(first.ceiling) !== JSON.stringify(approval.statement.ceiling) || first.expires_at !== approval.statement.expires_at)) {
+    if (first && (!sameCeiling(first.ceiling, approval.statement.ceiling) || first.expires_at !== approval.statement.expires_at)) {
       return { ok: false, waiting: false, reason: `${approval.approver} signed another ceiling or expiry than the first approver: every approver signs the same statement` };
     }
     first ??= approval.statement;

@@ -15,6 +15,7 @@ import type { Store } from '../store/store.js';
 import { SharedWork } from '../engine/shared-work.js';
 import { hostname } from 'node:os';
 import { redactUrl } from '../store/postgres/store.js';
+import { withoutUrlCredentials } from '../api/redact.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../audit/chain.js';
 import { systemClock } from '../clock.js';
@@ -44,7 +45,8 @@ async function recordConfiguration(store: Store, config: Config): Promise<void> 
   const { worker: _worker, ...storeConfig } = plain.store;
   const shown = {
     ...plain,
-    service: { ...plain.service, api_secret: plain.service.api_secret ? '(set, not recorded)' : undefined },
+    service: { ...plain.service, api_secret: plain.service.api_secret ? '(set, not recorded)' : undefined, base_url: plain.service.base_url ? withoutUrlCredentials(plain.service.base_url) : undefined },
+    reports: { ...plain.reports, service_ledger_url: plain.reports.service_ledger_url ? withoutUrlCredentials(plain.reports.service_ledger_url) : undefined },
     store: { ...storeConfig, url: storeConfig.url ? redactUrl(storeConfig.url) : undefined },
     notifications: notificationsShown(plain.notifications),
   };

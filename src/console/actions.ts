@@ -12,7 +12,7 @@ import { signIn, signOut } from './auth.js';
 import { attentionRows } from './console-data.js';
 import { consoleRole, may } from './roles.js';
 import type { ConsoleAction } from './roles.js';
-import { approvalView, approveDeps, BATCH_ID, notFound } from './routes.js';
+import { approvalView, approveDeps, BATCH_ID, notFound, strings } from './routes.js';
 import type { ConsoleDeps } from './server.js';
 import { SESSION_COOKIE } from './server.js';
 import { approvalPage } from './views/approvals.js';
@@ -22,7 +22,7 @@ import { notice, page } from './views/layout.js';
 import { loginPage } from './views/login.js';
 
 type Form = Record<string, string | undefined>;
-const form = (request: FastifyRequest): Form => (request.body ?? {}) as Form;
+const form = (request: FastifyRequest): Form => strings(request.body);
 const html = (reply: FastifyReply, body: string, status = 200): FastifyReply => reply.code(status).type('text/html; charset=utf-8').send(body);
 
 /** Sign-in attempts allowed per address and minute: a code has 50 bits, this keeps guessing hopeless. */
@@ -45,7 +45,7 @@ export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure:
     const known = consoleRole({ approvals: deps.config.approvals.people, console: deps.config.console.people }, person) !== null;
     const token = known && code ? await signIn(store, person, code, clock, deps.config.console.session_ms) : null;
     if (!token) {
-      deps.log('console_sign_in_refused', { person: person.slice(0, 64) });
+      deps.log('console_sign_in_refused', { person: known ? person : '(not a person of the configuration)' });
       return html(reply, loginPage(reply.generateCsrf(), 'That name and code do not match a code that is still good: ask for a new one (paybatch console login NAME).', person.slice(0, 64)), 401);
     }
     await store.appendAudit({ at: new Date(clock.now()).toISOString(), actor: person, action: 'console_signed_in', subject: 'console', details: {} });
@@ -86,7 +86,7 @@ export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure:
       return html(reply, view ? approvalPage(viewer, batch, view, message) : page({ title: 'Approve', viewer, current: '/approvals', body: notice(message.text, message.kind) }), status);
     };
     const refused = refusal(deps, viewer, 'approve');
-    if (refused) return answer({ text: refused, kind: 'error' }, 403);
+    if (refused) return html(reply, page({ title: 'Approve', viewer, current: '/approvals', body: notice(refused, 'error') }), 403);
     const { statement: text = '', signature = '' } = form(request);
     const statement = parseStatement(text);
     if (typeof statement === 'string') return answer({ text: `The statement sent is not one: ${statement}`, kind: 'error' }, 422);

@@ -17,6 +17,8 @@ const RECENT_MS = 7 * 24 * 3_600_000;
 /** The streams open on one console. */
 export interface LiveCount {
   open: number;
+  /** Ends every open stream: called when the server closes. */
+  closers: Set<() => void>;
 }
 
 /** A digest of what the page `what` shows that can change; null when `what` names nothing. */
@@ -40,16 +42,39 @@ async function fingerprint(deps: ConsoleDeps, what: string): Promise<string | nu
 
 export async function liveStream(deps: ConsoleDeps, streams: LiveCount, request: FastifyRequest, reply: FastifyReply, what: string): Promise<FastifyReply | void> {
   if (streams.open >= MOST_STREAMS) return reply.code(503).type('text/plain').send('too many live pages open: reload later\n');
-  let last = await fingerprint(deps, what);
-  if (last === null) return reply.code(404).type('text/plain').send('nothing to follow\n');
+  // The slot is taken before anything is awaited, and given back however the stream ends.
   streams.open += 1;
+  let timer: NodeJS.Timeout | null = null;
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    if (timer) clearInterval(timer);
+    streams.open -= 1;
+  };
+  request.raw.once('close', end);
+  let last: string | null;
+  try {
+    last = await fingerprint(deps, what);
+  } catch (error) {
+    end();
+    throw error;
+  }
+  if (last === null) {
+    end();
+    return reply.code(404).type('text/plain').send('nothing to follow\n');
+  }
+  if (ended || request.raw.destroyed) {
+    end();
+    return;
+  }
   reply.hijack();
   const out = reply.raw;
   out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', connection: 'keep-alive' });
   out.write('retry: 3000\nevent: ready\ndata: {}\n\n');
   let looking = false;
-  const timer = setInterval(() => {
-    if (looking) return;
+  timer = setInterval(() => {
+    if (looking || ended) return;
     looking = true;
     fingerprint(deps, what)
       .then((now) => {
@@ -65,9 +90,10 @@ export async function liveStream(deps: ConsoleDeps, streams: LiveCount, request:
         looking = false;
       });
   }, LOOK_EVERY_MS);
-  const end = (): void => {
-    clearInterval(timer);
-    streams.open -= 1;
-  };
-  request.raw.once('close', end);
+  // A stream never keeps the process alive on its own, and the server's close ends it.
+  timer.unref();
+  streams.closers.add(() => {
+    end();
+    out.destroy();
+  });
 }

@@ -9,7 +9,9 @@ import type { Statement } from '../approvals/statement.js';
 import { ApprovalGate } from '../engine/approval-gate.js';
 import { statementToSign } from '../engine/approve.js';
 import type { ApproveDeps } from '../engine/approve.js';
+import type { Preview } from '../engine/preview.js';
 import { previewBatch } from '../engine/preview.js';
+import type { PayoutClient } from '../api/client.js';
 import { PaybatchError } from '../errors.js';
 import { RESULT_COLUMNS, resultRecord } from '../reports/results.js';
 import { attentionRows, auditView, batchList, batchRows, batchStatus, reconciliationReports, REPORT_FILE, reportsFolder } from './console-data.js';
@@ -29,7 +31,10 @@ const ROWS_PER_PAGE = 200;
 const AUDIT_PER_PAGE = 100;
 
 type Query = Record<string, string | undefined>;
-const query = (request: FastifyRequest): Query => request.query as Query;
+/** A query's values, strings only: a repeated or odd parameter counts as absent. */
+export const strings = (value: unknown): Query =>
+  Object.fromEntries(Object.entries((value ?? {}) as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Query;
+const query = (request: FastifyRequest): Query => strings(request.query);
 const viewerOf = (request: FastifyRequest): Viewer => request.viewer as Viewer;
 const html = (reply: FastifyReply, body: string, status = 200): FastifyReply => reply.code(status).type('text/html; charset=utf-8').send(body);
 
@@ -63,8 +68,29 @@ async function statementFor(deps: ConsoleDeps, approve: ApproveDeps, batch: stri
   }
 }
 
+/** How long a page waits on the service for the corridors switched off now; then it is drawn without them. */
+const CORRIDORS_WAIT_MS = 2_000;
+
+/** The preview, with the corridors switched off now when the service answers within a moment; a page never waits longer on it. */
+async function previewWithCorridors(deps: ConsoleDeps, batch: string): Promise<Preview | null> {
+  const client = deps.actions?.client;
+  const base = { store: deps.store, config: deps.config, clock: deps.clock };
+  if (!client) return previewBatch(batch, { ...base, client: null });
+  const bounded = {
+    listCorridors: (country: string) => Promise.race([
+      client.listCorridors(country),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the service did not answer in time')), CORRIDORS_WAIT_MS).unref()),
+    ]),
+  } as Pick<PayoutClient, 'listCorridors'>;
+  try {
+    return await previewBatch(batch, { ...base, client: bounded });
+  } catch {
+    return previewBatch(batch, { ...base, client: null });
+  }
+}
+
 export async function approvalView(deps: ConsoleDeps, approve: ApproveDeps, batch: string, viewer: Viewer, q: Query): Promise<ApprovalView | null> {
-  const preview = await previewBatch(batch, { store: deps.store, client: deps.actions?.client ?? null, config: deps.config, clock: deps.clock });
+  const preview = await previewWithCorridors(deps, batch);
   if (!preview) return null;
   const ceiling = ceilingOf(q);
   const params = new URLSearchParams(Object.entries(ceiling).map(([c, v]) => [`ceiling_${c}`, v] as [string, string]));
@@ -168,6 +194,9 @@ export function registerPages(app: FastifyInstance, deps: ConsoleDeps): void {
     return html(reply, auditPage(viewerOf(request), await auditView(store, AUDIT_PER_PAGE, Number.isFinite(before) ? before : undefined), AUDIT_PER_PAGE));
   });
 
-  const streams = { open: 0 };
+  const streams = { open: 0, closers: new Set<() => void>() };
+  app.addHook('onClose', async () => {
+    for (const close of streams.closers) close();
+  });
   app.get('/live', async (request, reply) => liveStream(deps, streams, request, reply, query(request).what ?? ''));
 }

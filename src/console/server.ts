@@ -104,6 +104,8 @@ export async function buildConsole(deps: ConsoleDeps): Promise<FastifyInstance> 
   const secure = deps.config.console.secure_cookies;
   await app.register(fastifyCookie, { secret: cookieSecret(deps.config) });
   await app.register(fastifyFormbody);
+  // Forms only: a JSON body is not something a page of the console sends.
+  app.removeContentTypeParser('application/json');
   await app.register(fastifyCsrf, {
     sessionPlugin: '@fastify/cookie',
     cookieKey: 'paybatch_csrf',

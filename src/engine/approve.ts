@@ -11,14 +11,14 @@ import { privateKeyFrom, signBytes, signatureValid } from '../approvals/keys.js'
 import type { Statement } from '../approvals/statement.js';
 import { statementBytes, statementDifferences } from '../approvals/statement.js';
 import type { ApprovalPolicy, Person } from '../approvals/verify.js';
-import { canApprove } from '../approvals/verify.js';
+import { canApprove, sameCeiling } from '../approvals/verify.js';
 import { proposedCeiling } from '../approvals/facts.js';
 import type { Clock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from './decide.js';
 import type { ApprovalGate, GateVerdict } from './approval-gate.js';
 import type { ApprovalStore, AuditStore, BatchRecord, IntakeStore } from '../store/store.js';
-import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
+import { currencyDecimals, MAX_MINOR_UNITS, parseMajorAmount } from '../validate/money.js';
 
 export interface ApproveRequest {
   batch: string;
@@ -123,7 +123,7 @@ export async function recordSignedApproval(request: { batch: string; as: string;
   const funded = [...proposedCeiling(facts, deps.marginPercent).keys()].sort();
   const ceilingCurrencies = Object.keys(signed.ceiling).sort();
   if (earlier && !sameCeiling(earlier.ceiling, signed.ceiling)) refuse(`a second approver signs the first one's ceiling (${Object.entries(earlier.ceiling).map(([c, v]) => money(v, c)).join(', ')})`);
-  if (JSON.stringify(ceilingCurrencies) !== JSON.stringify(funded) || !Object.values(signed.ceiling).every((v) => /^\d{1,30}$/.test(v))) {
+  if (JSON.stringify(ceilingCurrencies) !== JSON.stringify(funded) || !Object.values(signed.ceiling).every((v) => /^(0|[1-9]\d{0,17})$/.test(v) && BigInt(v) <= MAX_MINOR_UNITS)) {
     refuse(`the ceiling signed must name each input currency the batch funds (${funded.join(', ')}), each a whole number of minor units`);
   }
   if (deps.clock.now() >= Date.parse(expiresAt)) refuse(`the approval request of batch ${batch.id} expired at ${expiresAt}`);
@@ -133,9 +133,6 @@ export async function recordSignedApproval(request: { batch: string; as: string;
   await store.appendAudit({ at, actor: request.as, action: 'approved', subject: batch.id, details: { statement: signed, signature: request.signature } });
   return deps.gate.check((await store.batch(batch.id)) as BatchRecord);
 }
-
-const sameCeiling = (a: Record<string, string>, b: Record<string, string>): boolean =>
-  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([c, v]) => b[c] === v);
 
 /** `paybatch approve`: the statement, signed here with the approver's key file, then kept as above. */
 export async function approveBatch(request: ApproveRequest, deps: ApproveDeps): Promise<{ statement: Statement; verdict: GateVerdict }> {

@@ -64,6 +64,8 @@ describe('the console refuses what it must', () => {
     expect((await anyone.post('/login', { name: 'vic', code })).status, 'no CSRF token').toBe(403);
     expect((await anyone.post('/login', { _csrf: anyone.token, name: 'olga', code })).status, 'another person\'s code').toBe(401);
     expect((await anyone.post('/login', { _csrf: anyone.token, name: 'vic', code: 'AAAAA-AAAAA' })).status, 'a wrong code').toBe(401);
+    const twice = await anyone.request('/login', { method: 'POST', form: {} });
+    expect(twice.status, 'no CSRF token, no name').toBe(403);
     const signedIn = await anyone.post('/login', { _csrf: anyone.token, name: 'vic', code: code.toLowerCase().replace('-', ' ') });
     expect(signedIn.status).toBe(303);
     const cookie = signedIn.headers.getSetCookie().find((c) => c.startsWith('paybatch_session=')) as string;
@@ -97,6 +99,11 @@ describe('the console refuses what it must', () => {
     const operatorApproves = await olga.post('/approvals/B1/approve', { _csrf: olga.token, statement: '{}', signature: 'x' });
     expect(operatorApproves.status).toBe(403);
     expect(operatorApproves.text).toContain('olga (operator) may not approve');
+    // Odd input is refused, never a crash: a repeated field, a JSON body, an unknown stream.
+    expect((await olga.request('/live?what=a&what=b')).status).toBe(404);
+    expect((await olga.request('/approvals/B1?ceiling_USD=1&ceiling_USD=2')).status).toBe(404);
+    const json = await fetch(`${site.url}/attention/cancel`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: [...olga.cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; ') }, body: '{"batch":1}' });
+    expect(json.status).toBe(415);
     // Her own token passes the CSRF check: the row is simply not one that needs attention.
     expect((await olga.post('/attention/cancel', { _csrf: olga.token, batch: 'B1', line: '2', confirm: 'yes' })).status).toBe(404);
   });

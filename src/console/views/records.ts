@@ -1,5 +1,6 @@
 /** The reconciliation and audit pages: what accounting signs off. Pure. */
 import type { AuditView, ReconciliationReport } from '../console-data.js';
+import { withoutUrlCredentials } from '../../api/redact.js';
 import { esc } from '../format.js';
 import type { Viewer } from './layout.js';
 import { notice, page, table } from './layout.js';
@@ -13,6 +14,17 @@ ${table(['Period', 'Written', 'Checks', 'Files'], reports.map((r) => [
   return page({ title: 'Reconciliation', viewer, current: '/reconciliation', body });
 }
 
+/** An entry's details as a person reads them: indented, any URL's credentials left out, and shown as stored when they are not JSON (an edited entry). */
+function shownDetails(details: string): string {
+  let text: string;
+  try {
+    text = JSON.stringify(JSON.parse(details), null, 2);
+  } catch {
+    text = details;
+  }
+  return withoutUrlCredentials(text);
+}
+
 export function auditPage(viewer: Viewer, view: AuditView, limit: number): string {
   const { chain } = view;
   const status = chain.broken
@@ -21,7 +33,7 @@ export function auditPage(viewer: Viewer, view: AuditView, limit: number): strin
   const oldest = view.entries[view.entries.length - 1];
   const body = `${status}
 ${table(['#', 'At', 'Who', 'What', 'Subject', 'Details'], view.entries.map((e) => [
-    String(e.seq), esc(e.at), esc(e.actor), esc(e.action), esc(e.subject), `<details><summary>details</summary><pre>${esc(JSON.stringify(JSON.parse(e.details), null, 2))}</pre></details>`,
+    String(e.seq), esc(e.at), esc(e.actor), esc(e.action), esc(e.subject), `<details><summary>details</summary><pre>${esc(shownDetails(e.details))}</pre></details>`,
   ]), 'The audit trail, newest first')}
 ${oldest && oldest.seq > 1 ? `<p class="pager"><a href="/audit?before=${oldest.seq}">Older ${limit}</a></p>` : ''}`;
   return page({ title: 'Audit trail', viewer, current: '/audit', body });
