@@ -220,6 +220,19 @@ async function main(): Promise<number> {
     const inboxOf = (worker: Worker): string => openWorkspace(worker.home).folders.inbox;
     const readRows = async (): Promise<FinalRow[]> => (database ? database.rows() : readSqliteRows(openWorkspace(first.home).database));
     const living = (): Worker[] => workers.filter((w) => !w.gone);
+    /** Waits until the worker's log says it accepted the file (its rows are in the database), at most `ms`. */
+    const tookIn = async (worker: Worker, file: string, ms: number): Promise<void> => {
+      for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
+        let log = '';
+        try {
+          log = readFileSync(join(worker.home, 'paybatch.log'), 'utf8');
+        } catch {
+          // not started yet
+        }
+        if (log.split('\n').some((line) => line.includes('"intake_accepted"') && line.includes(file))) return;
+      }
+      say(`${worker.name} had not taken ${file} in after ${ms / 1000} s`);
+    };
 
     // The big file arrives at the worker that will be killed for good (when there is one): the others must carry it.
     const doomed = count > WORKERS ? (workers[count - 1] as Worker) : null;
@@ -243,6 +256,9 @@ async function main(): Promise<number> {
       while (kills < KILLS) {
         await sleep(between(400, 3000));
         if (doomed && !doomed.gone && kills === Math.floor(KILLS / 3)) {
+          // A machine lost with a file still in its inbox (not taken in) loses that file with it (README): the
+          // point here is the others carrying a batch it took, so it goes once its intake of main.csv is in.
+          await tookIn(doomed, 'main.csv', 60_000);
           await killWorker(doomed);
           doomed.gone = true;
           say(`${doomed.name} killed for good (its lease expires in ${LEASE_MS / 1000} s; the others take its work over)`);

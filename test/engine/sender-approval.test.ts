@@ -28,12 +28,12 @@ describe('a sender approved while its transactions wait', () => {
     };
 
     // The first transaction creates sender SND-0001 in KYC (verified, then approved, due 2 ms later);
-    // the run follows it for 300 ms, so the approval is due when it ends, and not applied.
+    // the run follows it for up to 3 s (on a busy machine the create alone may take a while): the approval is due when it ends, and not applied.
     ctx.drop(file('a.csv', 'GBR-SHARED-A'), 'a.csv');
-    expect((await ctx.run({}, 300)).batches[0]?.by_state).toEqual({ initial: 1 });
+    expect((await ctx.run({}, 3000)).batches[0]?.by_state).toEqual({ initial: 1 });
     // The second transaction of the same sender is created initial, after the approval was due.
     ctx.drop(file('b.csv', 'GBR-SHARED-B'), 'b.csv');
-    expect((await ctx.run({}, 300)).batches.find((b) => b.file.endsWith('b.csv'))?.by_state).toEqual({ initial: 1 });
+    expect((await ctx.run({}, 3000)).batches.find((b) => b.file.endsWith('b.csv'))?.by_state).toEqual({ initial: 1 });
     const created = [...ctx.sandbox.store.allTransactions()].find((t) => t.external_id === 'GBR-SHARED-B');
     // The service applies the approval: both transactions are approved.
     ctx.sandbox.service.tick();
