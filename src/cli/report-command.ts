@@ -1,5 +1,6 @@
-/** `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json] [--spreadsheet]`. */
+/** `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json|xlsx] [--spreadsheet]`. */
 import { Command, Option } from 'commander';
+import type { ReportFormat } from '../engine/reconcile-report.js';
 import { ledgerUrlFor, writeReconciliation } from '../engine/reconcile-report.js';
 import { UsageError } from '../errors.js';
 import { withEngineSession } from './engine-session.js';
@@ -7,7 +8,7 @@ import { withEngineSession } from './engine-session.js';
 interface Opts {
   date?: string;
   batch?: string;
-  format: 'csv' | 'json';
+  format: ReportFormat;
   spreadsheet?: boolean;
   home?: string;
   config?: string;
@@ -18,12 +19,13 @@ export function reportCommand(): Command {
     .description('Write the reconciliation of a day or a batch under outbox/reports/: movements, summary, exceptions and checks against the service.')
     .option('--date <YYYY-MM-DD>', 'the day, in reports.time_zone (default UTC)')
     .option('--batch <id>', 'a whole batch instead of a day')
-    .addOption(new Option('--format <format>', 'csv (four files) or json (one)').choices(['csv', 'json']).default('csv'))
+    .addOption(new Option('--format <format>', 'csv (four files), json (one) or xlsx (one workbook: a sheet per CSV file, and the results for --batch)').choices(['csv', 'json', 'xlsx']).default('csv'))
     .option('--spreadsheet', 'CSV for spreadsheets in locales that need it: UTF-8 BOM, ";" between fields, decimal comma')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .action(async (opts: Opts) => {
       if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
+      if (opts.spreadsheet && opts.format === 'xlsx') throw new UsageError('--spreadsheet shapes CSV files for spreadsheets; --format xlsx is a spreadsheet already: give one or the other');
       await withEngineSession(opts, async ({ config, workspace, store, connection }) => {
         const ledgerUrl = ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null);
         const outcome = await writeReconciliation(

@@ -5,6 +5,8 @@
  * and write the files under outbox/reports/. Reading never changes a row: the
  * report says what paybatch knew, and where the service differs.
  */
+import type { Lineage } from './lineage.js';
+import { lineagesOf } from './lineage.js';
 import { mkdir } from 'node:fs/promises';
 import { checkFolder, writeFileSafely } from '../workspace/safe-files.js';
 import { join } from 'node:path';
@@ -18,10 +20,12 @@ import { dayPeriod } from '../reports/period.js';
 import type { Difference, ServiceLedgerEntry } from '../reports/reconciliation-checks.js';
 import { behindOn, compareWithLedger, compareWithService, heldDifferences, sortDifferences } from '../reports/reconciliation-checks.js';
 import type { CheckSummary, ReportFiles } from '../reports/reconciliation-render.js';
-import { renderCsv, renderJson, renderText } from '../reports/reconciliation-render.js';
-import type { Period, Reconciliation } from '../reports/reconciliation.js';
+import { renderCsv, renderJson, renderText, reportTables } from '../reports/reconciliation-render.js';
+import type { LedgerRow, Period, Reconciliation } from '../reports/reconciliation.js';
 import { reconcile } from '../reports/reconciliation.js';
-import type { AuditStore, ReportStore } from '../store/store.js';
+import { resultsTable } from '../reports/results.js';
+import { writeWorkbook } from '../reports/workbook.js';
+import type { AuditStore, IntakeStore, PipelineStore, ReportStore } from '../store/store.js';
 
 /** The audit action of a report written: left out of the head a report prints, so that writing it again gives the same bytes. */
 const REPORT_WRITTEN = 'report_written';
@@ -30,15 +34,18 @@ import type { Workspace } from '../workspace/workspace.js';
 /** Phases whose transaction is not final yet. */
 const UNSETTLED: ReadonlySet<string> = new Set(['created', 'funding', 'funded', 'cancelling']);
 
+export type ReportFormat = 'csv' | 'json' | 'xlsx';
+
 export interface ReportRequest {
   date?: string;
   batch?: string;
-  format: 'csv' | 'json';
+  /** csv: four files; json: one document; xlsx: one workbook, a sheet per CSV file (and the results, for a batch). */
+  format: ReportFormat;
   spreadsheet: boolean;
 }
 
 export interface ReportDeps {
-  store: ReportStore & AuditStore;
+  store: ReportStore & AuditStore & Pick<IntakeStore, 'correctionsOf'> & Pick<PipelineStore, 'row'>;
   client: Pick<PayoutClient, 'getTransaction'>;
   workspace: Workspace;
   reports: ReportsConfig;
@@ -103,6 +110,47 @@ export function reportPeriod(request: Pick<ReportRequest, 'date' | 'batch'>, tim
   return period;
 }
 
+/** The report's files under `folder`: one workbook, or the rendered CSV or JSON files. */
+async function writeReportFiles(
+  req: ReportRequest, report: { reconciliation: Reconciliation; checks: CheckSummary; rows: LedgerRow[] }, folder: string, home: string,
+): Promise<string[]> {
+  const base = join(folder, `reconciliation-${report.reconciliation.period.label}`);
+  if (req.format === 'xlsx') {
+    // A batch's workbook carries its result file too: every row, those that moved no money included.
+    const tables = [...reportTables(report.reconciliation, report.checks), ...(req.batch ? [resultsTable(report.rows)] : [])];
+    await writeWorkbook(home, `${base}.xlsx`, tables);
+    return [`${base}.xlsx`];
+  }
+  const rendered: ReportFiles = req.format === 'json'
+    ? renderJson(report.reconciliation, report.checks)
+    : renderCsv(report.reconciliation, report.checks, { spreadsheet: req.spreadsheet });
+  const files: string[] = [];
+  for (const [suffix, content] of Object.entries(rendered)) {
+    const file = `${base}${req.spreadsheet && req.format === 'csv' ? '.spreadsheet' : ''}.${suffix}`;
+    await writeFileSafely(home, file, content);
+    files.push(file);
+  }
+  return files;
+}
+
+/** Rows that may have been corrected: never sent, or ended without being paid. */
+const CORRECTABLE_PHASES: ReadonlySet<string> = new Set(['invalid', 'refused', 'not_sent', 'final']);
+
+/** The lineages of the rows in scope that are corrections, or were corrected. */
+async function correctionLineages(rows: readonly LedgerRow[], store: ReportDeps['store']): Promise<Lineage[]> {
+  const hasCorrections = async (batch: string, line: number): Promise<boolean> => (await store.correctionsOf(batch, line)).length > 0;
+  const candidates = rows.filter((r) => r.original_batch || (CORRECTABLE_PHASES.has(r.phase) && r.state !== 'paid'));
+  return lineagesOf(store, candidates, hasCorrections);
+}
+
+/** [corrections] An original paid (or payable) more than once across its corrections: a difference nobody can explain. */
+function paidTwice(lineages: readonly Lineage[]): Difference[] {
+  return lineages.filter((l) => l.paying > 1).flatMap((l) => l.steps.filter((s) => s.paysOrMayPay).map((s) => ({
+    batch: s.batch, line: s.line, external_id: s.external_id, transaction_id: '', check: 'paid_twice' as const,
+    paybatch: `${l.paying} rows of the lineage of ${l.root.external_id} (batch ${l.root.batch}, line ${l.root.line}) paid or may pay`, service: '', explained: '',
+  })));
+}
+
 export async function writeReconciliation(req: ReportRequest, deps: ReportDeps): Promise<ReportOutcome> {
   const period = reportPeriod(req, deps.reports.time_zone);
   const scope = req.batch ? { batch: req.batch } : { from: period.from as string, to: period.to as string };
@@ -127,18 +175,20 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
     differences.push(...compareWithLedger(rows, entries.filter((e) => e.transaction_id !== null && inScope.has(e.transaction_id)), strangers, behindOn(differences)));
     serviceLedger = 'compared';
   }
-  const checks: CheckSummary = { differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger, auditHead: await deps.store.auditHead(REPORT_WRITTEN) };
+  const lineages = await correctionLineages(rows, deps.store);
+  differences.push(...paidTwice(lineages));
+  const checks: CheckSummary = {
+    differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger, auditHead: await deps.store.auditHead(REPORT_WRITTEN),
+    lineages: lineages.flatMap((l) => l.steps.map((step) => ({
+      root_batch: l.root.batch, root_line: l.root.line, root_external_id: l.root.external_id, generation: step.generation,
+      batch: step.batch, line: step.line, external_id: step.external_id, ended: step.state ?? step.outcome ?? step.phase, pays: step.paysOrMayPay,
+    }))),
+  };
 
-  const rendered: ReportFiles = req.format === 'json' ? renderJson(reconciliation, checks) : renderCsv(reconciliation, checks, { spreadsheet: req.spreadsheet });
   const folder = join(deps.workspace.folders.outbox, 'reports');
   await checkFolder(deps.workspace.home, deps.workspace.folders.outbox);
   await mkdir(folder, { recursive: true, mode: 0o700 });
-  const files: string[] = [];
-  for (const [suffix, content] of Object.entries(rendered)) {
-    const file = join(folder, `reconciliation-${period.label}${req.spreadsheet && req.format === 'csv' ? '.spreadsheet' : ''}.${suffix}`);
-    await writeFileSafely(deps.workspace.home, file, content);
-    files.push(file);
-  }
+  const files = await writeReportFiles(req, { reconciliation, checks, rows }, folder, deps.workspace.home);
   await deps.store.appendAudit({
     at: new Date().toISOString(), actor: 'paybatch', action: REPORT_WRITTEN, subject: `reconciliation ${period.label}`,
     details: { files: files.map((f) => f.slice(deps.workspace.home.length + 1)), differences: checks.differences.length, unexplained: checks.differences.filter((d) => d.explained === '').length, audit_head: checks.auditHead },

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
+import type { ReportsConfig } from '../config/config.js';
 import type { ResultRow } from '../reports/results.js';
 import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
@@ -26,6 +27,8 @@ export interface SettleDeps {
   log: PipelineLog;
   /** Several workers: a file taken in on another machine is archived here from the bytes kept in the database. */
   shared?: SharedWork | null;
+  /** reports.results_xlsx: the final results as a workbook too. */
+  config?: { reports: Pick<ReportsConfig, 'results_xlsx'> };
 }
 
 export interface BatchSummary {
@@ -53,9 +56,14 @@ export interface BatchSummary {
   results_file: string;
 }
 
-/** Writes a batch's result file and summary in one pass over its rows. */
+/**
+ * Writes a batch's result file and summary in one pass over its rows; with
+ * reports.results_xlsx, the workbook too once every row is final (while rows
+ * still move, only the CSV follows them: a workbook costs more to write).
+ */
 export async function writeBatchResults(deps: SettleDeps, batchId: string): Promise<BatchSummary> {
   const batch = await deps.store.batch(batchId);
+  const xlsx = deps.config?.reports.results_xlsx === true && (await deps.store.unsettledRows(batchId)) === 0;
   const tally = new BatchTally();
   async function* counted(): AsyncIterable<ResultRow> {
     for await (const row of deps.store.resultRows(batchId)) {
@@ -63,7 +71,7 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
       yield row;
     }
   }
-  const resultsFile = await writeResults(deps.workspace.home, deps.workspace.folders.outbox, batchId, counted());
+  const resultsFile = await writeResults(deps.workspace.home, deps.workspace.folders.outbox, batchId, counted(), { xlsx });
   const summary: BatchSummary = {
     batch: batchId,
     file: batch?.file_name ?? '',

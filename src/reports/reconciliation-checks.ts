@@ -12,7 +12,7 @@ export interface Difference {
   line: number;
   external_id: string;
   transaction_id: string;
-  check: 'state' | 'input_amount' | 'output_amount' | 'not_at_service' | 'ledger_debit' | 'ledger_credit' | 'not_in_paybatch' | 'answer_mismatch';
+  check: 'state' | 'input_amount' | 'output_amount' | 'not_at_service' | 'ledger_debit' | 'ledger_credit' | 'not_in_paybatch' | 'answer_mismatch' | 'paid_twice';
   paybatch: string;
   service: string;
   /** Why the difference is expected, or '' when it is not: those need a person. */

@@ -1,15 +1,19 @@
 /**
- * A reconciliation as files: CSV (movements, summary, exceptions, checks) or one
- * JSON document, and a short text for people. Pure: the same reconciliation
- * gives the same bytes; the only time in them is the period's.
+ * A reconciliation as files: CSV (movements, summary, exceptions, checks), the
+ * same four as typed tables for a workbook's sheets (written by
+ * src/reports/workbook.ts), or one JSON document; and a short text for people.
+ * Pure: the same reconciliation gives the same bytes; the only time in them is
+ * the period's.
  * Amounts appear twice: in minor units, and in major units with the currency's
  * decimals [D9], formatted from the integer, never through a float.
  */
 import { stringify } from 'csv-stringify/sync';
 import { currencyDecimals, formatMinor } from '../validate/money.js';
+import type { Cell } from './cells.js';
+import { csvField, instant, integer, major, minor, text } from './cells.js';
 import type { Difference } from './reconciliation-checks.js';
 import type { Reconciliation } from './reconciliation.js';
-import { neutralise } from './results.js';
+import type { SheetColumn } from './workbook.js';
 
 export interface CheckSummary {
   differences: Difference[];
@@ -19,6 +23,22 @@ export interface CheckSummary {
   serviceLedger: string;
   /** The audit trail's head when the report was made: a later rewrite of history is caught against it. */
   auditHead: { seq: number; hash: string };
+  /** Corrections the period touches: each original with its corrections and how each ended. */
+  lineages?: LineageRow[];
+}
+
+/** One row of a lineage: an original (generation 0) or one of its corrections. */
+export interface LineageRow {
+  root_batch: string;
+  root_line: number;
+  root_external_id: string;
+  generation: number;
+  batch: string;
+  line: number;
+  external_id: string;
+  ended: string;
+  /** Paid, or funded and not ended: across a lineage, at most one may. */
+  pays: boolean;
 }
 
 export interface RenderOptions {
@@ -28,17 +48,23 @@ export interface RenderOptions {
 
 export type ReportFiles = Record<string, string>;
 
-function major(amount: bigint | null, currency: string, options: RenderOptions): string {
-  if (amount === null) return '';
-  const text = formatMinor(amount, currencyDecimals(currency) ?? 2);
-  return options.spreadsheet ? text.replace('.', ',') : text;
+/** One part of the report: a CSV file, or a sheet of the workbook; the same columns and cells in both. */
+export interface ReportTable {
+  name: 'movements' | 'summary' | 'exceptions' | 'checks' | 'lineage';
+  columns: SheetColumn[];
+  rows: Cell[][];
 }
 
-const minor = (amount: bigint | null): string => (amount === null ? '' : amount.toString());
+const columns = (headers: string[], widths: Record<string, number> = {}): SheetColumn[] =>
+  headers.map((header) => ({ header, width: widths[header] ?? Math.max(12, header.length + 2) }));
 
-function csv(header: string[], records: string[][], options: RenderOptions): string {
-  const text = stringify([header, ...records.map((r) => r.map(neutralise))], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' });
-  return options.spreadsheet ? `\uFEFF${text}` : text;
+const IDS = { batch: 20, external_id: 20, transaction_id: 24 };
+const TIMES = { funded_at: 20, paid_at: 20, refunded_at: 20 };
+
+function csv(table: ReportTable, options: RenderOptions): string {
+  const fields = (cells: Cell[]): string[] => cells.map((cell) => csvField(cell, { decimalComma: options.spreadsheet }));
+  const body = stringify([table.columns.map((c) => c.header), ...table.rows.map(fields)], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' });
+  return options.spreadsheet ? `\uFEFF${body}` : body;
 }
 
 /** "0 differences" for a clean report; otherwise how many, and how many of them nobody can explain. */
@@ -54,44 +80,56 @@ export function differencesWords(n: number, unexplained: number): string {
 
 export const unexplainedCount = (checks: CheckSummary): number => checks.differences.filter((d) => d.explained === '').length;
 
-export function renderCsv(rec: Reconciliation, checks: CheckSummary, options: RenderOptions): ReportFiles {
-  const movements = csv(
-    ['batch', 'line', 'external_id', 'transaction_id', 'state', 'funded_at', 'debited_minor', 'debited', 'input_currency', 'paid_out_minor', 'paid_out', 'output_currency', 'refunded_minor', 'refunded', 'paid_at', 'refunded_at', 'state_reason_code'],
-    rec.movements.map((m) => [
-      m.batch, String(m.line), m.external_id, m.transaction_id, m.state, m.funded_at,
-      minor(m.debited), major(m.debited, m.input_currency, options), m.input_currency,
-      minor(m.output_amount), major(m.output_amount, m.output_currency, options), m.output_currency,
-      minor(m.refunded), major(m.refunded, m.input_currency, options), m.paid_at, m.refunded_at, m.state_reason_code,
+/** The report's four parts, in the order of their files. */
+export function reportTables(rec: Reconciliation, checks: CheckSummary): ReportTable[] {
+  const movements: ReportTable = {
+    name: 'movements',
+    columns: columns(['batch', 'line', 'external_id', 'transaction_id', 'state', 'funded_at', 'debited_minor', 'debited', 'input_currency', 'paid_out_minor', 'paid_out', 'output_currency', 'refunded_minor', 'refunded', 'paid_at', 'refunded_at', 'state_reason_code'], { ...IDS, ...TIMES }),
+    rows: rec.movements.map((m) => [
+      text(m.batch), integer(m.line), text(m.external_id), text(m.transaction_id), text(m.state), instant(m.funded_at),
+      minor(m.debited), major(m.debited, m.input_currency), text(m.input_currency),
+      minor(m.output_amount), major(m.output_amount, m.output_currency), text(m.output_currency),
+      minor(m.refunded), major(m.refunded, m.input_currency), instant(m.paid_at), instant(m.refunded_at), text(m.state_reason_code),
     ]),
-    options,
-  );
-  const summaryRows: string[][] = [
-    ['period', 'from', '', '', '', rec.period.from ?? ''],
-    ['period', 'to', '', '', '', rec.period.to ?? ''],
+  };
+  const line = (section: string, item: string, currency: string | null, amount: bigint | null, value: Cell): Cell[] =>
+    [text(section), text(item), text(currency), minor(amount), amount === null ? null : major(amount, currency), value];
+  const summaryRows: Cell[][] = [
+    line('period', 'from', null, null, instant(rec.period.from)),
+    line('period', 'to', null, null, instant(rec.period.to)),
   ];
   for (const [currency, t] of rec.input) {
-    for (const item of ['debited', 'refunded', 'net', 'in_flight'] as const) summaryRows.push(['input', item, currency, minor(t[item]), major(t[item], currency, options), '']);
+    for (const item of ['debited', 'refunded', 'net', 'in_flight'] as const) summaryRows.push(line('input', item, currency, t[item], null));
   }
-  for (const [currency, amount] of rec.paidOut) summaryRows.push(['output', 'paid_out', currency, minor(amount), major(amount, currency, options), '']);
-  for (const [state, count] of rec.states) summaryRows.push(['state', state, '', '', '', String(count)]);
-  summaryRows.push(['exceptions', 'rows', '', '', '', String(rec.exceptions.length)]);
-  summaryRows.push(['checks', 'transactions_read', '', '', '', String(checks.transactionsRead)]);
-  summaryRows.push(['checks', 'service_ledger', '', '', '', checks.serviceLedger]);
-  summaryRows.push(['checks', 'differences', '', '', '', String(checks.differences.length)]);
-  summaryRows.push(['audit', 'chain_head', '', '', '', `${checks.auditHead.seq}:${checks.auditHead.hash}`]);
-  summaryRows.push(['checks', 'unexplained', '', '', '', String(unexplainedCount(checks))]);
-  const summary = csv(['section', 'item', 'currency', 'amount_minor', 'amount', 'value'], summaryRows, options);
-  const exceptions = csv(
-    ['batch', 'line', 'external_id', 'transaction_id', 'kind', 'state', 'reason'],
-    rec.exceptions.map((e) => [e.batch, String(e.line), e.external_id, e.transaction_id, e.kind, e.state, e.reason]),
-    options,
-  );
-  const checkRows = csv(
-    ['batch', 'line', 'external_id', 'transaction_id', 'check', 'paybatch', 'service', 'explained'],
-    checks.differences.map((d) => [d.batch, String(d.line), d.external_id, d.transaction_id, d.check, d.paybatch, d.service, d.explained]),
-    options,
-  );
-  return { 'movements.csv': movements, 'summary.csv': summary, 'exceptions.csv': exceptions, 'checks.csv': checkRows };
+  for (const [currency, amount] of rec.paidOut) summaryRows.push(line('output', 'paid_out', currency, amount, null));
+  for (const [state, count] of rec.states) summaryRows.push(line('state', state, null, null, integer(count)));
+  summaryRows.push(line('exceptions', 'rows', null, null, integer(rec.exceptions.length)));
+  summaryRows.push(line('checks', 'transactions_read', null, null, integer(checks.transactionsRead)));
+  summaryRows.push(line('checks', 'service_ledger', null, null, text(checks.serviceLedger)));
+  summaryRows.push(line('checks', 'differences', null, null, integer(checks.differences.length)));
+  summaryRows.push(line('audit', 'chain_head', null, null, text(`${checks.auditHead.seq}:${checks.auditHead.hash}`)));
+  summaryRows.push(line('checks', 'unexplained', null, null, integer(unexplainedCount(checks))));
+  const summary: ReportTable = { name: 'summary', columns: columns(['section', 'item', 'currency', 'amount_minor', 'amount', 'value'], { item: 20, value: 24 }), rows: summaryRows };
+  const exceptions: ReportTable = {
+    name: 'exceptions',
+    columns: columns(['batch', 'line', 'external_id', 'transaction_id', 'kind', 'state', 'reason'], { ...IDS, kind: 16, reason: 60 }),
+    rows: rec.exceptions.map((e) => [text(e.batch), integer(e.line), text(e.external_id), text(e.transaction_id), text(e.kind), text(e.state), text(e.reason)]),
+  };
+  const checkRows: ReportTable = {
+    name: 'checks',
+    columns: columns(['batch', 'line', 'external_id', 'transaction_id', 'check', 'paybatch', 'service', 'explained'], { ...IDS, check: 16, paybatch: 30, service: 30, explained: 40 }),
+    rows: checks.differences.map((d) => [text(d.batch), integer(d.line), text(d.external_id), text(d.transaction_id), text(d.check), text(d.paybatch), text(d.service), text(d.explained)]),
+  };
+  const lineage: ReportTable[] = checks.lineages && checks.lineages.length > 0 ? [{
+    name: 'lineage',
+    columns: columns(['root_batch', 'root_line', 'root_external_id', 'generation', 'batch', 'line', 'external_id', 'ended', 'pays'], { ...IDS, root_batch: 22, root_external_id: 20, ended: 24 }),
+    rows: checks.lineages.map((l) => [text(l.root_batch), integer(l.root_line), text(l.root_external_id), integer(l.generation), text(l.batch), integer(l.line), text(l.external_id), text(l.ended), text(l.pays ? 'yes' : 'no')]),
+  }] : [];
+  return [movements, summary, exceptions, checkRows, ...lineage];
+}
+
+export function renderCsv(rec: Reconciliation, checks: CheckSummary, options: RenderOptions): ReportFiles {
+  return Object.fromEntries(reportTables(rec, checks).map((table) => [`${table.name}.csv`, csv(table, options)]));
 }
 
 export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFiles {
@@ -117,6 +155,7 @@ export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFil
       transactions_read: checks.transactionsRead, service_ledger: checks.serviceLedger, result: differencesLine(checks),
       unexplained: unexplainedCount(checks), differences: checks.differences, audit_chain_head: checks.auditHead,
     },
+    lineage: checks.lineages ?? [],
   };
   return { 'json': `${JSON.stringify(document, null, 2)}\n` };
 }

@@ -2,24 +2,36 @@
  * The result file of a batch: one row per input line, in input order, with its
  * state and reason, written atomically (a temporary file, then a rename) so a
  * reader never sees half of it. Text a spreadsheet would run as a formula is
- * neutralised, except real numbers and E.164 phone numbers.
+ * neutralised, except real numbers and E.164 phone numbers. The same cells can
+ * go to a workbook too (BATCH.results.xlsx: reports.results_xlsx).
  */
 import { once } from 'node:events';
 import { openSafely, writeFileSafely } from '../workspace/safe-files.js';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify';
+import type { Cell, CsvOptions } from './cells.js';
+import { csvField, instant, integer, major, minor, text } from './cells.js';
+import type { SheetColumn, Table, WorkbookFile } from './workbook.js';
+import { openWorkbook } from './workbook.js';
 
+export { neutralise } from './cells.js';
+
+/**
+ * The result file's columns, in order. New columns are only ever added at the
+ * end: readers find them by name, older ones by position. The README's
+ * "Results" table says what each holds.
+ */
 export const RESULT_COLUMNS = [
   'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code',
   'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error',
+  'output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects',
 ] as const;
 
-/** CSV formula injection: =, +, -, @ (and tab, carriage return) at the start make a spreadsheet evaluate the cell. */
-export function neutralise(value: string): string {
-  if (!/^[=+\-@\t\r]/.test(value)) return value;
-  if (/^[+-]?\d+(\.\d+)?$/.test(value) || /^\+[1-9]\d{6,14}$/.test(value)) return value;
-  return `'${value}`;
-}
+/** The workbook's column widths, in characters, where the header's would be too narrow for what the column holds. */
+const WIDTHS: Partial<Record<(typeof RESULT_COLUMNS)[number], number>> = {
+  external_id: 20, transaction_id: 24, state_reason: 40, error: 50, recipient_name: 28, final_at: 20, corrects: 24,
+};
+const SHEET_COLUMNS: SheetColumn[] = RESULT_COLUMNS.map((header) => ({ header, width: WIDTHS[header] ?? Math.max(12, header.length + 2) }));
 
 export interface ResultRow {
   line: number;
@@ -39,6 +51,13 @@ export interface ResultRow {
   /** When the funding was recorded; null while unfunded. */
   funded_at: string | null;
   errors: string | null;
+  /** The recipient's name as sent; null for a row that was not valid. */
+  recipient_name: string | null;
+  /** When the row reached its final state (paybatch's clock); null while it has not. */
+  settled_at: string | null;
+  /** A correction: the batch and line of the row it pays again. */
+  original_batch: string | null;
+  original_line: number | null;
 }
 
 /** The state a person reads: the service's state, or what paybatch decided when nothing was sent or an answer was not trusted. */
@@ -70,27 +89,75 @@ function errorText(row: ResultRow): string {
   return parts.join(' | ');
 }
 
-/** A row of the result file, in RESULT_COLUMNS order, neutralised for spreadsheets. */
-export function resultRecord(row: ResultRow): string[] {
+/** A correction names the row it pays again as BATCH:LINE. */
+const corrects = (row: ResultRow): string | null => (row.original_batch && row.original_line !== null ? `${row.original_batch}:${row.original_line}` : null);
+
+/** A row of the result file as typed cells, in RESULT_COLUMNS order. */
+export function resultCells(row: ResultRow): Cell[] {
   const { reason, code } = resultReason(row);
   return [
-    String(row.line), row.external_id ?? '', row.transaction_id ?? '', resultState(row), reason, code,
-    row.input_amount ?? '', row.input_currency ?? '', row.output_amount ?? '', row.output_currency ?? '', errorText(row),
-  ].map(neutralise);
+    integer(row.line), text(row.external_id), text(row.transaction_id), text(resultState(row)), text(reason), text(code),
+    minor(row.input_amount), text(row.input_currency), minor(row.output_amount), text(row.output_currency), text(errorText(row)),
+    major(row.output_amount, row.output_currency), major(row.input_amount, row.input_currency),
+    text(row.recipient_name), instant(row.settled_at), text(corrects(row)),
+  ];
 }
 
-/** Writes the result file under `outbox` (inside the workspace `home`), never through a link, 0600. */
-export async function writeResults(home: string, outbox: string, batchId: string, rows: AsyncIterable<ResultRow> | Iterable<ResultRow>): Promise<string> {
+/** A row of the result file, in RESULT_COLUMNS order, neutralised for spreadsheets. */
+export function resultRecord(row: ResultRow, options: CsvOptions = {}): string[] {
+  return resultCells(row).map((cell) => csvField(cell, options));
+}
+
+export interface ResultFileOptions {
+  /** Also write BATCH.results.xlsx beside the CSV, from the same rows in the same pass. */
+  xlsx?: boolean;
+}
+
+const resultsWorkbookName = (batchId: string): string => `${batchId}.results.xlsx`;
+
+/** The result file as a workbook's sheet: the results' own workbook, or a batch's reconciliation. */
+export function resultsTable(rows: Iterable<ResultRow>): Table {
+  function* cells(): Iterable<Cell[]> {
+    for (const row of rows) yield resultCells(row);
+  }
+  return { name: 'results', columns: SHEET_COLUMNS, rows: cells() };
+}
+
+/**
+ * Writes the result file under `outbox` (inside the workspace `home`), never
+ * through a link, 0600; with `xlsx`, the workbook beside it from the same pass
+ * over the rows. Returns the CSV's path.
+ */
+export async function writeResults(
+  home: string, outbox: string, batchId: string, rows: AsyncIterable<ResultRow> | Iterable<ResultRow>, options: ResultFileOptions = {},
+): Promise<string> {
   const file = join(outbox, `${batchId}.results.csv`);
   const out = await openSafely(home, file);
   const csv = stringify({ header: true, columns: [...RESULT_COLUMNS] });
   csv.pipe(out.stream, { end: false });
-  for await (const row of rows) {
-    if (!csv.write(resultRecord(row))) await once(csv, 'drain');
+  let book: WorkbookFile | null = null;
+  try {
+    book = options.xlsx ? await openWorkbook(home, join(outbox, resultsWorkbookName(batchId))) : null;
+    const sheet = book ? book.sheet('results', SHEET_COLUMNS) : null;
+    for await (const row of rows) {
+      const cells = resultCells(row);
+      if (!csv.write(cells.map((cell) => csvField(cell)))) await once(csv, 'drain');
+      await sheet?.add(cells);
+    }
+    csv.end();
+    await once(csv, 'end');
+  } catch (error) {
+    csv.unpipe(out.stream);
+    await out.abandon();
+    await book?.abandon();
+    throw error;
   }
-  csv.end();
-  await once(csv, 'end');
   await out.commit();
+  // The CSV is in place whatever happens to the workbook: other features read it.
+  await book?.commit().catch(async (error: unknown) => {
+    await book?.abandon();
+    throw error;
+  });
   return file;
 }
 

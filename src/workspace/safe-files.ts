@@ -94,7 +94,9 @@ export async function openSafely(home: string, path: string): Promise<SafeStream
       await rename(temporary, path);
     },
     async abandon() {
-      stream.destroy();
+      // Ended, not destroyed: a write still under way finishes first (a file stream destroyed under a write fails it
+      // with an 'error' event nobody listens to). Whoever piped into the stream unpipes before abandoning it.
+      stream.end();
       await closed;
       await unlink(temporary).catch(() => {});
     },

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { runCli } from '../helpers/cli.js';
+import { readWorkbook } from '../helpers/workbook.js';
 import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
 
 describe('paybatch run and paybatch demo, as commands', () => {
@@ -31,7 +32,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(result.stdout).toMatch(/B\d{8}-[0-9a-f]{8} \(eur\.csv\): 3 rows: paid 3; all final/);
     const [resultsFile] = readdirSync(join(home, 'outbox')).filter((f) => f.endsWith('.results.csv'));
     expect(readFileSync(join(home, 'outbox', resultsFile as string), 'utf8').split('\n')[0]).toBe(
-      'line,external_id,transaction_id,state,state_reason,state_reason_code,input_amount_in_cents,input_currency,output_amount_in_cents,output_currency,error');
+      'line,external_id,transaction_id,state,state_reason,state_reason_code,input_amount_in_cents,input_currency,output_amount_in_cents,output_currency,error,output_amount,input_amount,recipient_name,final_at,corrects');
     const log = readFileSync(join(home, 'paybatch.log'), 'utf8');
     expect(log).not.toContain(sandbox.apiSecret);
     expect(log).not.toContain('DE89370400440532013000');
@@ -85,6 +86,15 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(report.code, report.stderr).toBe(0);
     expect(report.stdout).toMatch(/4 unsettled transactions read from the service; service ledger compared; 0 differences/);
     expect(readdirSync(join(home, 'outbox', 'reports')).sort()).toEqual(['checks', 'exceptions', 'movements', 'summary'].map((k) => `reconciliation-${batch}.${k}.csv`));
+    const workbook = await runCli(['report', '--batch', batch, '--format', 'xlsx'], { env });
+    expect(workbook.code, workbook.stderr).toBe(0);
+    expect(workbook.stdout).toContain(`reconciliation-${batch}.xlsx`);
+    const sheets = await readWorkbook(join(home, 'outbox', 'reports', `reconciliation-${batch}.xlsx`));
+    expect([...sheets.keys()]).toEqual(['movements', 'summary', 'exceptions', 'checks', 'results']);
+    expect(sheets.get('results')?.rows).toHaveLength(19); // the header and the demo batch's 18 lines
+    const both = await runCli(['report', '--batch', batch, '--format', 'xlsx', '--spreadsheet'], { env });
+    expect(both.code).toBe(64);
+    expect(both.stderr).toMatch(/--spreadsheet shapes CSV files/);
     expect((await runCli(['report', '--date', '2026-02-30'], { env })).stderr).toMatch(/--date must be a calendar date/);
     expect((await runCli(['report'], { env })).code).toBe(64);
   });

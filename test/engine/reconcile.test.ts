@@ -4,7 +4,8 @@
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/api/client.js';
 import { ManualClock } from '../../src/clock.js';
@@ -20,6 +21,8 @@ import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { template } from '../helpers/engine.js';
+import type { ReadCell, ReadSheet } from '../helpers/workbook.js';
+import { csvTextOf, readWorkbook } from '../helpers/workbook.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -188,6 +191,53 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     expect(text.startsWith('\uFEFFsection;item;currency;amount_minor;amount;value\n')).toBe(true);
     expect(text).toContain('input;debited;USD;160000;1600,00;');
     expect(outcome.files.every((f) => f.includes('.spreadsheet.'))).toBe(true);
+  });
+
+  it('writes one workbook with a sheet per CSV file, the same columns and cells, typed', async () => {
+    const csv = await report({ date: '2026-03-02' });
+    const outcome = await report({ date: '2026-03-02', format: 'xlsx' });
+    expect(outcome.files.map((f) => basename(f))).toEqual(['reconciliation-2026-03-02.xlsx']);
+    const sheets = await readWorkbook(outcome.files[0] as string);
+    expect([...sheets.keys()]).toEqual(['movements', 'summary', 'exceptions', 'checks']);
+    for (const [name, sheet] of sheets) {
+      const records = parse(readFileSync(csv.files.find((f) => f.endsWith(`.${name}.csv`)) as string)) as string[][];
+      // Cell by cell, what the CSV file says; the header bold and frozen.
+      expect(sheet.rows.map((cells) => cells.map(csvTextOf)), name).toEqual(records);
+      expect(sheet.rows[0]?.every((c) => c.bold), name).toBe(true);
+      expect(sheet.frozenRows, name).toBe(1);
+      expect(sheet.rows.flat().some((c) => c.kind === 'formula'), name).toBe(false);
+    }
+    const movements = sheets.get('movements') as ReadSheet;
+    const header = movements.rows[0]?.map((c) => c.value) as string[];
+    const gbr = movements.rows.find((cells) => cells[header.indexOf('external_id')]?.value === 'A-0007') as ReadCell[];
+    const cell = (name: string): ReadCell => gbr[header.indexOf(name)] as ReadCell;
+    expect(cell('line')).toMatchObject({ kind: 'number', value: 2 });
+    expect(cell('debited_minor')).toMatchObject({ kind: 'number', value: 10000, numFmt: '0' });
+    expect(cell('debited')).toMatchObject({ kind: 'number', value: 100, numFmt: '#,##0.00' });
+    expect(cell('paid_out')).toMatchObject({ kind: 'number', value: 79.12, numFmt: '#,##0.00' });
+    expect(cell('output_currency')).toMatchObject({ kind: 'text', value: 'GBP' });
+    expect(cell('funded_at')).toMatchObject({ kind: 'date', numFmt: 'yyyy-mm-dd hh:mm:ss' });
+    expect(cell('refunded')).toMatchObject({ kind: 'empty' });
+    const summary = sheets.get('summary') as ReadSheet;
+    const net = summary.rows.find((cells) => cells[0]?.value === 'input' && cells[1]?.value === 'net') as ReadCell[];
+    expect(net.slice(2, 5)).toMatchObject([{ kind: 'text', value: 'USD' }, { kind: 'number', value: 160000 }, { kind: 'number', value: 1600, numFmt: '#,##0.00' }]);
+    expect(summary.rows[1]?.[5]).toMatchObject({ kind: 'date', value: new Date('2026-03-02T00:00:00.000Z') });
+  });
+
+  it('a batch\'s workbook carries its result file too, as the CSV in the outbox says it', async () => {
+    const [batchA] = (await store.recentBatches('2000-01-01')).filter((b) => b.file_name === 'a-usd.csv');
+    const batch = batchA?.id as string;
+    const outcome = await report({ batch, format: 'xlsx' });
+    const sheets = await readWorkbook(outcome.files[0] as string);
+    expect([...sheets.keys()]).toEqual(['movements', 'summary', 'exceptions', 'checks', 'results']);
+    const results = parse(readFileSync(join(workspace.folders.outbox, `${batch}.results.csv`))) as string[][];
+    expect(results[0]?.slice(-5)).toEqual(['output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects']);
+    expect(sheets.get('results')?.rows.map((cells) => cells.map(csvTextOf))).toEqual(results);
+    const rows = results.slice(1).map((r) => Object.fromEntries((results[0] as string[]).map((h, i) => [h, r[i]])));
+    expect(rows.find((r) => r.external_id === 'A-0001')).toMatchObject({ state: 'paid', output_amount: '100.00', input_amount: '100.00', corrects: '' });
+    expect(rows.find((r) => r.external_id === 'A-0001')?.recipient_name).not.toBe('');
+    expect(rows.find((r) => r.external_id === 'A-0001')?.final_at).toMatch(/^2026-03-02T\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(rows.find((r) => r.external_id === 'A-0255')).toMatchObject({ state: 'manual', final_at: '' });
   });
 
   it('lists a state altered in the sandbox as a difference, with both sides', async () => {

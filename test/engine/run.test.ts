@@ -1,9 +1,16 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineContext } from '../helpers/engine.js';
 import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import type { ReadCell } from '../helpers/workbook.js';
+import { csvTextOf, readWorkbook } from '../helpers/workbook.js';
 
-const RESULT_COLUMNS = ['line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error'];
+const RESULT_COLUMNS = [
+  'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error',
+  'output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects',
+];
 
 describe('paybatch run: the payout engine against the sandbox', () => {
   let ctx: EngineContext;
@@ -28,6 +35,31 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     expect(readdirSync(ctx.workspace.folders.archive)).toHaveLength(5);
     expect(readdirSync(ctx.workspace.folders.processing)).toEqual([]);
     expect(readdirSync(ctx.workspace.folders.inbox)).toEqual([]);
+    expect(readdirSync(ctx.workspace.folders.outbox).filter((f) => f.endsWith('.xlsx'))).toEqual([]);
+  });
+
+  it('with reports.results_xlsx, writes BATCH.results.xlsx beside the CSV once every row of the batch is final', async () => {
+    ctx = await engineContext();
+    ctx.drop(template('templates/gbr-bank.csv'), 'gbr.csv');
+    ctx.drop(template('demo-batch.csv'), 'demo.csv');
+    const report = await ctx.run({ reports: { results_xlsx: true }, batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const settled = report.batches.find((b) => b.file === 'gbr.csv');
+    const open = report.batches.find((b) => b.file === 'demo.csv');
+    expect(settled).toMatchObject({ status: 'settled', unsettled: 0 });
+    expect(open?.unsettled).toBeGreaterThan(0);
+    const outbox = readdirSync(ctx.workspace.folders.outbox);
+    // Rows in attention states are not final: that batch's results are the CSV alone, for now.
+    expect(outbox.filter((f) => f.endsWith('.results.xlsx'))).toEqual([`${settled?.batch}.results.xlsx`]);
+    const csv = parse(readFileSync(join(ctx.workspace.folders.outbox, `${settled?.batch}.results.csv`))) as string[][];
+    const sheet = (await readWorkbook(join(ctx.workspace.folders.outbox, `${settled?.batch}.results.xlsx`))).get('results');
+    expect(sheet?.rows.map((cells) => cells.map(csvTextOf))).toEqual(csv);
+    const header = csv[0] as string[];
+    const first = sheet?.rows[1] as ReadCell[];
+    expect(first[header.indexOf('output_amount')]).toMatchObject({ kind: 'number', value: 1250, numFmt: '#,##0.00' });
+    expect(first[header.indexOf('output_currency')]).toMatchObject({ kind: 'text', value: 'GBP' });
+    expect(first[header.indexOf('input_amount')]).toMatchObject({ kind: 'number', numFmt: '#,##0.00' });
+    expect(first[header.indexOf('final_at')]).toMatchObject({ kind: 'date', numFmt: 'yyyy-mm-dd hh:mm:ss' });
+    expect(first[header.indexOf('recipient_name')]).toMatchObject({ kind: 'text', value: expect.stringContaining('Turing') });
   });
 
   it('reports each deterministic outcome with its state_reason code, and keeps following the ones in attention states', async () => {

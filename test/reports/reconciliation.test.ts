@@ -6,7 +6,7 @@ import { compareWithLedger } from '../../src/reports/reconciliation-checks.js';
 const row = (over: Partial<LedgerRow>): LedgerRow => ({
   batch_id: 'B1', line: 2, external_id: 'X-1', transaction_id: 'tr_1', phase: 'funded', outcome: null, outcome_detail: null, errors: null, state: 'processing', state_reason: null, state_reason_code: null,
   input_amount: '1000', input_currency: 'USD', output_amount: '1000', output_currency: 'USD', refunded_amount: null,
-  created_at: '2026-03-01T09:00:00.000Z', funded_at: '2026-03-01T09:00:01.000Z', paid_at: null, refunded_at: null, observed_at: null, ...over,
+  created_at: '2026-03-01T09:00:00.000Z', funded_at: '2026-03-01T09:00:01.000Z', paid_at: null, refunded_at: null, observed_at: null, recipient_name: null, settled_at: null, original_batch: null, original_line: null, ...over,
 });
 const day = { label: '2026-03-05', from: '2026-03-05T00:00:00.000Z', to: '2026-03-06T00:00:00.000Z' };
 
