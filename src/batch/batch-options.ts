@@ -12,6 +12,8 @@ export function readerOptions(batch: BatchConfig): ReaderOptions {
     maxFileBytes: batch.max_file_bytes,
     maxRowCharacters: batch.max_row_characters,
     maxColumns: batch.max_columns,
+    sheet: batch.sheet,
+    decimalSeparator: batch.decimal_separator,
   };
 }
 

@@ -27,6 +27,10 @@ export interface RowChecked {
   request(): PayoutRequest;
   /** Minor units and output currency, when the amount itself is valid. */
   amount: { minor: bigint; currency: string } | null;
+  /** A correction's original row, from original_batch and original_line; 'malformed' when they are there but not a batch and a line. */
+  origin(): { batch: string; line: number } | 'malformed' | null;
+  /** The row's values as read (normalised), kept for an invalid row so that a corrections file can give them back. */
+  fields(): RowFields;
 }
 
 
@@ -55,6 +59,18 @@ class CheckedRow implements RowChecked {
     this.externalId = values.external_id ?? null;
     const currency = values.output_currency_code;
     this.amount = amountMinor !== null && currency ? { minor: amountMinor, currency } : null;
+  }
+
+  origin(): { batch: string; line: number } | 'malformed' | null {
+    const batch = this.values.original_batch?.trim();
+    const line = this.values.original_line?.trim();
+    if (!batch && !line) return null;
+    if (!batch || !line || !/^[1-9]\d{0,8}$/.test(line) || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/.test(batch)) return 'malformed';
+    return { batch, line: Number(line) };
+  }
+
+  fields(): RowFields {
+    return this.values;
   }
 
   request(): PayoutRequest {

@@ -1,6 +1,7 @@
 /**
  * A problem with the file as a whole: it cannot be read as a batch, so none of
- * its rows is considered. Carries the line where it was found.
+ * its rows is considered. Carries the line where it was found (in a spreadsheet,
+ * the row in its sheet) and, in a spreadsheet, the cell (Payouts!C7).
  */
 export type FileErrorCode =
   | 'file_unreadable'
@@ -16,13 +17,22 @@ export type FileErrorCode =
   | 'missing_columns'
   | 'duplicate_column'
   | 'too_many_columns'
-  | 'csv_syntax';
+  | 'csv_syntax'
+  // .xlsx files (src/batch/xlsx-reader.ts)
+  | 'not_a_workbook'
+  | 'sheet_not_found'
+  | 'empty_sheet'
+  | 'formula_without_value'
+  | 'cell_error'
+  | 'number_not_exact';
 
 export class BatchFileError extends Error {
   constructor(
     readonly code: FileErrorCode,
     readonly line: number | null,
     message: string,
+    /** In a spreadsheet, where: `Payouts!C7`, or `Payouts!7:7` for a whole row. */
+    readonly cell?: string,
   ) {
     super(message);
     this.name = 'BatchFileError';

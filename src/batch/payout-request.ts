@@ -36,3 +36,9 @@ export function toPayoutRequest(values: RowFields, amountMinor: bigint): PayoutR
     recipient: nested(values, RECIPIENT_FIELDS, 'recipient_'),
   };
 }
+
+/** The recipient's name as sent (a person's first and last names, or a business's name), for the results. */
+export function recipientName(request: PayoutRequest): string | null {
+  const name = [request.recipient.first_name, request.recipient.last_name].filter((part) => part !== undefined && part !== '').join(' ');
+  return name === '' ? null : name;
+}

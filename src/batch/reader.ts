@@ -1,5 +1,6 @@
 /**
- * Reads a batch file as a stream: never held in memory whole. Bytes are hashed
+ * Reads a batch file as a stream: never held in memory whole. A `.xlsx` file is
+ * a spreadsheet, read by xlsx-reader.ts; any other is CSV text. Bytes are hashed
  * (SHA-256) and counted against the size limit, decoded as strict UTF-8, parsed
  * by csv-parse, and yielded as rows keyed by batch column with the line each row
  * starts on. Anything that makes the file unreadable as a batch is a
@@ -7,7 +8,6 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { RowFields } from '../validate/fields.js';
@@ -18,6 +18,9 @@ import { detectDelimiter } from './delimiter.js';
 import { binaryError, countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
 import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
+import { checkSize, tooLarge } from './file-size.js';
+import type { Issue } from '../validate/issue.js';
+import { isSpreadsheet, openSpreadsheet } from './xlsx-reader.js';
 
 export interface ReaderOptions {
   delimiter: 'auto' | Delimiter;
@@ -25,22 +28,31 @@ export interface ReaderOptions {
   maxFileBytes: number;
   maxRowCharacters: number;
   maxColumns: number;
+  /** A spreadsheet's sheet, by name; its first visible sheet when absent. */
+  sheet?: string;
+  /** How a spreadsheet's number cells are written for output_amount, so that the row rules read them as they read text. */
+  decimalSeparator?: '.' | ',';
 }
 
 export interface BatchRow {
-  /** The line the row starts on; the header is line 1. */
+  /** The line the row starts on; the header is line 1. In a spreadsheet, the row's number in its sheet. */
   line: number;
   fields: RowFields;
 }
 
 export interface OpenedBatch {
-  delimiter: Delimiter;
+  /** CSV only; null for a spreadsheet. */
+  delimiter: Delimiter | null;
+  /** The sheet read, for a spreadsheet. */
+  sheet?: string;
   columns: ColumnPlan;
   rows: AsyncGenerator<BatchRow>;
   /** SHA-256 of the file's bytes, once `rows` has been read to the end. */
   sha256(): string;
   /** Bytes read from the file so far, and its size: with the rows seen, an estimate of the rows to come. */
   progress(): { bytesRead: number; size: number };
+  /** A spreadsheet's issues with their cell (Payouts!C7) added; CSV issues need nothing more than their line. */
+  place?(issue: Issue): Issue;
 }
 
 interface ByteState {
@@ -48,24 +60,6 @@ interface ByteState {
   bytes: number;
   lines: number;
 }
-
-async function checkSize(path: string, maxFileBytes: number): Promise<number> {
-  let size: number;
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) throw new BatchFileError('file_unreadable', null, `${path} is not a regular file`);
-    size = info.size;
-  } catch (error) {
-    if (error instanceof BatchFileError) throw error;
-    throw new BatchFileError('file_unreadable', null, `cannot read the file: ${(error as Error).message}`);
-  }
-  if (size > maxFileBytes) throw tooLarge(size, maxFileBytes);
-  if (size === 0) throw new BatchFileError('empty_file', null, 'the file is empty');
-  return size;
-}
-
-const tooLarge = (size: number, max: number): BatchFileError =>
-  new BatchFileError('file_too_large', null, `the file is ${size} bytes, over the limit of ${max} bytes (batch.max_file_bytes)`);
 
 /** Leading bytes that continue a UTF-8 sequence begun in the previous chunk. */
 function continuationPrefix(chunk: Buffer): number {
@@ -156,7 +150,12 @@ function fileErrorFrom(error: unknown, rowStart: number, options: ReaderOptions)
   }
 }
 
+/** Opens a batch file: a spreadsheet by its `.xlsx` name, CSV text otherwise. */
 export async function openBatch(path: string, options: ReaderOptions): Promise<OpenedBatch> {
+  return isSpreadsheet(path) ? openSpreadsheet(path, options) : openCsv(path, options);
+}
+
+async function openCsv(path: string, options: ReaderOptions): Promise<OpenedBatch> {
   const size = await checkSize(path, options.maxFileBytes);
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const chunks = textChunks(path, options, state);

@@ -17,7 +17,10 @@ import { validateRow } from '../validate/row-rules.js';
 export interface ValidationReport {
   file: string;
   sha256: string;
-  delimiter: Delimiter;
+  /** CSV only; null for a spreadsheet. */
+  delimiter: Delimiter | null;
+  /** The sheet read, for a spreadsheet (absent for CSV). */
+  sheet?: string;
   rows: number;
   valid: number;
   invalid: number;
@@ -53,6 +56,17 @@ async function uncount(file: string, lines: ReadonlySet<number>, options: { read
 
 const ESTIMATE_AFTER_ROWS = 10_000;
 
+/**
+ * A spreadsheet row's issues, with their cell, before anyone sees them (the
+ * report, and the intake that stores them). The arrays are the row's own, made
+ * by the checker for it (an empty one may be shared: it has nothing to replace).
+ */
+function placeAll(checked: RowChecked, place: (issue: Issue) => Issue): void {
+  for (const issues of [checked.errors, checked.warnings]) {
+    for (let i = 0; i < issues.length; i++) issues[i] = place(issues[i] as Issue);
+  }
+}
+
 /** What a caller may do with each row as it is checked (intake stores them). */
 export interface ValidationHooks {
   row?(checked: RowChecked): void | Promise<void>;
@@ -67,9 +81,10 @@ export async function validateFile(
 ): Promise<ValidationReport> {
   const opened = await openBatch(file, options.reader);
   const report: ValidationReport = {
-    file, sha256: '', delimiter: opened.delimiter, rows: 0, valid: 0, invalid: 0, totals: {},
+    file, sha256: '', delimiter: opened.delimiter, ...(opened.sheet === undefined ? {} : { sheet: opened.sheet }), rows: 0, valid: 0, invalid: 0, totals: {},
     errors: [], warnings: [], errorCount: 0, warningCount: 0, truncated: false,
   };
+  const place = opened.place;
   const totals = new Map<string, bigint>();
   const listError = (issue: Issue): void => {
     report.errorCount += 1;
@@ -79,11 +94,12 @@ export async function validateFile(
     report.warningCount += 1;
     if (report.warnings.length < options.maxReportedIssues) report.warnings.push(issue);
   };
-  opened.columns.warnings.forEach(listWarning);
+  (place ? opened.columns.warnings.map(place) : opened.columns.warnings).forEach(listWarning);
 
   const checker = new RowChecker(opened.columns, options.rules);
   for await (const row of opened.rows) {
     const checked = checker.check(row);
+    if (place) placeAll(checked, place);
     report.rows += 1;
     if (report.rows === ESTIMATE_AFTER_ROWS) {
       // By now the bytes read tell the file's rows to within a few percent.
@@ -102,7 +118,8 @@ export async function validateFile(
     }
   }
   const madeInvalid = new Set<number>();
-  for (const late of checker.finish()) {
+  for (const found of checker.finish()) {
+    const late = place ? { ...found, issue: place(found.issue) } : found;
     if (hooks.late) await hooks.late(late);
     if (late.severity === 'warning') listWarning(late.issue);
     else {

@@ -20,6 +20,7 @@ function toJson(report: ValidationReport): unknown {
     file: report.file,
     sha256: report.sha256,
     delimiter: report.delimiter === '\t' ? 'tab' : report.delimiter,
+    ...(report.sheet === undefined ? {} : { sheet: report.sheet }),
     rows: report.rows,
     valid: report.valid,
     invalid: report.invalid,
@@ -35,7 +36,7 @@ function toJson(report: ValidationReport): unknown {
 export function validateCommand(): Command {
   return new Command('validate')
     .description('Check a batch file, every row and column, without moving any money (exit 0 valid, 1 invalid rows, 2 unreadable file).')
-    .argument('<file>', 'the batch CSV file')
+    .argument('<file>', 'the batch file (.csv, or .xlsx: a spreadsheet)')
     .option('--json', 'print the report as JSON')
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace, if any)')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
@@ -53,7 +54,7 @@ export function validateCommand(): Command {
         if (!(error instanceof BatchFileError)) throw error;
         const where = error.line === null ? file : `${file}, line ${error.line}`;
         if (opts.json) {
-          const body = { file, sha256: await fileSha256(file), error: { code: error.code, line: error.line, message: error.message } };
+          const body = { file, sha256: await fileSha256(file), error: { code: error.code, line: error.line, ...(error.cell ? { cell: error.cell } : {}), message: error.message } };
           process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
         } else {
           process.stderr.write(`paybatch: ${where}: cannot be read as a batch (${error.code}): ${error.message}\n`);

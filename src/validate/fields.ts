@@ -17,7 +17,14 @@ export const RECIPIENT_FIELDS = [
   'recipient_sort_code', 'recipient_iban', 'recipient_bic',
 ] as const;
 
-export const FIELDS = [...TRANSACTION_FIELDS, ...SENDER_FIELDS, ...RECIPIENT_FIELDS] as const;
+/**
+ * A corrections file's own columns (paybatch corrections): the row it pays
+ * again, and, for the person fixing it, why the original was not paid and what
+ * to fix. Not sent to the service.
+ */
+export const CORRECTION_FIELDS = ['original_batch', 'original_line', 'unpaid_state', 'unpaid_reason', 'to_fix'] as const;
+
+export const FIELDS = [...TRANSACTION_FIELDS, ...SENDER_FIELDS, ...RECIPIENT_FIELDS, ...CORRECTION_FIELDS] as const;
 export type Field = (typeof FIELDS)[number];
 
 /** A row's values by canonical field; absent and empty cells are both absent. */

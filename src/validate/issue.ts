@@ -9,6 +9,8 @@ export interface Issue {
   column: string;
   code: string;
   message: string;
+  /** In a spreadsheet only: the cell, `Payouts!C7` (`Payouts!7:7` when the file has no such column). */
+  cell?: string;
 }
 
 /** An issue found by a pure rule, before the reader attaches the line and the file's column name. */

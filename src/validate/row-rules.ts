@@ -197,6 +197,13 @@ function checkRecipientPhone(v: RowFields, out: Findings): void {
   }
 }
 
+/** An amount written with the other decimal separator ("1234,56" where "." is expected) points to the setting that reads it. */
+function separatorHint(text: string, separator: '.' | ','): string {
+  if (separator === '.' && /^\d+,\d+$/.test(text)) return '; for amounts written with a decimal comma, set batch.decimal_separator to "," in the configuration';
+  if (separator === ',' && /^\d+\.\d+$/.test(text)) return '; batch.decimal_separator is ","; for amounts written with a decimal point, set it to "."';
+  return '';
+}
+
 function checkAmount(v: RowFields, options: RowRuleOptions, out: Findings): bigint | null {
   for (const field of ['input_currency_code', 'output_currency_code'] as const) {
     if (v[field] && currencyDecimals(v[field] as string) === undefined) out.error(field, 'invalid_currency', `${field} must be an ISO 4217 currency code, such as USD`);
@@ -216,7 +223,7 @@ function checkAmount(v: RowFields, options: RowRuleOptions, out: Findings): bigi
     ? parseMajorAmount(v.output_amount as string, decimals as number, options.decimalSeparator)
     : parseMinorAmount(v.output_amount_in_cents as string);
   if (!parsed.ok) {
-    out.error(field, parsed.code, `${field}: ${parsed.message}`);
+    out.error(field, parsed.code, `${field}: ${parsed.message}${field === 'output_amount' ? separatorHint(v.output_amount as string, options.decimalSeparator) : ''}`);
     return null;
   }
   const limit = v.output_currency_code ? options.maxRowAmount[v.output_currency_code] : undefined;

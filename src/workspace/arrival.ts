@@ -1,6 +1,7 @@
 /**
  * Whether a file in the inbox is complete, so that it is taken whole or not at
- * all. The conventions operators use, from the surest:
+ * all. A batch file is a `.csv` or an `.xlsx` (NAME.csv below stands for
+ * either). The conventions operators use, from the surest:
  * - written under a temporary name (NAME.csv.part, NAME.csv.tmp, a dot file)
  *   and renamed into place: it is not a batch file until the rename;
  * - a completion marker beside it (NAME.csv.done or NAME.done), written once
@@ -50,21 +51,21 @@ export const NO_LINE_END_FACTOR = 4;
 /** Why a name in the inbox is not a batch file, or null when it is one. */
 export function notABatchFile(name: string): string | null {
   if (name.startsWith('.')) return 'a hidden file';
-  if (/\.csv\.(part|tmp)$/i.test(name)) return 'still being written (taken once renamed to .csv)';
+  if (/\.(csv|xlsx)\.(part|tmp)$/i.test(name)) return `still being written (taken once renamed to ${name.replace(/\.(part|tmp)$/i, '')})`;
   if (companionOf(name) !== null) return 'a completion marker or manifest (it goes with its batch file)';
-  if (!name.toLowerCase().endsWith('.csv')) return 'not a .csv file';
+  if (!/\.(csv|xlsx)$/i.test(name)) return 'not a .csv or .xlsx file';
   return null;
 }
 
 /** The names a completion marker or a manifest of `name` may have, in the order they are looked for. */
 export function companionNames(name: string): { markers: string[]; manifests: string[] } {
-  const stem = name.replace(/\.csv$/i, '');
+  const stem = name.replace(/\.(csv|xlsx)$/i, '');
   return { markers: [`${name}.done`, `${stem}.done`], manifests: [`${name}.manifest.json`, `${stem}.manifest.json`] };
 }
 
-/** The batch file a companion belongs to, or null when the name is not a companion's. */
+/** The batch file a companion belongs to, or null when the name is not a companion's (NAME.done is taken for NAME.csv's). */
 export function companionOf(name: string): string | null {
-  const match = /^(.+?)(\.csv)?\.(done|manifest\.json)$/i.exec(name);
+  const match = /^(.+?)(\.csv|\.xlsx)?\.(done|manifest\.json)$/i.exec(name);
   if (!match || name.startsWith('.')) return null;
   return `${match[1]}${match[2] ?? '.csv'}`;
 }
