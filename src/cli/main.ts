@@ -30,6 +30,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   reject: async () => (await import('./approve-command.js')).rejectCommand(),
   demo: async () => (await import('./demo-command.js')).demoCommand(),
   console: async () => (await import('./console-command.js')).consoleCommand(),
+  corrections: async () => (await import('./corrections-command.js')).correctionsCommand(),
+  retry: async () => (await import('./corrections-command.js')).retryCommand(),
+  resubmit: async () => (await import('./corrections-command.js')).resubmitCommand(),
 };
 
 /** The program; with `only`, a known command's name, just that command (what parsing it needs). */

@@ -20,6 +20,7 @@ const batchSchema = z.strictObject({
   /** `auto` detects comma, semicolon or tab from the header line. */
   delimiter: z.enum(['auto', ',', ';', 'tab']).default('auto'),
   decimal_separator: z.enum(['.', ',']).default('.'),
+  sheet: z.string().min(1).optional(), // an .xlsx file's sheet, by name; absent: its first visible sheet
   /** The file's own header (any case or spacing) to a batch column. */
   column_mapping: z.record(z.string().min(1), z.enum(FIELDS, { message: 'must be a batch column name, such as recipient_iban' })).default({}),
   max_file_bytes: positive.default(1024 * 1024 * 1024),
@@ -130,6 +131,8 @@ const reportsSchema = z.strictObject({
   time_zone: z.string().min(1).default('UTC').refine((zone) => cronProblem('0 0 * * *', zone) === null, 'not an IANA time zone (such as Europe/London)'),
   /** A funded row not final after this many days is listed among the exceptions. */
   in_flight_days: positive.default(3),
+  /** Also write the final results as a workbook, BATCH.results.xlsx, beside BATCH.results.csv (which is always written). */
+  results_xlsx: z.boolean().default(false),
   /**
    * The service's ledger of debits and credits, when it offers one (the sandbox does:
    * http://HOST:PORT/_sandbox/ledger). The embedded sandbox's is used without this.

@@ -147,7 +147,7 @@ export interface ReconciliationReport {
 export const reportsFolder = (workspace: Workspace): string => join(workspace.folders.outbox, 'reports');
 
 /** Names served from the reports folder: what paybatch writes there, nothing else. */
-export const REPORT_FILE = /^reconciliation-[0-9A-Za-z_.:-]{1,80}\.(csv|json)$/;
+export const REPORT_FILE = /^reconciliation-[0-9A-Za-z_.:-]{1,80}\.(csv|json|xlsx)$/;
 
 export async function reconciliationReports(store: AuditStore, workspace: Workspace): Promise<ReconciliationReport[]> {
   const present = new Set(await readdir(reportsFolder(workspace)).catch(() => [] as string[]));

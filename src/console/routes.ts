@@ -14,6 +14,7 @@ import { previewBatch } from '../engine/preview.js';
 import type { PayoutClient } from '../api/client.js';
 import { PaybatchError } from '../errors.js';
 import { RESULT_COLUMNS, resultRecord } from '../reports/results.js';
+import { XLSX_MEDIA_TYPE } from '../reports/workbook.js';
 import { attentionRows, auditView, batchList, batchRows, batchStatus, reconciliationReports, REPORT_FILE, reportsFolder } from './console-data.js';
 import { liveStream } from './live.js';
 import type { ConsoleDeps } from './server.js';
@@ -98,10 +99,10 @@ export async function approvalView(deps: ConsoleDeps, approve: ApproveDeps, batc
 }
 
 async function sendResults(deps: ConsoleDeps, reply: FastifyReply, batch: string, spreadsheet: boolean): Promise<FastifyReply> {
-  // For spreadsheets: the UTF-8 mark, and semicolons (what a spreadsheet in most locales splits on).
+  // For spreadsheets: the UTF-8 mark, semicolons (what a spreadsheet in most locales splits on), and a decimal comma in the major amounts.
   const csv = stringify({ header: true, columns: [...RESULT_COLUMNS], delimiter: spreadsheet ? ';' : ',', bom: spreadsheet, record_delimiter: '\r\n' });
   void (async () => {
-    for await (const row of deps.store.resultRows(batch)) if (!csv.write(resultRecord(row))) await once(csv, 'drain');
+    for await (const row of deps.store.resultRows(batch)) if (!csv.write(resultRecord(row, { decimalComma: spreadsheet }))) await once(csv, 'drain');
     csv.end();
   })().catch((error: unknown) => csv.destroy(error as Error));
   return reply
@@ -124,7 +125,7 @@ async function sendReport(deps: ConsoleDeps, reply: FastifyReply, viewer: Viewer
     return notFound(reply, viewer, 'no such report file');
   }
   return reply
-    .type(name.endsWith('.json') ? 'application/json; charset=utf-8' : 'text/csv; charset=utf-8')
+    .type(name.endsWith('.json') ? 'application/json; charset=utf-8' : name.endsWith('.xlsx') ? XLSX_MEDIA_TYPE : 'text/csv; charset=utf-8')
     .header('content-disposition', `attachment; filename="${name}"`)
     .send(handle.createReadStream());
 }

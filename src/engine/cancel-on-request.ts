@@ -53,7 +53,8 @@ export async function cancelOnRequest(row: PipelineRow, by: string | null, deps:
   if (mismatches.length > 0) return { done: false, state: row.state ?? '', reason: describeMismatches('the read before cancelling', mismatches) };
   if (!tx.may_cancel) return { done: false, state: tx.state, reason: `the service does not allow it in state ${tx.state} (may_cancel is false)` };
   const from = row.phase;
-  const detail = `cancelled on request${by ? ` by ${by}` : ''}`;
+  // What it was when cancelled stays in the reason: a corrections file says what to fix from it.
+  const detail = `cancelled on request${by ? ` by ${by}` : ''} (it was ${tx.state}${tx.state_reason_code ? `: ${tx.state_reason_code}` : ''})`;
   const cancelling = await steps.move(row, [from], {
     phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: detail,
     next_read_at: deps.clock.now() + firstInterval(deps.engine.polling),

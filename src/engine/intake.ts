@@ -5,6 +5,7 @@
  * accepted or rejected per the policy. Nothing is sent from here, and nothing is
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
+import { checkCorrections } from './correction-intake.js';
 import { constants, existsSync } from 'node:fs';
 import { lstat, open, readFile, readdir, rename } from 'node:fs/promises';
 import { moveSafely, writeFileSafely } from '../workspace/safe-files.js';
@@ -21,7 +22,7 @@ import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
 import { renderReport } from '../reports/validation-report.js';
-import type { BatchRecord, IntakePolicy, IntakeStore, NewRow } from '../store/store.js';
+import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import { keepFileBytes, restoreFileBytes } from './kept-files.js';
@@ -40,7 +41,7 @@ export type IntakeOutcome =
 
 export interface IntakeDeps {
   workspace: Workspace;
-  store: IntakeStore;
+  store: IntakeStore & Pick<PipelineStore, 'row'>;
   batch: BatchConfig;
   policy: IntakePolicy;
   clock: Clock;
@@ -288,8 +289,15 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
       async row(checked) {
         figures.rows += 1;
         if (checked.amount) figures.totals.set(checked.amount.currency, (figures.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
-        const request = checked.valid ? checked.request() : null;
-        pending.push({ line: checked.line, external_id: checked.externalId, request, errors: checked.errors });
+        const origin = checked.origin();
+        const malformed = origin === 'malformed'
+          ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
+          : [];
+        const request = checked.valid && malformed.length === 0 ? checked.request() : null;
+        pending.push({
+          line: checked.line, external_id: checked.externalId, request, errors: [...checked.errors, ...malformed],
+          original: origin === 'malformed' ? null : origin, fields: request ? null : checked.fields(),
+        });
         if (pending.length >= STORE_CHUNK) await flush();
       },
       async late(finding) {
@@ -329,6 +337,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
     return { kind: 'rejected', batch, file: failedPath, reportFile, report };
   }
+  // A corrections file: each row checked against its original (a refused one stays unpaid, with why).
+  await checkCorrections(batch, deps.store);
   // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
   if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
   const counts = await deps.store.acceptBatch(batch);

@@ -31,6 +31,8 @@ export interface BatchStatus {
   /** Where its approval stands (null when approvals were off at intake), and why. */
   approval: string | null;
   approval_reason: string | null;
+  /** A corrections batch: the batch whose rows it pays again. */
+  corrects: string | null;
   /** How the batch learned of its state changes [1]: webhooks first, polling as the fallback. */
   learned: { webhook: number; polling: number; answer: number };
 }
@@ -115,6 +117,7 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
       attention,
       approval: record.approval,
       approval_reason: record.approval_reason,
+      corrects: record.corrects_batch ?? null,
       by_reason: tally.byReason,
       next_reads: next.map((r) => ({ ...r, next_read_at: r.next_read_at === null ? null : new Date(r.next_read_at).toISOString() })),
       learned: { webhook: record.changes_by_webhook, polling: record.changes_by_polling, answer: record.changes_by_answer },
@@ -144,6 +147,7 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
   for (const b of report.batches) {
     const age = b.oldest_unsettled_age_s === null ? '' : ` (oldest for ${formatAge(b.oldest_unsettled_age_s)})`;
     lines.push(`${b.batch}  ${b.file}  ${b.status}${b.unsettled > 0 ? `, ${b.unsettled} in flight${age}` : ''}  (received ${b.received_at}${b.settled_at ? `, settled ${b.settled_at}` : ''})`);
+    if (b.corrects) lines.push(`  corrections of batch ${b.corrects}`);
     lines.push(`  ${b.rows} rows: ${Object.entries(b.by_state).map(([state, n]) => `${state} ${n}`).join(', ') || 'none'}`);
     const money = [
       ...Object.entries(b.funded).map(([c, v]) => `funded ${v} ${c}`),

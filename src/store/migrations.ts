@@ -245,4 +245,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX notifications_due ON notifications(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;
     `,
   },
+  {
+    version: 10,
+    name: 'corrections and results an accountant can read',
+    sql: `
+      -- A correction's row names the row it pays again (src/engine/corrections.ts); its batch names the batch it corrects.
+      ALTER TABLE rows ADD COLUMN original_batch TEXT;
+      ALTER TABLE rows ADD COLUMN original_line INTEGER;
+      -- The recipient's name as sent, for the results.
+      ALTER TABLE rows ADD COLUMN recipient_name TEXT;
+      -- An invalid row's values as read (it has no request), for its corrections file.
+      ALTER TABLE rows ADD COLUMN invalid_fields TEXT;
+      ALTER TABLE batches ADD COLUMN corrects_batch TEXT;
+      CREATE INDEX rows_original ON rows(original_batch, original_line) WHERE original_batch IS NOT NULL;
+    `,
+  },
 ];

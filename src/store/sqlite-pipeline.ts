@@ -17,7 +17,7 @@ import type {
 
 const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
   input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
-  observed_at, heard_at, reads, next_read_at, fund_attempts, revision`;
+  observed_at, heard_at, reads, next_read_at, fund_attempts, revision, original_batch, original_line`;
 
 /** The columns a patch may set, so that no other name ever reaches the SQL. */
 const CHANGEABLE: ReadonlySet<string> = new Set([
@@ -175,7 +175,7 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
 
   async *resultRows(batchId: string): AsyncIterable<ResultRow> {
     const page = this.sql(`SELECT line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-      input_amount, input_currency, output_amount, output_currency, funded_at, errors FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
+      input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
     for (let after = 0; ; ) {
       const rows = page.all(batchId, after) as ResultRow[];
       if (rows.length === 0) return;

@@ -3,6 +3,8 @@
  * method is atomic. The pipeline's queries are in sqlite-pipeline.ts; intake,
  * reports, webhook events and schedules here.
  */
+import { recipientName } from '../batch/payout-request.js';
+import type { RowFields } from '../validate/fields.js';
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
@@ -16,7 +18,7 @@ import { MIGRATIONS } from './migrations.js';
 import { phaseList } from './sql-lists.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import type {
-  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -28,6 +30,24 @@ interface RowColumns {
   outcome: string | null;
   errors: string | null;
   request: string | null;
+  outcome_detail: string | null;
+  state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  invalid_fields: string | null;
+  original_batch: string | null;
+  original_line: number | null;
+}
+
+/** A row as the intake port gives it. */
+function toRowRecord(row: RowColumns): RowRecord {
+  const { invalid_fields: fields, ...rest } = row;
+  return {
+    ...rest,
+    errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
+    request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
+    fields: fields ? (JSON.parse(fields) as RowFields) : null,
+  };
 }
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
@@ -73,8 +93,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   }
 
   async addRows(batchId: string, rows: readonly NewRow[]): Promise<void> {
-    const insert = this.sql(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const insert = this.sql(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency,
+      recipient_name, original_batch, original_line, invalid_fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.atomic(() => {
       for (const row of rows) {
         insert.run(
@@ -87,6 +107,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
           row.request?.input_currency_code ?? null,
           row.request?.output_amount_in_cents ?? null,
           row.request?.output_currency_code ?? null,
+          row.request ? recipientName(row.request) : null,
+          row.original?.batch ?? null,
+          row.original?.line ?? null,
+          !row.request && row.fields ? JSON.stringify(row.fields) : null,
         );
       }
       this.sql('UPDATE batches SET rows_total = rows_total + ? WHERE id = ?').run(rows.length, batchId);
@@ -149,18 +173,26 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     return this.sql('SELECT * FROM batches WHERE id = ?').get(id) as BatchRecord | undefined;
   }
 
+  async correctionLinks(batchId: string): Promise<CorrectionLink[]> {
+    return this.sql('SELECT line, external_id, original_batch, original_line FROM rows WHERE batch_id = ? AND original_batch IS NOT NULL ORDER BY line').all(batchId) as CorrectionLink[];
+  }
+
+  async setCorrectsBatch(batchId: string, original: string): Promise<void> {
+    this.sql('UPDATE batches SET corrects_batch = ? WHERE id = ?').run(original, batchId);
+  }
+
+  async correctionsOf(batchId: string, line: number): Promise<RowRecord[]> {
+    return (this.sql('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE original_batch = ? AND original_line = ? ORDER BY batch_id, line').all(batchId, line) as RowColumns[]).map(toRowRecord);
+  }
+
   async *rows(batchId: string): AsyncIterable<RowRecord> {
     // Pages of rows, not one long-lived cursor: other operations may write in between.
-    const page = this.sql('SELECT batch_id, line, external_id, phase, outcome, errors, request FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000');
+    const page = this.sql('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000');
     for (let after = 0; ; ) {
       const rows = page.all(batchId, after) as RowColumns[];
       if (rows.length === 0) return;
       for (const row of rows) {
-        yield {
-          ...row,
-          errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
-          request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
-        };
+        yield toRowRecord(row);
       }
       after = (rows[rows.length - 1] as RowColumns).line;
     }
@@ -172,7 +204,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     // A row never created (not sent for lack of balance) counts from when its batch was received.
     const columns = `r.batch_id, r.line, r.external_id, r.transaction_id, r.phase, r.outcome, r.outcome_detail, r.state, r.state_reason, r.state_reason_code,
       r.input_amount, r.input_currency, r.output_amount, r.output_currency, r.refunded_amount, r.errors,
-      COALESCE(r.created_at, b.received_at) AS created_at, r.funded_at, r.paid_at, r.refunded_at, r.observed_at`;
+      COALESCE(r.created_at, b.received_at) AS created_at, r.funded_at, r.paid_at, r.refunded_at, r.observed_at,
+      r.recipient_name, r.settled_at, r.original_batch, r.original_line`;
     if ('batch' in scope) {
       return this.sql(`SELECT ${columns} FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ? ORDER BY r.batch_id, r.line`).all(scope.batch) as LedgerRow[];
     }

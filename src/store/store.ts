@@ -6,6 +6,7 @@
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { ResultRow } from '../reports/results.js';
+import type { RowFields } from '../validate/fields.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 
@@ -30,6 +31,8 @@ export interface BatchRecord {
   send_after: number;
   /** 1 once its file was found unchanged at send_after: only then are its rows sent. */
   released: number;
+  /** A corrections batch: the batch whose rows it pays again (the first its rows name). */
+  corrects_batch?: string | null;
   /** The worker that took its file in (several workers on one database); null otherwise. */
   taken_by?: string | null;
   /** Who submitted it (the inbox's submitter), when approvals are on. */
@@ -53,6 +56,10 @@ export interface NewRow {
   /** The request body of a valid row; null for an invalid one. */
   request: PayoutRequest | null;
   errors: Issue[];
+  /** A correction: the row it pays again. */
+  original?: { batch: string; line: number } | null;
+  /** An invalid row's values as read, kept for its corrections file. */
+  fields?: RowFields | null;
 }
 
 export interface RowRecord {
@@ -63,6 +70,22 @@ export interface RowRecord {
   outcome: string | null;
   errors: Issue[];
   request: PayoutRequest | null;
+  outcome_detail: string | null;
+  state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  /** An invalid row's values as read; null for a valid row. */
+  fields: RowFields | null;
+  original_batch: string | null;
+  original_line: number | null;
+}
+
+/** A row of a correction batch and the original it names. */
+export interface CorrectionLink {
+  line: number;
+  external_id: string | null;
+  original_batch: string;
+  original_line: number;
 }
 
 export interface IntakeStore {
@@ -99,6 +122,12 @@ export interface IntakeStore {
   interruptedIntakes(): Promise<BatchRecord[]>;
   /** The rows of a batch in file order, streamed. */
   rows(batchId: string): AsyncIterable<RowRecord>;
+  /** The rows of a correction batch that name an original (every such row). */
+  correctionLinks(batchId: string): Promise<CorrectionLink[]>;
+  /** Marks a batch as correcting `original` (the first original its rows name). */
+  setCorrectsBatch(batchId: string, original: string): Promise<void>;
+  /** The rows that correct the row (batch, line): its corrections, of any batch. */
+  correctionsOf(batchId: string, line: number): Promise<RowRecord[]>;
   close(): Promise<void>;
 }
 
@@ -157,6 +186,9 @@ export interface PipelineRow {
   fund_attempts: number;
   /** Bumped by every committed change: a decision is applied only if the row has not moved since it was read. */
   revision: number;
+  /** A correction: the row it pays again (see engine/corrections.ts). */
+  original_batch?: string | null;
+  original_line?: number | null;
 }
 
 /** The columns of a row a decision may change. */

@@ -137,7 +137,7 @@ describe.skipIf(!chromium)('the operations console in a browser', () => {
     const lines = readFileSync(resultsFile, 'utf8').trim().split(/\r?\n/);
     expect(lines[0]).toMatch(/^line,external_id,transaction_id,state,state_reason,state_reason_code/);
     expect(lines).toHaveLength(11);
-    expect(lines.find((l) => l.includes('DEMO-014'))).toMatch(/,(canceled|refunded),cancelled on request by olga,/);
+    expect(lines.find((l) => l.includes('DEMO-014'))).toMatch(/,(canceled|refunded),cancelled on request by olga \(it was manual: recipient_account_invalid\),/);
     expect(lines.filter((l) => /,paid,/.test(l)).length).toBeGreaterThanOrEqual(8);
     // The filter's choices are those of the page as loaded: load it again to choose among the final states.
     await page.reload();

@@ -6,6 +6,7 @@
 import { beforeEach, afterEach, describe, expect, it } from 'vitest';
 import type { PayoutRequest } from '../../src/batch/payout-request.js';
 import type { NewRow, PipelineRow, Store } from '../../src/store/store.js';
+import { lineageOf } from '../../src/engine/lineage.js';
 
 export interface OpenedStore {
   store: Store;
@@ -268,6 +269,32 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       // Delivered and given up are never due again; a claim that lapsed (its sender died) is.
       expect((await store.claimDueNotifications(100_000, 160_000, 10)).map((x) => x.dedupe_key)).toEqual(['settled:B2']);
       expect(await store.notificationCounts()).toEqual({ hook: { waiting: 1, delivered: 0, given_up: 1 }, mail: { waiting: 0, delivered: 1, given_up: 0 } });
+    });
+    it('corrections: rows keep the original they pay again; an invalid row keeps its values; a lineage paid twice shows it', async () => {
+      const original = await store.beginBatch({ file_name: 'o.csv', sha256: 'c'.repeat(64), size_bytes: 10, policy: 'skip_invalid', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(original, [newRow(2, 'X'), { line: 3, external_id: 'BAD', request: null, errors: [{ line: 3, column: 'recipient_iban', code: 'iban_invalid_checksum', message: 'wrong' }], fields: { external_id: 'BAD', recipient_iban: 'DE00' } }]);
+      await store.acceptBatch(original);
+      const child = await store.beginBatch({ file_name: 'c.csv', sha256: 'd'.repeat(64), size_bytes: 10, policy: 'skip_invalid', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(child, [{ ...newRow(2, 'X~R1'), original: { batch: original, line: 2 } }, { ...newRow(3, 'BAD~R1'), original: { batch: original, line: 3 } }]);
+      expect(await store.correctionLinks(child)).toEqual([
+        { line: 2, external_id: 'X~R1', original_batch: original, original_line: 2 },
+        { line: 3, external_id: 'BAD~R1', original_batch: original, original_line: 3 },
+      ]);
+      await store.setCorrectsBatch(child, original);
+      expect((await store.batch(child))?.corrects_batch).toBe(original);
+      expect((await store.correctionsOf(original, 2)).map((r) => [r.batch_id, r.line, r.external_id])).toEqual([[child, 2, 'X~R1']]);
+      const kept: { line: number; fields: unknown; state: string | null }[] = [];
+      for await (const row of store.rows(original)) kept.push({ line: row.line, fields: row.fields, state: row.state });
+      expect(kept).toEqual([{ line: 2, fields: null, state: null }, { line: 3, fields: { external_id: 'BAD', recipient_iban: 'DE00' }, state: null }]);
+      expect((await store.row(child, 2))?.original_batch).toBe(original);
+      // Both the original and its correction paid (as a broken engine might): the lineage says so.
+      for (const [batch, line] of [[original, 2], [child, 2]] as const) {
+        const row = (await store.row(batch, line)) as PipelineRow;
+        await store.commitRow(batch, line, row.revision, { changes: { phase: 'final', state: 'paid', transaction_id: `tr_${batch}_${line}`, funded_at: AT, paid_at: AT } });
+      }
+      const lineage = await lineageOf(store, child, 2);
+      expect(lineage?.root).toEqual({ batch: original, line: 2, external_id: 'X' });
+      expect(lineage?.paying).toBe(2);
     });
   });
 }

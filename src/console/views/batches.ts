@@ -57,6 +57,7 @@ export function batchPage(viewer: Viewer, b: BatchStatus, filter: RowFilter, row
   const body = `<div data-live-region aria-live="polite">
 <dl class="facts">
 <dt>File</dt><dd>${esc(b.file)}</dd>
+${b.corrects ? `<dt>Corrects</dt><dd><a href="/batches/${encodeURIComponent(b.corrects)}">${esc(b.corrects)}</a></dd>` : ''}
 <dt>Status</dt><dd>${statusText(b)}${b.approval_reason ? ` <span class="muted">${esc(b.approval_reason)}</span>` : ''}</dd>
 <dt>Received</dt><dd>${esc(b.received_at)}${b.settled_at ? `; settled ${esc(b.settled_at)}` : ''}</dd>
 <dt>Progress</dt><dd>${progress(b)}</dd>

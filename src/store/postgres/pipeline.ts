@@ -18,7 +18,7 @@ import type {
 
 export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
   input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
-  observed_at, heard_at, reads, next_read_at, fund_attempts, revision`;
+  observed_at, heard_at, reads, next_read_at, fund_attempts, revision, original_batch, original_line`;
 
 const CHANGEABLE: ReadonlySet<string> = new Set([
   'phase', 'outcome', 'outcome_detail', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount', 'input_currency',
@@ -190,7 +190,7 @@ export class PgPipeline extends PgBase implements PipelineStore, MetricsStore {
   async *resultRows(batchId: string): AsyncIterable<ResultRow> {
     for (let after = 0; ; ) {
       const rows = await this.all<ResultRow>(`SELECT line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-        input_amount, input_currency, output_amount, output_currency, funded_at, errors FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000`, [batchId, after]);
+        input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000`, [batchId, after]);
       if (rows.length === 0) return;
       yield* rows;
       after = (rows[rows.length - 1] as ResultRow).line;

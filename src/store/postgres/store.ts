@@ -4,6 +4,8 @@
  * The pipeline's queries are in pipeline.ts; intake, reports, webhook events,
  * schedules, the lease, approvals and the audit trail here.
  */
+import { recipientName } from '../../batch/payout-request.js';
+import type { RowFields } from '../../validate/fields.js';
 import pg from 'pg';
 import type { PayoutRequest } from '../../batch/payout-request.js';
 import type { Issue } from '../../validate/issue.js';
@@ -18,7 +20,7 @@ import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { PgOutbox } from './outbox.js';
 import type {
-  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord,
+  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord, CorrectionLink,
   ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from '../store.js';
 
@@ -35,6 +37,24 @@ interface RowColumns {
   outcome: string | null;
   errors: string | null;
   request: string | null;
+  outcome_detail: string | null;
+  state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  invalid_fields: string | null;
+  original_batch: string | null;
+  original_line: number | null;
+}
+
+/** A row as the intake port gives it. */
+function toRowRecord(row: RowColumns): RowRecord {
+  const { invalid_fields: fields, ...rest } = row;
+  return {
+    ...rest,
+    errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
+    request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
+    fields: fields ? (JSON.parse(fields) as RowFields) : null,
+  };
 }
 
 /**
@@ -98,8 +118,8 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
     // One statement per page of rows (arrays unnested), not one round trip per row.
     const column = <T>(pick: (row: NewRow) => T): T[] => rows.map(pick);
     await this.tx(async (c) => {
-      await c.query(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency)
-        SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`, [
+      await c.query(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency, recipient_name, original_batch, original_line, invalid_fields)
+        SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[])`, [
         batchId,
         column((r) => r.line),
         column((r) => r.external_id),
@@ -109,6 +129,10 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
         column((r) => r.request?.input_currency_code ?? null),
         column((r) => r.request?.output_amount_in_cents ?? null),
         column((r) => r.request?.output_currency_code ?? null),
+        column((r) => (r.request ? recipientName(r.request) : null)),
+        column((r) => r.original?.batch ?? null),
+        column((r) => r.original?.line ?? null),
+        column((r) => (!r.request && r.fields ? JSON.stringify(r.fields) : null)),
       ]);
       await c.query('UPDATE batches SET rows_total = rows_total + $1 WHERE id = $2', [rows.length, batchId]);
     });
@@ -175,16 +199,24 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
     return this.first<BatchRecord>('SELECT * FROM batches WHERE id = $1', [id]);
   }
 
+  async correctionLinks(batchId: string): Promise<CorrectionLink[]> {
+    return this.all<CorrectionLink>('SELECT line, external_id, original_batch, original_line FROM rows WHERE batch_id = $1 AND original_batch IS NOT NULL ORDER BY line', [batchId]);
+  }
+
+  async setCorrectsBatch(batchId: string, original: string): Promise<void> {
+    await this.run('UPDATE batches SET corrects_batch = $1 WHERE id = $2', [original, batchId]);
+  }
+
+  async correctionsOf(batchId: string, line: number): Promise<RowRecord[]> {
+    return (await this.all<RowColumns>('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE original_batch = $1 AND original_line = $2 ORDER BY batch_id, line', [batchId, line])).map(toRowRecord);
+  }
+
   async *rows(batchId: string): AsyncIterable<RowRecord> {
     for (let after = 0; ; ) {
-      const rows = await this.all<RowColumns>('SELECT batch_id, line, external_id, phase, outcome, errors, request FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000', [batchId, after]);
+      const rows = await this.all<RowColumns>('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000', [batchId, after]);
       if (rows.length === 0) return;
       for (const row of rows) {
-        yield {
-          ...row,
-          errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
-          request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
-        };
+        yield toRowRecord(row);
       }
       after = (rows[rows.length - 1] as RowColumns).line;
     }
@@ -195,7 +227,8 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
   async ledgerRows(scope: ReportScope): Promise<LedgerRow[]> {
     const columns = `r.batch_id, r.line, r.external_id, r.transaction_id, r.phase, r.outcome, r.outcome_detail, r.state, r.state_reason, r.state_reason_code,
       r.input_amount, r.input_currency, r.output_amount, r.output_currency, r.refunded_amount, r.errors,
-      COALESCE(r.created_at, b.received_at) AS created_at, r.funded_at, r.paid_at, r.refunded_at, r.observed_at`;
+      COALESCE(r.created_at, b.received_at) AS created_at, r.funded_at, r.paid_at, r.refunded_at, r.observed_at,
+      r.recipient_name, r.settled_at, r.original_batch, r.original_line`;
     if ('batch' in scope) {
       return this.all<LedgerRow>(`SELECT ${columns} FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = $1 ORDER BY r.batch_id, r.line`, [scope.batch]);
     }
