@@ -79,14 +79,33 @@ async function firstFile(folder: string, names: readonly string[]): Promise<stri
   return null;
 }
 
-/** Whether the file's last byte is a line end: a stall in the middle of a field leaves a line without one. */
+/** A zip's end record: its signature, then 18 bytes and a comment of the length it gives (the last field). */
+const ZIP_END = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
+const ZIP_END_MIN = 22;
+const ZIP_END_MAX = ZIP_END_MIN + 0xffff;
+
+/** Whether the end of `tail` (the last bytes of a file) is a whole zip end record: a spreadsheet written to its end. */
+export function endsWithZipEnd(tail: Buffer): boolean {
+  for (let at = tail.length - ZIP_END_MIN; at >= 0; at -= 1) {
+    if (tail[at] === 0x50 && tail.subarray(at, at + 4).equals(ZIP_END)) return at + ZIP_END_MIN + tail.readUInt16LE(at + 20) === tail.length;
+  }
+  return false;
+}
+
+/**
+ * Whether the file ends whole: a text file's last byte is a line end (a stall in
+ * the middle of a field leaves a line without one); a spreadsheet (.xlsx, a zip)
+ * ends with its end record, which a writer puts last.
+ */
 async function endsWithLineEnd(path: string, size: number): Promise<boolean> {
   if (size === 0) return true;
+  const spreadsheet = /\.xlsx$/i.test(path);
+  const length = spreadsheet ? Math.min(size, ZIP_END_MAX) : 1;
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    const last = Buffer.alloc(1);
-    await handle.read(last, 0, 1, size - 1);
-    return last[0] === 0x0a || last[0] === 0x0d;
+    const tail = Buffer.alloc(length);
+    await handle.read(tail, 0, length, size - length);
+    return spreadsheet ? endsWithZipEnd(tail) : tail[0] === 0x0a || tail[0] === 0x0d;
   } finally {
     await handle.close();
   }

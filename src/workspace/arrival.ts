@@ -89,6 +89,6 @@ export function readiness(seen: Seen, now: number, policy: ArrivalPolicy): Readi
   if (quiet >= needed) return { ready: true, by: 'stable' };
   const reason = seen.endsWithLineEnd
     ? `not taken until seen unchanged for ${Math.round(policy.stableMs / 1000)} s (a file still being written changes)`
-    : `its last line has no line end yet: not taken until seen unchanged for ${Math.round(needed / 1000)} s`;
+    : `it does not end whole yet (a last line without its line end, or a spreadsheet without its end record): not taken until seen unchanged for ${Math.round(needed / 1000)} s`;
   return { ready: false, reason, retryInMs: Math.max(50, needed - quiet) };
 }
