@@ -20,7 +20,6 @@ import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
 import { checkSize, tooLarge } from './file-size.js';
 import type { Issue } from '../validate/issue.js';
-import { isSpreadsheet, openSpreadsheet } from './xlsx-reader.js';
 
 export interface ReaderOptions {
   delimiter: 'auto' | Delimiter;
@@ -152,7 +151,9 @@ function fileErrorFrom(error: unknown, rowStart: number, options: ReaderOptions)
 
 /** Opens a batch file: a spreadsheet by its `.xlsx` name, CSV text otherwise. */
 export async function openBatch(path: string, options: ReaderOptions): Promise<OpenedBatch> {
-  return isSpreadsheet(path) ? openSpreadsheet(path, options) : openCsv(path, options);
+  // exceljs is loaded only for a spreadsheet: a daemon that never sees one never holds it in memory.
+  if (/\.xlsx$/i.test(path)) return (await import('./xlsx-reader.js')).openSpreadsheet(path, options);
+  return openCsv(path, options);
 }
 
 async function openCsv(path: string, options: ReaderOptions): Promise<OpenedBatch> {
