@@ -4,6 +4,7 @@
  * funding reservation checked in the same transaction. The rules themselves
  * (which observation is newer, what to do next) are the engine's.
  */
+import { PIPELINE_COLUMNS } from './sql-lists.js';
 import type { ResultRow } from '../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../payout-states.js';
 import type { SqliteDatabase } from './database.js';
@@ -14,10 +15,6 @@ import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from './metrics-
 import type {
   BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from './store.js';
-
-const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
-  input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
-  observed_at, heard_at, reads, next_read_at, fund_attempts, revision, original_batch, original_line`;
 
 /** The columns a patch may set, so that no other name ever reaches the SQL. */
 const CHANGEABLE: ReadonlySet<string> = new Set([

@@ -3,8 +3,9 @@
  * method is atomic. The pipeline's queries are in sqlite-pipeline.ts; intake,
  * reports, webhook events and schedules here.
  */
+import type { RowColumns } from './row-record.js';
+import { toRowRecord } from './row-record.js';
 import { recipientName } from '../batch/payout-request.js';
-import type { RowFields } from '../validate/fields.js';
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
@@ -15,40 +16,12 @@ import { DatabaseUnusable } from '../errors.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import { GENESIS } from '../audit/chain.js';
 import { MIGRATIONS } from './migrations.js';
-import { phaseList } from './sql-lists.js';
+import { ROW_RECORD_COLUMNS, phaseList } from './sql-lists.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
-
-interface RowColumns {
-  batch_id: string;
-  line: number;
-  external_id: string | null;
-  phase: string;
-  outcome: string | null;
-  errors: string | null;
-  request: string | null;
-  outcome_detail: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  invalid_fields: string | null;
-  original_batch: string | null;
-  original_line: number | null;
-}
-
-/** A row as the intake port gives it. */
-function toRowRecord(row: RowColumns): RowRecord {
-  const { invalid_fields: fields, ...rest } = row;
-  return {
-    ...rest,
-    errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
-    request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
-    fields: fields ? (JSON.parse(fields) as RowFields) : null,
-  };
-}
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 
@@ -182,12 +155,12 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   }
 
   async correctionsOf(batchId: string, line: number): Promise<RowRecord[]> {
-    return (this.sql('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE original_batch = ? AND original_line = ? ORDER BY batch_id, line').all(batchId, line) as RowColumns[]).map(toRowRecord);
+    return (this.sql(`SELECT ${ROW_RECORD_COLUMNS} FROM rows WHERE original_batch = ? AND original_line = ? ORDER BY batch_id, line`).all(batchId, line) as RowColumns[]).map(toRowRecord);
   }
 
   async *rows(batchId: string): AsyncIterable<RowRecord> {
     // Pages of rows, not one long-lived cursor: other operations may write in between.
-    const page = this.sql('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000');
+    const page = this.sql(`SELECT ${ROW_RECORD_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
     for (let after = 0; ; ) {
       const rows = page.all(batchId, after) as RowColumns[];
       if (rows.length === 0) return;

@@ -5,6 +5,7 @@
  * funding rows of one batch at once never exceed its budget together. Sums of
  * amounts are numeric: exact.
  */
+import { PIPELINE_COLUMNS } from '../sql-lists.js';
 import type pg from 'pg';
 import type { ResultRow } from '../../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../../payout-states.js';
@@ -15,10 +16,6 @@ import { PgBase } from './base.js';
 import type {
   BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from '../store.js';
-
-export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
-  input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
-  observed_at, heard_at, reads, next_read_at, fund_attempts, revision, original_batch, original_line`;
 
 const CHANGEABLE: ReadonlySet<string> = new Set([
   'phase', 'outcome', 'outcome_detail', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount', 'input_currency',

@@ -8,7 +8,8 @@
  */
 import type pg from 'pg';
 import type { PipelineColumns } from './pipeline.js';
-import { PIPELINE_COLUMNS, PgPipeline, toPipelineRow } from './pipeline.js';
+import { PIPELINE_COLUMNS } from '../sql-lists.js';
+import { PgPipeline, toPipelineRow } from './pipeline.js';
 import type { BatchRecord, PipelineRow, SharedWorkStore, WebhookEvent, WorkerRecord } from '../store.js';
 import { FOLLOWED_PHASES } from '../../payout-states.js';
 import { phaseList } from '../sql-lists.js';

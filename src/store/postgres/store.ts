@@ -4,8 +4,9 @@
  * The pipeline's queries are in pipeline.ts; intake, reports, webhook events,
  * schedules, the lease, approvals and the audit trail here.
  */
+import type { RowColumns } from '../row-record.js';
+import { toRowRecord } from '../row-record.js';
 import { recipientName } from '../../batch/payout-request.js';
-import type { RowFields } from '../../validate/fields.js';
 import pg from 'pg';
 import type { PayoutRequest } from '../../batch/payout-request.js';
 import type { Issue } from '../../validate/issue.js';
@@ -15,7 +16,7 @@ import type { LedgerRow } from '../../reports/reconciliation.js';
 import type { AuditEntry, NewAuditEntry } from '../../audit/chain.js';
 import { GENESIS } from '../../audit/chain.js';
 import { DatabaseUnusable } from '../../errors.js';
-import { phaseList } from '../sql-lists.js';
+import { ROW_RECORD_COLUMNS, phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { PgOutbox } from './outbox.js';
@@ -28,34 +29,6 @@ const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 const NEVER_SENT = phaseList(NEVER_SENT_PHASES);
 const LEASE_LOCK = 7_281_921;
 const ACCEPT_LOCK = 7_281_922;
-
-interface RowColumns {
-  batch_id: string;
-  line: number;
-  external_id: string | null;
-  phase: string;
-  outcome: string | null;
-  errors: string | null;
-  request: string | null;
-  outcome_detail: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  invalid_fields: string | null;
-  original_batch: string | null;
-  original_line: number | null;
-}
-
-/** A row as the intake port gives it. */
-function toRowRecord(row: RowColumns): RowRecord {
-  const { invalid_fields: fields, ...rest } = row;
-  return {
-    ...rest,
-    errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
-    request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
-    fields: fields ? (JSON.parse(fields) as RowFields) : null,
-  };
-}
 
 /**
  * The database URL for people: scheme, user, host, port and database only. A
@@ -208,12 +181,12 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
   }
 
   async correctionsOf(batchId: string, line: number): Promise<RowRecord[]> {
-    return (await this.all<RowColumns>('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE original_batch = $1 AND original_line = $2 ORDER BY batch_id, line', [batchId, line])).map(toRowRecord);
+    return (await this.all<RowColumns>(`SELECT ${ROW_RECORD_COLUMNS} FROM rows WHERE original_batch = $1 AND original_line = $2 ORDER BY batch_id, line`, [batchId, line])).map(toRowRecord);
   }
 
   async *rows(batchId: string): AsyncIterable<RowRecord> {
     for (let after = 0; ; ) {
-      const rows = await this.all<RowColumns>('SELECT batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000', [batchId, after]);
+      const rows = await this.all<RowColumns>(`SELECT ${ROW_RECORD_COLUMNS} FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000`, [batchId, after]);
       if (rows.length === 0) return;
       for (const row of rows) {
         yield toRowRecord(row);

@@ -1,0 +1,32 @@
+/** A row as both databases return it for the intake port (ROW_RECORD_COLUMNS), and as the port gives it. */
+import type { PayoutRequest } from '../batch/payout-request.js';
+import type { RowFields } from '../validate/fields.js';
+import type { Issue } from '../validate/issue.js';
+import type { RowRecord } from './store.js';
+
+export interface RowColumns {
+  batch_id: string;
+  line: number;
+  external_id: string | null;
+  phase: string;
+  outcome: string | null;
+  errors: string | null;
+  request: string | null;
+  outcome_detail: string | null;
+  state: string | null;
+  state_reason: string | null;
+  state_reason_code: string | null;
+  invalid_fields: string | null;
+  original_batch: string | null;
+  original_line: number | null;
+}
+
+export function toRowRecord(row: RowColumns): RowRecord {
+  const { invalid_fields: fields, ...rest } = row;
+  return {
+    ...rest,
+    errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
+    request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
+    fields: fields ? (JSON.parse(fields) as RowFields) : null,
+  };
+}
