@@ -20,7 +20,7 @@ import { notABatchFile } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
-import { settleIfDone, writeBatchResults } from './settle.js';
+import { ResultsCadence, settleIfDone, writeBatchResults } from './settle.js';
 import type { SharedWork } from './shared-work.js';
 
 export type { BatchSummary } from './settle.js';
@@ -161,7 +161,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
 
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
-  let lastResults = deps.clock.now();
+  const results = new ResultsCadence(RESULTS_EVERY_MS, deps.clock.now());
   let lastRetry = deps.clock.now();
   while (pending.length > 0) {
     const stillOpen: string[] = [];
@@ -169,10 +169,11 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
     pending = stillOpen;
     if (pending.length === 0 || deps.clock.now() >= until) break;
     await pipeline.heartbeat();
-    if (deps.clock.now() - lastResults >= RESULTS_EVERY_MS) {
+    if (results.due(deps.clock.now())) {
       // Results follow the states as they change, not only at the end.
+      const started = deps.clock.now();
       for (const batch of pending) await writeBatchResults(deps, batch);
-      lastResults = deps.clock.now();
+      results.wrote(started, deps.clock.now());
     }
     if (deps.clock.now() - lastRetry >= RETRY_STALLED_MS) {
       // A step that failed (the service did not answer) is taken up again within the same run.

@@ -1,4 +1,7 @@
-/** What every part of the SQLite store shares: the connection, compiled statements, and one transaction wrapper. */
+/**
+ * What every part of the SQLite store shares: the connection, compiled
+ * statements, one transaction wrapper, and group commit.
+ */
 import type { Statement } from 'better-sqlite3';
 import type { NewAuditEntry } from '../audit/chain.js';
 import { GENESIS, chained } from '../audit/chain.js';
@@ -28,6 +31,50 @@ export abstract class SqliteBase {
 
   protected atomic<T>(work: () => T): T {
     return this.runAtomically(work) as T;
+  }
+
+  /** Work waiting for the next group commit, in the order it was asked for. */
+  private grouped: { work: () => unknown; resolve(value: unknown): void; reject(error: unknown): void }[] = [];
+
+  /**
+   * Runs `work` atomically in the next group commit: every piece of work asked
+   * for in the same turn of the event loop goes into one transaction, each in a
+   * savepoint of its own (one that throws is undone alone and rejects its own
+   * promise). The promise resolves only once the whole transaction is
+   * committed, so a caller that records an intent before a call still calls
+   * only after the intent is on disk. One commit for many rows: each commit
+   * writes the pages it touched to the write-ahead log, and rows in flight
+   * together mostly share their pages.
+   */
+  protected atomicInGroup<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.grouped.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (this.grouped.length === 1) setImmediate(() => this.commitGroup());
+    });
+  }
+
+  private commitGroup(): void {
+    const group = this.grouped;
+    this.grouped = [];
+    let outcomes: ({ value: unknown } | { error: unknown })[];
+    try {
+      outcomes = this.atomic(() => group.map(({ work }) => {
+        try {
+          return { value: this.atomic(work) };
+        } catch (error) {
+          return { error };
+        }
+      }));
+    } catch (error) {
+      // The transaction itself failed (the disk, a lock held too long): nothing of the group was applied.
+      for (const { reject } of group) reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, index) => {
+      const { resolve, reject } = group[index] as (typeof group)[number];
+      if ('error' in outcome) reject(outcome.error);
+      else resolve(outcome.value);
+    });
   }
 
   /** Appends an entry to the audit trail, chained to the last one; call inside a transaction (atomic()). */

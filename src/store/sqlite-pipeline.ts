@@ -67,7 +67,8 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   async commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
-    return this.atomic((): CommitOutcome => {
+    // Rows in flight together commit together (see atomicInGroup); each is still compared and set on its own.
+    return this.atomicInGroup((): CommitOutcome => {
       const now = this.sql('SELECT revision, state FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { revision: number; state: string | null } | undefined;
       if (!now || now.revision !== revision) return { kind: 'moved' };
       const { changes } = patch;

@@ -24,6 +24,8 @@ import type {
 import type { LedgerRow } from '../reports/reconciliation.js';
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
+/** Lines made sendable per transaction when a batch is accepted. */
+const ACCEPT_CHUNK_LINES = 5000;
 
 export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(db: SqliteDatabase) {
@@ -102,7 +104,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   async rejectBatch(batchId: string, reason: string): Promise<boolean> {
     return this.atomic(() => {
       if (this.sql("UPDATE batches SET status = 'rejected', reason = ? WHERE id = ? AND status = 'intake'").run(reason, batchId).changes === 0) return false;
-      this.sql("UPDATE rows SET phase = 'not_sent' WHERE batch_id = ? AND phase = 'checking'").run(batchId);
+      // Rows made ready by an acceptance cut short (see acceptBatch) end with the rest: nothing of the batch was sent.
+      this.sql("UPDATE rows SET phase = 'not_sent' WHERE batch_id = ? AND phase IN ('checking', 'ready')").run(batchId);
       return true;
     });
   }
@@ -121,16 +124,38 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     this.sql('UPDATE batches SET released = 1 WHERE id = ?').run(batchId);
   }
 
+  /**
+   * Rows are made sendable in chunks of lines, each chunk its own transaction:
+   * one transaction over a million rows would put every page of the batch in
+   * the write-ahead log at once. The batch stays in intake (nothing of it is
+   * sent) until the last transaction accepts it; a crash in between leaves an
+   * interrupted intake, whose rejection ends the rows already made ready as not
+   * sent. Each chunk refuses the external ids another batch has sent or will
+   * send, looked up row by row in the index of submitted ids.
+   */
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
+    const intake = (): boolean => this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
+    const lastLine = (this.sql('SELECT MAX(line) FROM rows WHERE batch_id = ?').pluck().get(batchId) as number | null) ?? 0;
+    for (let after = 0; after < lastLine; after += ACCEPT_CHUNK_LINES) {
+      const accepted = this.atomic(() => {
+        if (!intake()) return false;
+        this.sql(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
+          WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking' AND EXISTS (
+            SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.batch_id <> rows.batch_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)})`)
+          .run(batchId, after, after + ACCEPT_CHUNK_LINES);
+        this.sql("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking'").run(batchId, after, after + ACCEPT_CHUNK_LINES);
+        return true;
+      });
+      if (!accepted) return null;
+      // Between chunks, the rest of the process (a receiver, a console) has its turn.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     return this.atomic(() => {
-      if ((this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) as string | undefined) !== 'intake') return null;
-      const refused = this.sql(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
-        WHERE batch_id = ? AND phase = 'checking' AND external_id IN (
-          SELECT external_id FROM rows WHERE batch_id <> ? AND phase NOT IN ${phaseList(NEVER_SENT_PHASES)})`).run(batchId, batchId).changes;
-      const ready = this.sql("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND phase = 'checking'").run(batchId).changes;
-      const invalid = (this.sql("SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase = 'invalid'").pluck().get(batchId)) as number;
-      this.sql("UPDATE batches SET status = 'accepted', rows_valid = ? WHERE id = ?").run(ready, batchId);
-      return { ready, refused, invalid };
+      if (!intake()) return null;
+      const count = (phase: string): number => this.sql('SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase = ?').pluck().get(batchId, phase) as number;
+      const counts = { ready: count('ready'), refused: count('refused'), invalid: count('invalid') };
+      this.sql("UPDATE batches SET status = 'accepted', rows_valid = ? WHERE id = ?").run(counts.ready, batchId);
+      return counts;
     });
   }
 

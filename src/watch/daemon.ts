@@ -18,7 +18,7 @@ import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
 import type { Seen } from '../workspace/arrival.js';
-import { archiveSettledElsewhere, settleIfDone, writeBatchResults } from '../engine/settle.js';
+import { ResultsCadence, archiveSettledElsewhere, settleIfDone, writeBatchResults } from '../engine/settle.js';
 import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
@@ -378,7 +378,7 @@ export class Daemon {
   private async run(): Promise<void> {
     const { clock, config, store, log } = this.deps;
     const { reads_per_second } = config.engine.polling;
-    let lastResults = clock.now();
+    const results = new ResultsCadence(config.watch.results_every_ms, clock.now());
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {
@@ -399,9 +399,10 @@ export class Daemon {
         for (const batch of await store.openBatches()) {
           if (!this.submitting.has(batch.id)) await settleIfDone(this.deps, batch.id);
         }
-        if (clock.now() - lastResults >= config.watch.results_every_ms) {
+        if (results.due(clock.now())) {
+          const started = clock.now();
           await this.writeOpenResults();
-          lastResults = clock.now();
+          results.wrote(started, clock.now());
         }
         // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
         await this.pause(Math.max(this.deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));

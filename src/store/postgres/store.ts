@@ -123,7 +123,7 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
   async rejectBatch(batchId: string, reason: string): Promise<boolean> {
     return this.tx(async (c) => {
       if ((await this.run("UPDATE batches SET status = 'rejected', reason = $1 WHERE id = $2 AND status = 'intake'", [reason, batchId], c)) === 0) return false;
-      await c.query("UPDATE rows SET phase = 'not_sent' WHERE batch_id = $1 AND phase = 'checking'", [batchId]);
+      await c.query("UPDATE rows SET phase = 'not_sent' WHERE batch_id = $1 AND phase IN ('checking', 'ready')", [batchId]);
       return true;
     });
   }

@@ -1,0 +1,210 @@
+/**
+ * `npm run bench:scale`: a large batch through `paybatch run`, as a user runs it:
+ * a child process against the sandbox in a process of its own (no added latency,
+ * payouts that end an hour later: this measures intake, sending and resuming,
+ * not following). One run prints every figure with its goal:
+ *
+ * - peak RSS of `run` on BENCH_SMALL_ROWS rows (default 10,000, sent to the end)
+ *   and on BENCH_ROWS rows (default 1,000,000: intake, then BENCH_SEND_SECONDS
+ *   of sending, default 40), and their ratio (goal: under 150 MB, within 1.2×);
+ * - intake of the large batch: seconds from start to accepted, and its rate
+ *   against csv-parse alone on the same file (goal: under 30 s);
+ * - resume: the large run is killed (SIGKILL) while sending, and started again;
+ *   the time from that start to its first call at the service, counted by a
+ *   forwarding proxy in front of the sandbox (goal: within 2 s);
+ * - storage: the write-ahead log's largest size while sending (goal: under
+ *   64 MB), the database's size and its bytes per row;
+ * - the same peak RSS for `paybatch watch` on the large batch.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse';
+import Database from 'better-sqlite3';
+import { generateBatch } from './generate-batch.js';
+import type { SandboxProcess } from './sandbox-process.js';
+import { startSandboxProcess } from './sandbox-process.js';
+
+const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const smallRows = Number(process.env.BENCH_SMALL_ROWS ?? 10_000);
+const sendSeconds = Number(process.env.BENCH_SEND_SECONDS ?? 40);
+const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const MB = 1024 * 1024;
+
+interface Watched {
+  /** Peak RSS (VmHWM) in MB, read just before the process ended. */
+  peakMb: number;
+  /** ms from start to the line matching `mark`, when seen. */
+  markedAtMs: number | null;
+  /** The largest WAL seen while it ran, in bytes. */
+  walMax: number;
+  exit: number | null;
+}
+
+const vmHwmMb = (pid: number): number => {
+  try {
+    return Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+  } catch {
+    return 0;
+  }
+};
+
+const sizeOf = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
+
+/**
+ * Runs paybatch with `args` on the workspace `home`, sampling its peak RSS and
+ * its WAL. It is killed (SIGKILL) `killAfterMs` after `mark` is printed, when
+ * given; else it runs to its end.
+ */
+function runPaybatch(args: string[], home: string, options: { mark?: RegExp; killAfterMs?: number; killAtMs?: number; killWhen?: () => boolean }): Promise<Watched> {
+  const child = spawn(process.execPath, [bin, ...args, '--home', home], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const started = performance.now();
+  const watched: Watched = { peakMb: 0, markedAtMs: null, walMax: 0, exit: null };
+  const wal = join(home, 'paybatch.db-wal');
+  const sample = setInterval(() => {
+    watched.peakMb = Math.max(watched.peakMb, vmHwmMb(child.pid as number));
+    watched.walMax = Math.max(watched.walMax, sizeOf(wal));
+  }, 100);
+  const kill = (): void => {
+    watched.peakMb = Math.max(watched.peakMb, vmHwmMb(child.pid as number));
+    child.kill('SIGKILL');
+  };
+  if (options.killAtMs !== undefined) setTimeout(kill, options.killAtMs);
+  const until = options.killWhen && setInterval(() => {
+    if ((options.killWhen as () => boolean)()) kill();
+  }, 250);
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+    if (options.mark && watched.markedAtMs === null && options.mark.test(err)) {
+      watched.markedAtMs = performance.now() - started;
+      if (options.killAfterMs !== undefined) setTimeout(kill, options.killAfterMs);
+    }
+  });
+  return new Promise((resolve) => {
+    child.on('exit', (code) => {
+      clearInterval(sample);
+      clearInterval(until);
+      watched.exit = code;
+      watched.walMax = Math.max(watched.walMax, sizeOf(wal));
+      if (code !== 0 && code !== null) process.stderr.write(err.slice(-2000));
+      resolve(watched);
+    });
+  });
+}
+
+/** A forwarding proxy in front of the sandbox that notes when the first call after `arm()` arrives. */
+async function firstCallProxy(target: string): Promise<{ url: string; arm(): void; firstCallAt(): number | null; close(): void }> {
+  const upstream = new URL(target);
+  let armedAt: number | null = null;
+  let first: number | null = null;
+  const server = createServer((req, res) => {
+    if (armedAt !== null && first === null && !req.url?.includes('/corridors')) first = performance.now();
+    const forward = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${upstream.pathname}`,
+    arm: () => {
+      armedAt = performance.now();
+      first = null;
+    },
+    firstCallAt: () => (first === null || armedAt === null ? null : first - armedAt),
+    close: () => server.close(),
+  };
+}
+
+function workspace(dir: string, name: string, file: string, baseUrl: string, sandbox: SandboxProcess): string {
+  const home = join(dir, name);
+  mkdirSync(join(home, 'inbox'), { recursive: true });
+  writeFileSync(join(dir, 'secret'), sandbox.secret);
+  writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
+    service: { base_url: baseUrl, api_key: sandbox.key, api_secret_file: join(dir, 'secret') },
+    batch: { invalid_rows: 'skip_invalid' },
+    engine: { concurrency: 32 },
+  }));
+  copyFileSync(file, join(home, 'inbox', 'batch.csv'));
+  writeFileSync(join(home, 'inbox', 'batch.csv.done'), '');
+  return home;
+}
+
+async function csvParseSeconds(file: string): Promise<number> {
+  const started = performance.now();
+  const parser = createReadStream(file, { highWaterMark: 64 * 1024 }).pipe(parse({ delimiter: ',', bom: true, trim: true, relax_quotes: true, skip_empty_lines: true, info: true }));
+  for await (const _record of parser) void _record;
+  return (performance.now() - started) / 1000;
+}
+
+function rowFigures(home: string): { rows: number; sent: number; funded: number; ready: number; dbBytes: number } {
+  if (!existsSync(join(home, 'paybatch.db'))) return { rows: 0, sent: 0, funded: 0, ready: 0, dbBytes: 0 };
+  const db = new Database(join(home, 'paybatch.db'), { readonly: true });
+  try {
+    const counted = db.prepare("SELECT COUNT(*) AS rows, COUNT(transaction_id) AS sent, COUNT(funded_at) AS funded, COUNT(*) FILTER (WHERE phase = 'ready') AS ready FROM rows").get() as { rows: number; sent: number; funded: number; ready: number };
+    return { ...counted, dbBytes: sizeOf(join(home, 'paybatch.db')) };
+  } finally {
+    db.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-scale-'));
+const sandboxConfig = join(dir, 'sandbox.json');
+writeFileSync(sandboxConfig, JSON.stringify({
+  balances: { USD: '900000000000000000', EUR: '900000000000000000' },
+  payout: { clearing_ms: 3_600_000, delay_ms: [3_600_000, 3_600_000] },
+}));
+const sandbox = await startSandboxProcess(sandboxConfig);
+const proxy = await firstCallProxy(sandbox.url);
+let failed = false;
+const goal = (ok: boolean): string => {
+  if (!ok) failed = true;
+  return ok ? 'met' : 'NOT MET';
+};
+try {
+  const smallFile = join(dir, 'small.csv');
+  const largeFile = join(dir, 'large.csv');
+  await generateBatch(smallFile, smallRows);
+  await generateBatch(largeFile, rows);
+  console.log(`bench:scale  ${rows} rows (${(statSync(largeFile).size / 1e6).toFixed(0)} MB) and ${smallRows} rows, sandbox in its own process, no added latency, concurrency 32`);
+
+  const smallHome = workspace(dir, 'small', smallFile, sandbox.url, sandbox);
+  const smallStarted = performance.now();
+  // Killed once every valid row is funded: what follows is only waiting for the payouts to end.
+  const small = await runPaybatch(['run', '--wait', '1h'], smallHome, { killWhen: () => { const f = rowFigures(smallHome); return f.rows > 0 && f.ready === 0 && f.funded === f.sent && f.sent > 0; } });
+  const smallSeconds = (performance.now() - smallStarted) / 1000;
+  const smallFigures = rowFigures(join(dir, 'small'));
+  console.log(`  run, ${smallRows} rows to the end      peak RSS ${small.peakMb} MB (${smallFigures.funded} funded in ${smallSeconds.toFixed(1)} s)`);
+
+  const largeHome = workspace(dir, 'large', largeFile, proxy.url, sandbox);
+  const killed = await runPaybatch(['run', '--wait', '1h'], largeHome, { mark: /intake accepted/, killAfterMs: sendSeconds * 1000 });
+  const killedFigures = rowFigures(largeHome);
+  const intakeSeconds = (killed.markedAtMs ?? NaN) / 1000;
+  const parseSeconds = await csvParseSeconds(largeFile);
+  const sendRate = killedFigures.sent / sendSeconds;
+  console.log(`  run, ${rows} rows: intake       ${intakeSeconds.toFixed(1)} s to accepted, ${(rows / intakeSeconds).toFixed(0)} rows/s; csv-parse alone ${(rows / parseSeconds).toFixed(0)} rows/s, ratio ${(parseSeconds / intakeSeconds).toFixed(2)}  (goal: under 30 s: ${goal(intakeSeconds < 30)})`);
+  console.log(`  then ${sendSeconds} s of sending           ${killedFigures.sent} rows sent, ${sendRate.toFixed(0)} rows/s; killed with SIGKILL`);
+  console.log(`  peak RSS, ${rows} rows         ${killed.peakMb} MB  (goal: under 150 MB: ${goal(killed.peakMb < 150)})`);
+  console.log(`  ratio to ${smallRows} rows          ${(killed.peakMb / small.peakMb).toFixed(2)}  (goal: within 1.20: ${goal(killed.peakMb / small.peakMb <= 1.2)})`);
+  console.log(`  write-ahead log, largest       ${(killed.walMax / MB).toFixed(1)} MB  (goal: under 64 MB: ${goal(killed.walMax < 64 * MB)})`);
+  console.log(`  database                       ${(killedFigures.dbBytes / MB).toFixed(0)} MB, ${(killedFigures.dbBytes / killedFigures.rows).toFixed(0)} bytes per row`);
+
+  proxy.arm();
+  const resumed = await runPaybatch(['run', '--wait', '1h'], largeHome, { killAtMs: 10_000 });
+  const firstCall = proxy.firstCallAt();
+  const resumedFigures = rowFigures(largeHome);
+  console.log(`  resume after SIGKILL           first call ${firstCall === null ? 'never' : `${(firstCall / 1000).toFixed(2)} s`} after the start  (goal: within 2 s: ${goal(firstCall !== null && firstCall < 2000)}); ${resumedFigures.sent - killedFigures.sent} more sent in 10 s, peak RSS ${resumed.peakMb} MB, WAL largest ${(resumed.walMax / MB).toFixed(1)} MB`);
+} finally {
+  proxy.close();
+  sandbox.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+if (failed) process.exitCode = 1;
