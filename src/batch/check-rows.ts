@@ -7,7 +7,7 @@
  */
 import type { RowFields } from '../validate/fields.js';
 import type { FieldIssue, Issue } from '../validate/issue.js';
-import type { RowRuleOptions } from '../validate/row-rules.js';
+import type { RowRuleOptions, RowVerdict } from '../validate/row-rules.js';
 import { validateRow } from '../validate/row-rules.js';
 import { BatchRules } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
@@ -79,6 +79,20 @@ class CheckedRow implements RowChecked {
   }
 }
 
+/** An issue of a field placed at its line and under the file's own name for the column. */
+function locateIssue(columns: ColumnPlan, line: number, issue: FieldIssue): Issue {
+  return { line, column: columns.labels[issue.field as keyof ColumnPlan['labels']] ?? issue.field, code: issue.code, message: issue.message };
+}
+
+/** One row by the row rules alone: its verdict, and the row as a consumer sees it. Pure. */
+export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, fields }: BatchRow): { checked: RowChecked; verdict: RowVerdict } {
+  const verdict = validateRow(fields, options);
+  const locate = (issue: FieldIssue): Issue => locateIssue(columns, line, issue);
+  const errors = verdict.errors.length === 0 ? NONE : verdict.errors.map(locate);
+  const warnings = verdict.warnings.length === 0 ? NONE : verdict.warnings.map(locate);
+  return { checked: new CheckedRow(line, errors, warnings, verdict.values, verdict.amountMinor), verdict };
+}
+
 export class RowChecker {
   private readonly batch = new BatchRules();
 
@@ -88,16 +102,18 @@ export class RowChecker {
   ) {}
 
   private locate(line: number, issue: FieldIssue): Issue {
-    return { line, column: this.columns.labels[issue.field as keyof ColumnPlan['labels']] ?? issue.field, code: issue.code, message: issue.message };
+    return locateIssue(this.columns, line, issue);
   }
 
-  check({ line, fields }: BatchRow): RowChecked {
-    const verdict = validateRow(fields, this.options);
-    this.batch.check(line, verdict.values, verdict.amountMinor, verdict.senderFingerprint);
-    const locate = (issue: FieldIssue): Issue => this.locate(line, issue);
-    const errors = verdict.errors.length === 0 ? NONE : verdict.errors.map(locate);
-    const warnings = verdict.warnings.length === 0 ? NONE : verdict.warnings.map(locate);
-    return new CheckedRow(line, errors, warnings, verdict.values, verdict.amountMinor);
+  check(row: BatchRow): RowChecked {
+    const { checked, verdict } = checkRow(this.columns, this.options, row);
+    this.batch.check(row.line, verdict.values, verdict.amountMinor, verdict.senderFingerprint);
+    return checked;
+  }
+
+  /** Records a row checked elsewhere (a worker thread) by its fingerprints for the rules across rows (see rowPrints). */
+  record(line: number, prints: Uint32Array, at: number): void {
+    this.batch.record(line, prints, at);
   }
 
   /** Sizes the per-row memory once for about this many rows (see BatchRules.reserve). */

@@ -54,7 +54,7 @@ export interface OpenedBatch {
   place?(issue: Issue): Issue;
 }
 
-interface ByteState {
+export interface ByteState {
   hash: ReturnType<typeof createHash>;
   bytes: number;
   lines: number;
@@ -73,7 +73,8 @@ const newlinesBefore = (chunk: Buffer, end: number): number => {
   return count;
 };
 
-async function* textChunks(path: string, options: ReaderOptions, state: ByteState): AsyncGenerator<string> {
+/** The file as text, chunk by chunk: hashed, counted against the size limit, checked as UTF-8 without NUL bytes. */
+export async function* textChunks(path: string, options: ReaderOptions, state: ByteState): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let first = true;
   let last: Buffer = Buffer.alloc(0);
@@ -105,7 +106,7 @@ async function* textChunks(path: string, options: ReaderOptions, state: ByteStat
 }
 
 /** Reads text until the first line is complete, for the delimiter; returns it and what was read. */
-async function readFirstLine(chunks: AsyncIterator<string>, maxChars: number): Promise<{ firstLine: string; buffered: string }> {
+export async function readFirstLine(chunks: AsyncIterator<string>, maxChars: number): Promise<{ firstLine: string; buffered: string }> {
   let buffered = '';
   for (;;) {
     const newline = buffered.indexOf('\n');
@@ -126,12 +127,15 @@ const CSV_ERRORS: Record<string, FileErrorCode> = {
   CSV_INVALID_OPENING_QUOTE: 'invalid_quote',
 };
 
-/** csv-parse's errors, restated for a person, with the line. */
-function fileErrorFrom(error: unknown, rowStart: number, options: ReaderOptions): unknown {
+/**
+ * csv-parse's errors, restated for a person, with the line. `linesBefore`: the
+ * lines of the file before the text parsed (a piece of it parsed on its own).
+ */
+export function fileErrorFrom(error: unknown, rowStart: number, options: Pick<ReaderOptions, 'maxRowCharacters'>, linesBefore = 0): unknown {
   if (error instanceof BatchFileError) return error;
   const csv = error as { code?: string; lines?: number; message: string };
   if (typeof csv.code !== 'string' || !csv.code.startsWith('CSV_')) return error;
-  const line = csv.lines ?? rowStart;
+  const line = csv.lines === undefined ? rowStart : csv.lines + linesBefore;
   const code = CSV_ERRORS[csv.code] ?? 'csv_syntax';
   switch (code) {
     case 'unclosed_quote':

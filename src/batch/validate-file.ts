@@ -13,6 +13,11 @@ import type { Delimiter } from './delimiter.js';
 import type { ReaderOptions } from './reader.js';
 import { openBatch } from './reader.js';
 import { validateRow } from '../validate/row-rules.js';
+import type { ParallelCheck } from './parallel-check.js';
+import { checkCsvInParallel, segmentError } from './parallel-check.js';
+import { PRINTS_PER_ROW } from '../validate/batch-rules.js';
+import { keptRow } from './segment-check.js';
+import { BatchFileError } from './file-error.js';
 
 export interface ValidationReport {
   file: string;
@@ -74,26 +79,37 @@ export interface ValidationHooks {
   late?(finding: LateFinding): void | Promise<void>;
 }
 
+/** The report as it fills, and how issues are listed in it (up to the limit, all counted). */
+function newReport(file: string, delimiter: Delimiter | null, sheet: string | undefined, maxReportedIssues: number): { report: ValidationReport; listError(issue: Issue): void; listWarning(issue: Issue): void } {
+  const report: ValidationReport = {
+    file, sha256: '', delimiter, ...(sheet === undefined ? {} : { sheet }), rows: 0, valid: 0, invalid: 0, totals: {},
+    errors: [], warnings: [], errorCount: 0, warningCount: 0, truncated: false,
+  };
+  return {
+    report,
+    listError(issue) {
+      report.errorCount += 1;
+      if (report.errors.length < maxReportedIssues) report.errors.push(issue);
+    },
+    listWarning(issue) {
+      report.warningCount += 1;
+      if (report.warnings.length < maxReportedIssues) report.warnings.push(issue);
+    },
+  };
+}
+
 export async function validateFile(
   file: string,
   options: { reader: ReaderOptions; rules: RowRuleOptions; maxReportedIssues: number },
   hooks: ValidationHooks = {},
 ): Promise<ValidationReport> {
+  // A large CSV file is parsed and checked on every core; the same report comes of it.
+  const parallel = await checkCsvInParallel(file, { reader: options.reader, rules: options.rules, keepRows: hooks.row !== undefined });
+  if (parallel) return validateInParallel(file, parallel, options, hooks);
   const opened = await openBatch(file, options.reader);
-  const report: ValidationReport = {
-    file, sha256: '', delimiter: opened.delimiter, ...(opened.sheet === undefined ? {} : { sheet: opened.sheet }), rows: 0, valid: 0, invalid: 0, totals: {},
-    errors: [], warnings: [], errorCount: 0, warningCount: 0, truncated: false,
-  };
+  const { report, listError, listWarning } = newReport(file, opened.delimiter, opened.sheet, options.maxReportedIssues);
   const place = opened.place;
   const totals = new Map<string, bigint>();
-  const listError = (issue: Issue): void => {
-    report.errorCount += 1;
-    if (report.errors.length < options.maxReportedIssues) report.errors.push(issue);
-  };
-  const listWarning = (issue: Issue): void => {
-    report.warningCount += 1;
-    if (report.warnings.length < options.maxReportedIssues) report.warnings.push(issue);
-  };
   (place ? opened.columns.warnings.map(place) : opened.columns.warnings).forEach(listWarning);
 
   const checker = new RowChecker(opened.columns, options.rules);
@@ -117,6 +133,64 @@ export async function validateFile(
       report.invalid += 1;
     }
   }
+  report.sha256 = opened.sha256();
+  return finishReport({ report, listError, listWarning }, { checker, totals, place, file, options, hooks });
+}
+
+/** The same report from pieces checked on worker threads (see parallel-check.ts). */
+async function validateInParallel(
+  file: string,
+  parallel: ParallelCheck,
+  options: { reader: ReaderOptions; rules: RowRuleOptions; maxReportedIssues: number },
+  hooks: ValidationHooks,
+): Promise<ValidationReport> {
+  const listing = newReport(file, parallel.delimiter, undefined, options.maxReportedIssues);
+  const { report, listError, listWarning } = listing;
+  const totals = new Map<string, bigint>();
+  parallel.columns.warnings.forEach(listWarning);
+  const checker = new RowChecker(parallel.columns, options.rules);
+  const none: Issue[] = [];
+  for await (const segment of parallel.segments) {
+    let next = 0;
+    for (let at = 0; at < segment.rows; at++) {
+      checker.record(segment.lines[at] as number, segment.prints, at * PRINTS_PER_ROW);
+      report.rows += 1;
+      if (report.rows === ESTIMATE_AFTER_ROWS) {
+        const { bytesRead, size } = parallel.progress();
+        checker.expectRows(Math.ceil((size / bytesRead) * report.rows * 1.05));
+      }
+      let errors = none;
+      let warnings = none;
+      for (; next < segment.issues.length && segment.issues[next]?.at === at; next++) {
+        const { severity, issue } = segment.issues[next] as (typeof segment.issues)[number];
+        if (severity === 'error') {
+          listError(issue);
+          if (hooks.row) errors = errors === none ? [issue] : [...errors, issue];
+        } else {
+          listWarning(issue);
+          if (hooks.row) warnings = warnings === none ? [issue] : [...warnings, issue];
+        }
+      }
+      if (hooks.row) await hooks.row(keptRow(segment, at, errors, warnings));
+      if (segment.valid[at] === 1) report.valid += 1;
+      else report.invalid += 1;
+    }
+    for (const [currency, minor] of segment.validTotals) totals.set(currency, (totals.get(currency) ?? 0n) + BigInt(minor));
+    if (segment.error) throw segmentError(segment.error);
+  }
+  if (report.rows === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
+  report.sha256 = parallel.sha256();
+  return finishReport(listing, { checker, totals, place: undefined, file, options, hooks });
+}
+
+/** Once every row is read: the findings across rows, the rows they make invalid taken out of the totals, the lists sorted. */
+async function finishReport(
+  { report, listError, listWarning }: ReturnType<typeof newReport>,
+  { checker, totals, place, file, options, hooks }: {
+    checker: RowChecker; totals: Map<string, bigint>; place: ((issue: Issue) => Issue) | undefined; file: string;
+    options: { reader: ReaderOptions; rules: RowRuleOptions }; hooks: ValidationHooks;
+  },
+): Promise<ValidationReport> {
   const madeInvalid = new Set<number>();
   for (const found of checker.finish()) {
     const late = place ? { ...found, issue: place(found.issue) } : found;
@@ -132,7 +206,6 @@ export async function validateFile(
     report.invalid += 1;
     totals.set(currency, (totals.get(currency) ?? 0n) - minor);
   }
-  report.sha256 = opened.sha256();
   report.totals = Object.fromEntries([...totals.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([c, v]) => [c, v.toString()]));
   const byPlace = (a: Issue, b: Issue): number => a.line - b.line || a.column.localeCompare(b.column);
   report.errors.sort(byPlace);

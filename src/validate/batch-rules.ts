@@ -33,6 +33,30 @@ const HAS_ID = 1;
 const PAYABLE = 2;
 const HAS_SENDER = 4;
 
+/** How many 32-bit numbers a row leaves for the rules across rows (see rowPrints). */
+export const PRINTS_PER_ROW = 9;
+
+/**
+ * A row's fingerprints for the rules across rows, written into `out` from `at`:
+ * its external_id (3 lanes), payee and amount (2), sender id (2), the sender's
+ * details (1) and flags (1). Pure: a worker thread makes them as it checks rows.
+ */
+export function rowPrints(values: RowFields, amount: bigint | null, senderFingerprint: number, out: Uint32Array, at: number): void {
+  const id = fingerprintOf(values.external_id);
+  out[at] = id[0] as number;
+  out[at + 1] = id[1] as number;
+  out[at + 2] = id[2] as number;
+  const payable = amount !== null && values.output_currency_code !== undefined;
+  const pay = payable ? fingerprintOf(payeeKey(values), values.output_currency_code, (amount as bigint).toString()) : undefined;
+  out[at + 3] = pay ? (pay[0] as number) : 0;
+  out[at + 4] = pay ? (pay[1] as number) : 0;
+  const sender = fingerprintOf(values.sender_external_id);
+  out[at + 5] = sender[0] as number;
+  out[at + 6] = sender[1] as number;
+  out[at + 7] = senderFingerprint % 0x100000000;
+  out[at + 8] = (values.external_id ? HAS_ID : 0) | (payable ? PAYABLE : 0) | (values.sender_external_id ? HAS_SENDER : 0);
+}
+
 export class BatchRules {
   private readonly lines = new LineColumn();
   private readonly idA = new U32Column();
@@ -50,22 +74,26 @@ export class BatchRules {
     for (const column of [this.idA, this.idB, this.idC, this.payA, this.payB, this.senderA, this.senderB, this.senderDetails, this.flags]) column.reserve(rows);
   }
 
+  private readonly scratch = new Uint32Array(PRINTS_PER_ROW);
+
   /** Records a row: its normalised values, its amount when valid, and its sender's fingerprint. */
   check(line: number, values: RowFields, amount: bigint | null, senderFingerprint: number): void {
+    rowPrints(values, amount, senderFingerprint, this.scratch, 0);
+    this.record(line, this.scratch, 0);
+  }
+
+  /** Records a row by its fingerprints (see rowPrints), at `at` in `prints`: made elsewhere, by a worker thread. */
+  record(line: number, prints: Uint32Array, at: number): void {
     this.lines.push(line);
-    const id = fingerprintOf(values.external_id);
-    this.idA.push(id[0] as number);
-    this.idB.push(id[1] as number);
-    this.idC.push(id[2] as number);
-    const payable = amount !== null && values.output_currency_code !== undefined;
-    const pay = payable ? fingerprintOf(payeeKey(values), values.output_currency_code, (amount as bigint).toString()) : undefined;
-    this.payA.push(pay ? (pay[0] as number) : 0);
-    this.payB.push(pay ? (pay[1] as number) : 0);
-    const sender = fingerprintOf(values.sender_external_id);
-    this.senderA.push(sender[0] as number);
-    this.senderB.push(sender[1] as number);
-    this.senderDetails.push(senderFingerprint % 0x100000000);
-    this.flags.push((values.external_id ? HAS_ID : 0) | (payable ? PAYABLE : 0) | (values.sender_external_id ? HAS_SENDER : 0));
+    this.idA.push(prints[at] as number);
+    this.idB.push(prints[at + 1] as number);
+    this.idC.push(prints[at + 2] as number);
+    this.payA.push(prints[at + 3] as number);
+    this.payB.push(prints[at + 4] as number);
+    this.senderA.push(prints[at + 5] as number);
+    this.senderB.push(prints[at + 6] as number);
+    this.senderDetails.push(prints[at + 7] as number);
+    this.flags.push(prints[at + 8] as number);
   }
 
   /**

@@ -1,0 +1,205 @@
+/**
+ * A CSV batch file checked on every core: this thread reads the bytes (hash,
+ * size limit, UTF-8), cuts the text into pieces of whole records (see
+ * record-boundaries.ts) and hands them to worker threads, which parse and check
+ * them (segment-check.ts); the pieces come back in file order. At most two
+ * pieces per worker are in flight, so memory stays bounded whatever the file.
+ *
+ * Used for files large enough to gain from it; a file whose lines end with a
+ * lone carriage return, or whose header does not parse, is read on one thread
+ * (reader.ts), which words every problem the same way.
+ */
+import { availableParallelism } from 'node:os';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { parse } from 'csv-parse/sync';
+import type { RowRuleOptions } from '../validate/row-rules.js';
+import type { ColumnPlan } from './columns.js';
+import { planColumns } from './columns.js';
+import type { Delimiter } from './delimiter.js';
+import { detectDelimiter } from './delimiter.js';
+import { BatchFileError } from './file-error.js';
+import { checkSize } from './file-size.js';
+import type { ByteState, ReaderOptions } from './reader.js';
+import { readFirstLine, textChunks } from './reader.js';
+import type { LineEnd } from './record-boundaries.js';
+import { RecordBoundaries, countLineEnds } from './record-boundaries.js';
+import type { CheckedSegment, SegmentTask } from './segment-check.js';
+
+/** Characters per piece: large enough that handing it over costs little, small enough to keep every worker busy. */
+const SEGMENT_CHARS = 512 * 1024;
+/** Files smaller than this are read on one thread: starting workers would cost more than it saves. */
+export const PARALLEL_MIN_BYTES = Number(process.env.PAYBATCH_PARALLEL_MIN_BYTES ?? 4 * 1024 * 1024);
+
+export interface ParallelCheck {
+  delimiter: Delimiter;
+  columns: ColumnPlan;
+  /** The pieces, checked, in file order. The last one may carry the error that ends the file. */
+  segments: AsyncGenerator<CheckedSegment>;
+  sha256(): string;
+  progress(): { bytesRead: number; size: number };
+}
+
+/** The worker's script: beside this file once built; from the build when this runs from its TypeScript source (tests). */
+function workerScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return join(dirname(here), 'check-worker.js');
+  const built = join(dirname(here), '..', '..', 'dist', 'src', 'batch', 'check-worker.js');
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
+  return built;
+}
+
+/** How many worker threads: one per core, at most four; none on a single core. */
+export function checkWorkers(): number {
+  return Math.min(4, availableParallelism());
+}
+
+/** Opens `path` for checking in parallel, or null when it is to be read on one thread (see above). */
+export async function checkCsvInParallel(path: string, options: { reader: ReaderOptions; rules: RowRuleOptions; keepRows: boolean }): Promise<ParallelCheck | null> {
+  const workers = checkWorkers();
+  if (workers < 2 || /\.xlsx$/i.test(path)) return null;
+  const size = await checkSize(path, options.reader.maxFileBytes);
+  if (size < PARALLEL_MIN_BYTES) return null;
+  const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
+  const chunks = textChunks(path, options.reader, state);
+  const { firstLine, buffered } = await readFirstLine(chunks, options.reader.maxRowCharacters);
+  const lf = buffered.indexOf('\n');
+  // Lines ended by a lone carriage return, no line end at all, a blank first line, or a header over the row limit: one
+  // thread, which says what is wrong with each.
+  if (lf === -1 || firstLine.slice(0, -1).includes('\r') || firstLine.trim() === '') return stop(chunks);
+  const delimiter = options.reader.delimiter === 'auto' ? detectDelimiter(firstLine) : options.reader.delimiter;
+  // csv-parse ends every record with the line end the first line has.
+  const lineEnd: LineEnd = firstLine.endsWith('\r') ? '\r\n' : '\n';
+  const headerEnd = new RecordBoundaries(delimiter.charCodeAt(0), lineEnd).firstEnd(buffered);
+  // A header over several lines (a quoted line end in it): one thread.
+  if (headerEnd !== lf + 1 || headerEnd > options.reader.maxRowCharacters) return stop(chunks);
+  let header: string[];
+  try {
+    header = (parse(buffered.slice(0, headerEnd), { delimiter, bom: true, trim: true, relax_quotes: true }) as string[][])[0] ?? [];
+  } catch {
+    return stop(chunks);
+  }
+  if (header.length === 0) return stop(chunks);
+  const columns = planColumns(header, options.reader.columnMapping, options.reader.maxColumns);
+  const task = { delimiter, lineEnd, columns, rules: options.rules, maxRowCharacters: options.reader.maxRowCharacters, keepRows: options.keepRows };
+  return {
+    delimiter,
+    columns,
+    segments: inOrder(chunks, buffered, headerEnd, 1 + countLineEnds(buffered.slice(0, headerEnd), lineEnd), task, workers),
+    sha256: () => state.hash.copy().digest('hex'),
+    progress: () => ({ bytesRead: state.bytes, size }),
+  };
+}
+
+async function stop(chunks: AsyncGenerator<string>): Promise<null> {
+  await chunks.return(undefined);
+  return null;
+}
+
+type Shared = Omit<SegmentTask, 'index' | 'text' | 'startLine'>;
+
+/** Cuts the text into pieces, has them checked by `count` workers, and yields them in order. */
+async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, firstLine: number, shared: Shared, count: number): AsyncGenerator<CheckedSegment> {
+  const pool = new WorkerPool(count);
+  const boundaries = new RecordBoundaries(shared.delimiter.charCodeAt(0), shared.lineEnd);
+  const waiting: Promise<CheckedSegment>[] = [];
+  let index = 0;
+  let line = firstLine;
+  const send = (text: string): void => {
+    waiting.push(pool.check({ ...shared, index, text, startLine: line }));
+    index += 1;
+    line += countLineEnds(text, shared.lineEnd);
+  };
+  try {
+    let pending = '';
+    let end = -1;
+    const take = (text: string): void => {
+      const last = boundaries.lastEnd(text);
+      if (last !== -1) end = pending.length + last;
+      pending += text;
+    };
+    boundaries.lastEnd(buffered.slice(0, headerEnd));
+    take(buffered.slice(headerEnd));
+    let failure: unknown = null;
+    try {
+      for (;;) {
+        if (pending.length >= SEGMENT_CHARS && end > 0) {
+          send(pending.slice(0, end));
+          pending = pending.slice(end);
+          end = -1;
+        }
+        while (waiting.length >= 2 * count) yield await (waiting.shift() as Promise<CheckedSegment>);
+        const next = await chunks.next();
+        if (next.done) break;
+        take(next.value);
+      }
+      if (pending.length > 0) send(pending);
+    } catch (error) {
+      // The bytes ended the file (too large, not UTF-8, binary): the rows before come first, as one thread gives them.
+      failure = error;
+    }
+    while (waiting.length > 0) yield await (waiting.shift() as Promise<CheckedSegment>);
+    if (failure !== null) throw failure;
+  } finally {
+    await chunks.return(undefined);
+    await pool.close();
+  }
+}
+
+/** Worker threads, each given the next piece when it is free. */
+class WorkerPool {
+  private readonly idle: Worker[] = [];
+  private readonly queue: { task: SegmentTask; resolve(checked: CheckedSegment): void; reject(error: unknown): void }[] = [];
+  private readonly all: Worker[] = [];
+
+  constructor(count: number) {
+    const script = workerScript();
+    for (let i = 0; i < count; i++) {
+      // A small young generation: pieces are short-lived, and the process's memory stays flat.
+      const worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+      worker.unref();
+      this.all.push(worker);
+      this.idle.push(worker);
+    }
+  }
+
+  check(task: SegmentTask): Promise<CheckedSegment> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const worker = this.idle.pop() as Worker;
+      const { task, resolve, reject } = this.queue.shift() as (typeof this.queue)[number];
+      const done = (answer: { checked?: CheckedSegment; failed?: string }): void => {
+        worker.off('error', failed);
+        this.idle.push(worker);
+        if (answer.checked) resolve(answer.checked);
+        else reject(new Error(`checking lines from ${task.startLine} failed in a worker thread: ${answer.failed}`));
+        this.next();
+      };
+      const failed = (error: unknown): void => {
+        worker.off('message', done);
+        reject(error);
+      };
+      worker.once('message', done);
+      worker.once('error', failed);
+      worker.postMessage(task);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all.map((worker) => worker.terminate()));
+  }
+}
+
+/** A segment's error as the error one thread would have thrown. */
+export function segmentError(error: NonNullable<CheckedSegment['error']>): BatchFileError {
+  return new BatchFileError(error.code, error.line, error.message);
+}

@@ -1,0 +1,159 @@
+/**
+ * One piece of a CSV batch file (whole records, see record-boundaries.ts),
+ * parsed and checked by the row rules on its own: what a worker thread does.
+ * The answer is columns, not an object per row, so that it crosses threads
+ * cheaply: lines and the fingerprints for the rules across rows in typed
+ * arrays, the issues found, the totals; and, when the caller keeps the rows
+ * (intake stores them), what it stores of each. Pure.
+ */
+import { parse } from 'csv-parse/sync';
+import type { Issue } from '../validate/issue.js';
+import type { RowFields } from '../validate/fields.js';
+import type { PayoutRequest } from './payout-request.js';
+import type { RowRuleOptions } from '../validate/row-rules.js';
+import { PRINTS_PER_ROW, rowPrints } from '../validate/batch-rules.js';
+import type { ColumnPlan } from './columns.js';
+import { rowBuilder } from './columns.js';
+import type { RowChecked } from './check-rows.js';
+import { checkRow } from './check-rows.js';
+import type { Delimiter } from './delimiter.js';
+import type { LineEnd } from './record-boundaries.js';
+import type { FileErrorCode } from './file-error.js';
+import { BatchFileError } from './file-error.js';
+import { fileErrorFrom } from './reader.js';
+
+export interface SegmentTask {
+  index: number;
+  text: string;
+  /** The line the segment's first character is on. */
+  startLine: number;
+  delimiter: Delimiter;
+  /** The file's line end, which ends every record (csv-parse takes the first line's). */
+  lineEnd: LineEnd;
+  columns: ColumnPlan;
+  rules: RowRuleOptions;
+  maxRowCharacters: number;
+  /** Keep what intake stores of each row (validation alone needs only counts and issues). */
+  keepRows: boolean;
+}
+
+/** What intake stores of each row, by row of the segment. */
+export interface KeptRows {
+  externalIds: (string | null)[];
+  /** Minor units and currency of a row whose amount could be read, valid or not (for a manifest's totals). */
+  amounts: (string | null)[];
+  currencies: (string | null)[];
+  /** The payout request of a valid row, as JSON. */
+  requests: (string | null)[];
+  /** The row's values as read, as JSON: kept for a row with no request. */
+  fields: (string | null)[];
+  /** A correction's original: "batch line", "malformed", or null. */
+  origins: (string | null)[];
+}
+
+export interface CheckedSegment {
+  index: number;
+  rows: number;
+  lines: Int32Array;
+  /** PRINTS_PER_ROW numbers per row (see rowPrints). */
+  prints: Uint32Array;
+  valid: Uint8Array;
+  issues: { at: number; severity: 'error' | 'warning'; issue: Issue }[];
+  /** Output currency to the sum of the valid rows, in minor units. */
+  validTotals: [string, string][];
+  kept: KeptRows | null;
+  /** What ends the file as unreadable, found in this segment after its rows above. */
+  error: { code: FileErrorCode; line: number | null; message: string } | null;
+}
+
+interface Parsed {
+  record: string[];
+  info: { lines: number; empty_lines: number };
+}
+
+export function checkSegment(task: SegmentTask): CheckedSegment {
+  const records: Parsed[] = [];
+  let failure: unknown = null;
+  try {
+    parse(task.text, {
+      delimiter: task.delimiter, record_delimiter: task.lineEnd, trim: true, relax_quotes: true, skip_empty_lines: true, info: true, max_record_size: task.maxRowCharacters,
+      // Collected here rather than returned, so that the rows before a syntax error are still checked.
+      // With info, csv-parse hands each record with its info (its types say a bare record).
+      on_record: (parsed: unknown) => {
+        records.push(parsed as Parsed);
+        return null;
+      },
+    });
+  } catch (error) {
+    failure = error;
+  }
+  const build = rowBuilder(task.columns);
+  const lines = new Int32Array(records.length);
+  const prints = new Uint32Array(records.length * PRINTS_PER_ROW);
+  const valid = new Uint8Array(records.length);
+  const issues: CheckedSegment['issues'] = [];
+  const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], fields: [], origins: [] } : null;
+  const totals = new Map<string, bigint>();
+  let lastEnd = 0;
+  let lastEmpty = 0;
+  let rows = 0;
+  for (const { record, info } of records) {
+    const line = task.startLine + lastEnd + (info.empty_lines - lastEmpty);
+    lastEnd = info.lines;
+    lastEmpty = info.empty_lines;
+    if (record.every((cell) => cell.trim() === '')) continue; // a row of empty cells, as spreadsheets leave at the end
+    const { checked, verdict } = checkRow(task.columns, task.rules, { line, fields: build(record) });
+    lines[rows] = line;
+    rowPrints(verdict.values, verdict.amountMinor, verdict.senderFingerprint, prints, rows * PRINTS_PER_ROW);
+    valid[rows] = checked.valid ? 1 : 0;
+    if (checked.valid && checked.amount) totals.set(checked.amount.currency, (totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
+    for (const issue of checked.errors) issues.push({ at: rows, severity: 'error', issue });
+    for (const issue of checked.warnings) issues.push({ at: rows, severity: 'warning', issue });
+    if (kept) {
+      const origin = checked.origin();
+      kept.externalIds.push(checked.externalId);
+      kept.amounts.push(checked.amount ? checked.amount.minor.toString() : null);
+      kept.currencies.push(checked.amount ? checked.amount.currency : null);
+      const request = checked.valid && origin !== 'malformed' ? JSON.stringify(checked.request()) : null;
+      kept.requests.push(request);
+      kept.fields.push(request === null ? JSON.stringify(checked.fields()) : null);
+      kept.origins.push(origin === null || origin === 'malformed' ? origin : `${origin.batch} ${origin.line}`);
+    }
+    rows += 1;
+  }
+  let error: CheckedSegment['error'] = null;
+  if (failure !== null) {
+    const restated = fileErrorFrom(failure, task.startLine + lastEnd, task, task.startLine - 1);
+    if (!(restated instanceof BatchFileError)) throw failure;
+    error = { code: restated.code, line: restated.line, message: restated.message };
+  }
+  return { index: task.index, rows, lines: lines.subarray(0, rows), prints: prints.subarray(0, rows * PRINTS_PER_ROW), valid: valid.subarray(0, rows), issues,
+    validTotals: [...totals].map(([currency, minor]) => [currency, minor.toString()]), kept, error };
+}
+
+/** Row `at` of a segment whose rows were kept, as a consumer of checked rows sees it. */
+export function keptRow(segment: CheckedSegment, at: number, errors: Issue[], warnings: Issue[]): RowChecked {
+  const kept = segment.kept as KeptRows;
+  const line = segment.lines[at] as number;
+  const minor = kept.amounts[at];
+  const currency = kept.currencies[at];
+  const request = kept.requests[at];
+  const origin = kept.origins[at];
+  const fields = kept.fields[at];
+  return {
+    line, errors, warnings,
+    externalId: kept.externalIds[at] ?? null,
+    valid: segment.valid[at] === 1,
+    amount: minor !== null && minor !== undefined && currency ? { minor: BigInt(minor), currency } : null,
+    request: () => {
+      if (!request) throw new Error(`line ${line} is not valid: it has no request`);
+      return JSON.parse(request) as PayoutRequest;
+    },
+    origin: () => {
+      if (origin === null || origin === undefined || origin === 'malformed') return origin ?? null;
+      const [batch, number] = origin.split(' ') as [string, string];
+      return { batch, line: Number(number) };
+    },
+    fields: () => (fields ? (JSON.parse(fields) as RowFields) : {}),
+  };
+}
