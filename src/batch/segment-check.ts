@@ -97,7 +97,13 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
   let lastEnd = 0;
   let lastEmpty = 0;
   let rows = 0;
+  const width = task.columns.fields.length;
   for (const { record, info } of records) {
+    if (record.length !== width) {
+      // csv-parse holds each record to the first one it parsed: here, a piece's first row, not the header.
+      failure = new BatchFileError('field_count', info.lines + task.startLine - 1, `line ${info.lines + task.startLine - 1}: the row has ${record.length} fields, the header has ${width}`);
+      break;
+    }
     const line = task.startLine + lastEnd + (info.empty_lines - lastEmpty);
     lastEnd = info.lines;
     lastEmpty = info.empty_lines;

@@ -107,6 +107,16 @@ describe('reading real-world batch files', () => {
     const error = await fileError(fixture('field-count.csv'));
     expect(error).toMatchObject({ code: 'field_count', line: 3 });
     expect(error.message).toBe('line 3: the row has 34 fields, the header has 33');
+    // The first row too, and a row far into the file (read in pieces on worker threads, each row is held to the header).
+    const [head, ...rows] = (await import('node:fs')).readFileSync(fixture('valid-lf.csv'), 'utf8').trimEnd().split('\n');
+    const first = join(tmp, 'first-row-count.csv');
+    writeFileSync(first, `${head}\n${rows[0]},extra\n${rows[1]}\n`);
+    expect((await fileError(first)).message).toBe('line 2: the row has 34 fields, the header has 33');
+    const far = join(tmp, 'far-row-count.csv');
+    const many = Array.from({ length: 3000 }, (_, i) => (rows[0] as string).replace(/^[^,]*/, `FAR-${i}`));
+    many[2500] = `${many[2500]},extra`;
+    writeFileSync(far, `${head}\n${many.join('\n')}\n`);
+    expect((await fileError(far)).message).toBe('line 2502: the row has 34 fields, the header has 33');
   });
 
   it('lists every missing required column at once', async () => {
