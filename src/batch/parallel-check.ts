@@ -26,7 +26,7 @@ import { checkSize } from './file-size.js';
 import type { ByteState, ReaderOptions } from './reader.js';
 import { readFirstLine, textChunks } from './reader.js';
 import type { LineEnd } from './record-boundaries.js';
-import { RecordBoundaries, countLineEnds } from './record-boundaries.js';
+import { RecordBoundaries } from './record-boundaries.js';
 import type { CheckedSegment, SegmentTask } from './segment-check.js';
 
 /** Characters per piece: large enough that handing it over costs little, small enough to keep every worker busy. */
@@ -88,7 +88,7 @@ export async function checkCsvInParallel(path: string, options: { reader: Reader
   return {
     delimiter,
     columns,
-    segments: inOrder(chunks, buffered, headerEnd, 1 + countLineEnds(buffered.slice(0, headerEnd), lineEnd), task, workers),
+    segments: inOrder(chunks, buffered, headerEnd, task, workers),
     sha256: () => state.hash.copy().digest('hex'),
     progress: () => ({ bytesRead: state.bytes, size }),
   };
@@ -102,32 +102,38 @@ async function stop(chunks: AsyncGenerator<string>): Promise<null> {
 type Shared = Omit<SegmentTask, 'index' | 'text' | 'startLine'>;
 
 /** Cuts the text into pieces, has them checked by `count` workers, and yields them in order. */
-async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, firstLine: number, shared: Shared, count: number): AsyncGenerator<CheckedSegment> {
+async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, shared: Shared, count: number): AsyncGenerator<CheckedSegment> {
   const pool = new WorkerPool(count);
   const boundaries = new RecordBoundaries(shared.delimiter.charCodeAt(0), shared.lineEnd);
   const waiting: Promise<CheckedSegment>[] = [];
   let index = 0;
-  let line = firstLine;
-  const send = (text: string): void => {
+  // Lines as csv-parse counts them (quote-aware: the scanner counts them as it goes): where the next piece starts,
+  // and where the last record end found is.
+  boundaries.lastEnd(buffered.slice(0, headerEnd));
+  let line = 1 + boundaries.linesToLastEnd;
+  let endLine = line;
+  const send = (text: string, nextLine: number): void => {
     waiting.push(pool.check({ ...shared, index, text, startLine: line }));
     index += 1;
-    line += countLineEnds(text, shared.lineEnd);
+    line = nextLine;
   };
   try {
     let pending = '';
     let end = -1;
     const take = (text: string): void => {
       const last = boundaries.lastEnd(text);
-      if (last !== -1) end = pending.length + last;
+      if (last !== -1) {
+        end = pending.length + last;
+        endLine = 1 + boundaries.linesToLastEnd;
+      }
       pending += text;
     };
-    boundaries.lastEnd(buffered.slice(0, headerEnd));
     take(buffered.slice(headerEnd));
     let failure: unknown = null;
     try {
       for (;;) {
         if (pending.length >= SEGMENT_CHARS && end > 0) {
-          send(pending.slice(0, end));
+          send(pending.slice(0, end), endLine);
           pending = pending.slice(end);
           end = -1;
         }
@@ -136,7 +142,7 @@ async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, header
         if (next.done) break;
         take(next.value);
       }
-      if (pending.length > 0) send(pending);
+      if (pending.length > 0) send(pending, line);
     } catch (error) {
       // The bytes ended the file (too large, not UTF-8, binary): the rows before come first, as one thread gives them.
       failure = error;

@@ -5,24 +5,35 @@
  * a line feed when the file's first line ends so (csv-parse takes the first
  * line end it meets for every record; a lone one elsewhere is a character). A quote opens a quoted field only at the start
  * of a field (after spaces, which trimming drops); anywhere else it is a
- * character of the field, as csv-parse reads it with relax_quotes. Inside
+ * character of the field, as csv-parse reads it with relax_quotes. (Spaces
+ * here are every character csv-parse trims.) Inside
  * quotes, two quotes are one quote. Pure; state carries from one chunk of text
  * to the next.
  */
 export type LineEnd = '\n' | '\r\n';
 
-/** How many records end in `text` by line ends of this kind: the lines csv-parse counts. */
+/**
+ * The lines csv-parse counts in `text` (its line numbers are paybatch's): every
+ * carriage return and every line feed, a carriage return and line feed that end
+ * a record once.
+ */
 export function countLineEnds(text: string, lineEnd: LineEnd): number {
   let count = 0;
-  for (let at = text.indexOf(lineEnd); at !== -1; at = text.indexOf(lineEnd, at + lineEnd.length)) count += 1;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count += 1;
+  for (let at = text.indexOf('\r'); at !== -1; at = text.indexOf('\r', at + 1)) count += lineEnd === '\r\n' && text.charCodeAt(at + 1) === 0x0a ? 0 : 1;
   return count;
 }
 
 const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
-const SPACE = 0x20;
-const TAB = 0x09;
+
+/** The characters csv-parse trims around a field (the same as JavaScript's trim): a quote after them still opens a quoted field. */
+export function trimmable(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
 
 export class RecordBoundaries {
   private inQuotes = false;
@@ -31,29 +42,36 @@ export class RecordBoundaries {
   private quoteSeen = false;
   /** The last character seen was a carriage return (outside quotes). */
   private crSeen = false;
+  /** The record being read has something in it (an empty line ends no record: csv-parse skips it). */
+  private content = false;
+  /** csv-parse's lines in all the text read so far (see countLineEnds), and up to the last record end found. */
+  private lines = 0;
+  linesToLastEnd = 0;
 
   constructor(
     private readonly delimiter: number,
     private readonly lineEnd: LineEnd = '\n',
   ) {}
 
-  /** Reads `text` on from where the last call ended; returns the index just after the last record end in it, or -1. */
+  /** Reads `text` on from where the last call ended; returns the index just after the last record end in it (not an empty line's), or -1. */
   lastEnd(text: string): number {
     return this.scan(text, false);
   }
 
-  /** Reads `text` until the first record end; returns the index just after it, or -1. */
-  firstEnd(text: string): number {
-    return this.scan(text, true);
+  /** Reads `text` from `from` until the first record end; returns the index just after it, or -1. */
+  firstEnd(text: string, from = 0): number {
+    return this.scan(text, true, from);
   }
 
-  private scan(text: string, first: boolean): number {
+  private scan(text: string, first: boolean, from = 0): number {
     let last = -1;
     const delimiter = this.delimiter;
     const crlf = this.lineEnd === '\r\n';
-    let { inQuotes, atFieldStart, quoteSeen, crSeen } = this;
-    for (let i = 0; i < text.length; i++) {
+    let { inQuotes, atFieldStart, quoteSeen, crSeen, lines, content } = this;
+    for (let i = from; i < text.length; i++) {
       const code = text.charCodeAt(i);
+      // csv-parse counts every carriage return and line feed as a line, but the two of a record's end once.
+      if (code === CR || (code === LF && !(crlf && crSeen && !inQuotes && !quoteSeen))) lines += 1;
       if (quoteSeen) {
         quoteSeen = false;
         // Two quotes inside a quoted field are one quote; anything else after the quote closed the field.
@@ -67,22 +85,32 @@ export class RecordBoundaries {
       const afterCr = crSeen;
       crSeen = crlf && code === CR;
       if (code === LF && (!crlf || afterCr)) {
-        last = i + 1;
+        // Only after a record: a piece that starts after an empty line would count that line as one thread does not.
+        if (content) {
+          last = i + 1;
+          this.linesToLastEnd = lines;
+        }
+        content = false;
         atFieldStart = true;
-        if (first) break;
+        if (first && last !== -1) break;
       } else if (code === delimiter) {
         atFieldStart = true;
+        content = true;
       } else if (code === QUOTE && atFieldStart) {
         inQuotes = true;
         atFieldStart = false;
-      } else if (!(atFieldStart && (code === SPACE || code === TAB || crSeen))) {
+        content = true;
+      } else if (!(atFieldStart && trimmable(code))) {
         atFieldStart = false;
+        content = true;
       }
     }
     this.inQuotes = inQuotes;
     this.atFieldStart = atFieldStart;
     this.quoteSeen = quoteSeen;
     this.crSeen = crSeen;
+    this.lines = lines;
+    this.content = content;
     return last;
   }
 }

@@ -1,12 +1,11 @@
 /**
  * One piece of a CSV batch file (whole records, see record-boundaries.ts),
- * parsed and checked by the row rules on its own: what a worker thread does.
+ * parsed (segment-records.ts) and checked by the row rules on its own: what a worker thread does.
  * The answer is columns, not an object per row, so that it crosses threads
  * cheaply: lines and the fingerprints for the rules across rows in typed
  * arrays, the issues found, the totals; and, when the caller keeps the rows
  * (intake stores them), what it stores of each. Pure.
  */
-import { parse } from 'csv-parse/sync';
 import type { Issue } from '../validate/issue.js';
 import type { RowFields } from '../validate/fields.js';
 import type { PayoutRequest } from './payout-request.js';
@@ -20,7 +19,9 @@ import type { Delimiter } from './delimiter.js';
 import type { LineEnd } from './record-boundaries.js';
 import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
-import { fileErrorFrom } from './reader.js';
+import type { SegmentRecord } from './segment-records.js';
+import { segmentRecords } from './segment-records.js';
+import { countLineEnds } from './record-boundaries.js';
 
 export interface SegmentTask {
   index: number;
@@ -66,47 +67,35 @@ export interface CheckedSegment {
   error: { code: FileErrorCode; line: number | null; message: string } | null;
 }
 
-interface Parsed {
-  record: string[];
-  info: { lines: number; empty_lines: number };
-}
-
 export function checkSegment(task: SegmentTask): CheckedSegment {
-  const records: Parsed[] = [];
   let failure: unknown = null;
-  try {
-    parse(task.text, {
-      delimiter: task.delimiter, record_delimiter: task.lineEnd, trim: true, relax_quotes: true, skip_empty_lines: true, info: true, max_record_size: task.maxRowCharacters,
-      // Collected here rather than returned, so that the rows before a syntax error are still checked.
-      // With info, csv-parse hands each record with its info (its types say a bare record).
-      on_record: (parsed: unknown) => {
-        records.push(parsed as Parsed);
-        return null;
-      },
-    });
-  } catch (error) {
-    failure = error;
-  }
   const build = rowBuilder(task.columns);
-  const lines = new Int32Array(records.length);
-  const prints = new Uint32Array(records.length * PRINTS_PER_ROW);
-  const valid = new Uint8Array(records.length);
+  // Sized for the piece's lines; a piece has no more records than lines.
+  const most = countLineEnds(task.text, task.lineEnd) + 1;
+  const lines = new Int32Array(most);
+  const prints = new Uint32Array(most * PRINTS_PER_ROW);
+  const valid = new Uint8Array(most);
   const issues: CheckedSegment['issues'] = [];
   const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], fields: [], origins: [] } : null;
   const totals = new Map<string, bigint>();
-  let lastEnd = 0;
-  let lastEmpty = 0;
   let rows = 0;
   const width = task.columns.fields.length;
-  for (const { record, info } of records) {
-    if (record.length !== width) {
-      // csv-parse holds each record to the first one it parsed: here, a piece's first row, not the header.
-      failure = new BatchFileError('field_count', info.lines + task.startLine - 1, `line ${info.lines + task.startLine - 1}: the row has ${record.length} fields, the header has ${width}`);
+  const records = segmentRecords(task.text, task.startLine, task);
+  for (;;) {
+    let next: IteratorResult<SegmentRecord>;
+    try {
+      next = records.next();
+    } catch (error) {
+      failure = error;
       break;
     }
-    const line = task.startLine + lastEnd + (info.empty_lines - lastEmpty);
-    lastEnd = info.lines;
-    lastEmpty = info.empty_lines;
+    if (next.done) break;
+    const { record, line, endLine } = next.value;
+    if (record.length !== width) {
+      // Every row is held to the header, as csv-parse holds every record to the first.
+      failure = new BatchFileError('field_count', endLine, `line ${endLine}: the row has ${record.length} fields, the header has ${width}`);
+      break;
+    }
     if (record.every((cell) => cell.trim() === '')) continue; // a row of empty cells, as spreadsheets leave at the end
     const { checked, verdict } = checkRow(task.columns, task.rules, { line, fields: build(record) });
     lines[rows] = line;
@@ -129,9 +118,8 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
   }
   let error: CheckedSegment['error'] = null;
   if (failure !== null) {
-    const restated = fileErrorFrom(failure, task.startLine + lastEnd, task, task.startLine - 1);
-    if (!(restated instanceof BatchFileError)) throw failure;
-    error = { code: restated.code, line: restated.line, message: restated.message };
+    if (!(failure instanceof BatchFileError)) throw failure;
+    error = { code: failure.code, line: failure.line, message: failure.message };
   }
   return { index: task.index, rows, lines: lines.subarray(0, rows), prints: prints.subarray(0, rows * PRINTS_PER_ROW), valid: valid.subarray(0, rows), issues,
     validTotals: [...totals].map(([currency, minor]) => [currency, minor.toString()]), kept, error };

@@ -176,11 +176,23 @@ async function validateInParallel(
       else report.invalid += 1;
     }
     for (const [currency, minor] of segment.validTotals) totals.set(currency, (totals.get(currency) ?? 0n) + BigInt(minor));
-    if (segment.error) throw segmentError(segment.error);
+    // Said as one thread says it: csv-parse words a syntax error by what it read before, and a thread read less.
+    if (segment.error) throw (await errorOnOneThread(file, options.reader)) ?? segmentError(segment.error);
   }
   if (report.rows === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
   report.sha256 = parallel.sha256();
   return finishReport(listing, { checker, totals, place: undefined, file, options, hooks });
+}
+
+/** The error that ends the file when it is read on one thread (rows only parsed, not checked), or null. */
+async function errorOnOneThread(file: string, reader: ReaderOptions): Promise<BatchFileError | null> {
+  try {
+    for await (const _row of (await openBatch(file, reader)).rows) void _row;
+  } catch (error) {
+    if (error instanceof BatchFileError) return error;
+    throw error;
+  }
+  return null;
 }
 
 /** Once every row is read: the findings across rows, the rows they make invalid taken out of the totals, the lists sorted. */
