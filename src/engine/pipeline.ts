@@ -12,7 +12,7 @@ import { AuthenticationRefused, Rejected, Retryable } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import { ConfigError, ServiceUnavailable } from '../errors.js';
-import type { PipelineRow, PipelineStore } from '../store/store.js';
+import type { BatchCorridor, PipelineRow, PipelineStore } from '../store/store.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
@@ -213,17 +213,15 @@ export class Pipeline {
     await Promise.all(inFlight);
   }
 
-  /** [1], [D12] Before sending, the corridors the batch uses are read; rows on an inactive one are not sent. */
+  /**
+   * [1], [D12] Before sending, the corridors the batch uses are read; rows on an inactive one are not sent. Which
+   * corridors still have ready rows comes from the batch's corridor summary, not from reading the batch: at a
+   * million rows that took seconds before the first call, after every restart.
+   */
   private async refuseInactiveCorridors(batchId: string): Promise<void> {
     const { store, client } = this.deps;
-    const key = (r: PipelineRow['request']): string => `${r.recipient.country_code}|${r.type}|${r.input_currency_code}|${r.output_currency_code}`;
-    const countries = new Set<string>();
-    for (let after = 0; ; ) {
-      const rows = await store.rowsInPhases(batchId, ['ready'], after, 1000);
-      if (rows.length === 0) break;
-      for (const row of rows) countries.add(row.request.recipient.country_code as string);
-      after = (rows[rows.length - 1] as PipelineRow).line;
-    }
+    const used = await store.batchCorridors(batchId);
+    const countries = new Set(used.map((c) => c.country_code));
     let corridors: Map<string, Awaited<ReturnType<PayoutClient['listCorridors']>>>;
     try {
       corridors = new Map(await Promise.all([...countries].map(async (c) => [c, await client.listCorridors(c, { signal: this.stopping.signal })] as const)));
@@ -235,23 +233,19 @@ export class Pipeline {
       if (error instanceof Rejected) throw new ServiceUnavailable(`the payout service refused to list corridors (${error.message}); ${unsent}`, { cause: error });
       throw error;
     }
-    const active = new Map<string, boolean>();
-    for (let after = 0; ; ) {
-      const rows = await store.rowsInPhases(batchId, ['ready'], after, 1000);
-      if (rows.length === 0) return;
-      for (const row of rows) {
-        const { request } = row;
-        const country = request.recipient.country_code as string;
-        if (!active.has(key(request))) {
-          const serving = (corridors.get(country) ?? []).filter((c) => c.type === request.type && c.input_currency_codes.includes(request.input_currency_code) && c.output_currency_codes.includes(request.output_currency_code));
-          active.set(key(request), serving.some((c) => c.active));
-        }
-        if (!active.get(key(request))) {
-          await store.movePhase(batchId, row.line, ['ready'], 'not_sent', REASONS.corridorInactive, `the ${request.type} corridor to ${country} for ${request.input_currency_code} to ${request.output_currency_code} is not active at the service`);
-          this.deps.log('corridor_inactive', { batch: batchId, line: row.line, external_id: row.external_id, country, type: request.type });
-        }
+    const inactive = used.filter((corridor) => !(corridors.get(corridor.country_code) ?? []).some((c) => c.active
+      && c.type === corridor.type && c.input_currency_codes.includes(corridor.input_currency) && c.output_currency_codes.includes(corridor.output_currency)));
+    const ended: { line: number; external_id: string; corridor: BatchCorridor }[] = [];
+    try {
+      for (const corridor of inactive) {
+        const detail = `the ${corridor.type} corridor to ${corridor.country_code} for ${corridor.input_currency} to ${corridor.output_currency} is not active at the service`;
+        for (const row of await store.endReadyRowsOfCorridor(batchId, corridor, REASONS.corridorInactive, detail)) ended.push({ ...row, corridor });
       }
-      after = (rows[rows.length - 1] as PipelineRow).line;
+    } finally {
+      // In file order, as the rows were read before; what was ended is told even if a later corridor failed.
+      for (const { line, external_id, corridor } of ended.sort((a, b) => a.line - b.line)) {
+        this.deps.log('corridor_inactive', { batch: batchId, line, external_id, country: corridor.country_code, type: corridor.type });
+      }
     }
   }
 

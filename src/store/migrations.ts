@@ -260,4 +260,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rows_original ON rows(original_batch, original_line) WHERE original_batch IS NOT NULL;
     `,
   },
+  {
+    version: 11,
+    name: 'the corridors each batch uses',
+    sql: `
+      -- The distinct corridors of a batch's accepted rows, written as its rows are made ready: what the corridor check
+      -- before sending needs is read here, not by parsing every row of the batch (src/engine/pipeline.ts). Batches
+      -- accepted before this table are summarised at their next send, from their rows still ready then.
+      CREATE TABLE batch_corridors (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        country_code TEXT NOT NULL,
+        type TEXT NOT NULL,
+        input_currency TEXT NOT NULL,
+        output_currency TEXT NOT NULL,
+        rows INTEGER NOT NULL,
+        PRIMARY KEY (batch_id, country_code, type, input_currency, output_currency)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -5,6 +5,7 @@
  * (which observation is newer, what to do next) are the engine's.
  */
 import { PIPELINE_COLUMNS } from './sql-lists.js';
+import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import type { ResultRow } from '../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../payout-states.js';
 import type { SqliteDatabase } from './database.js';
@@ -13,7 +14,7 @@ import { phaseList } from './sql-lists.js';
 import type { CountAndOldest, RowCount } from './metrics-figures.js';
 import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from './metrics-figures.js';
 import type {
-  BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
+  BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from './store.js';
 
 /** The columns a patch may set, so that no other name ever reaches the SQL. */
@@ -137,6 +138,19 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   async endReadyRows(batchId: string, outcome: string, detail: string): Promise<number> {
     return this.sql("UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND phase = 'ready'")
       .run(outcome, detail, batchId).changes;
+  }
+
+  async batchCorridors(batchId: string): Promise<BatchCorridor[]> {
+    return this.atomic(() => {
+      if (this.sql(SQLITE_CORRIDORS.summarised).get(batchId) === undefined) this.sql(SQLITE_CORRIDORS.summariseReady).run(batchId);
+      return this.sql(SQLITE_CORRIDORS.withReadyRows).all(batchId) as BatchCorridor[];
+    });
+  }
+
+  async endReadyRowsOfCorridor(batchId: string, corridor: Omit<BatchCorridor, 'rows'>, outcome: string, detail: string): Promise<{ line: number; external_id: string }[]> {
+    const ended = this.sql(SQLITE_CORRIDORS.endReady)
+      .all(outcome, detail, batchId, corridor.input_currency, corridor.output_currency, corridor.type, corridor.country_code) as { line: number; external_id: string }[];
+    return ended.sort((a, b) => a.line - b.line);
   }
 
   async scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void> {

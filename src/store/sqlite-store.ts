@@ -18,6 +18,7 @@ import { GENESIS } from '../audit/chain.js';
 import { MIGRATIONS } from './migrations.js';
 import { ROW_RECORD_COLUMNS, phaseList } from './sql-lists.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
+import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
@@ -131,7 +132,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
    * sent) until the last transaction accepts it; a crash in between leaves an
    * interrupted intake, whose rejection ends the rows already made ready as not
    * sent. Each chunk refuses the external ids another batch has sent or will
-   * send, looked up row by row in the index of submitted ids.
+   * send, looked up row by row in the index of submitted ids, and adds the
+   * corridors of the rows it made ready to the batch's summary.
    */
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
     const intake = (): boolean => this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
@@ -144,6 +146,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
             SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.batch_id <> rows.batch_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)})`)
           .run(batchId, after, after + ACCEPT_CHUNK_LINES);
         this.sql("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking'").run(batchId, after, after + ACCEPT_CHUNK_LINES);
+        // The corridors of the rows made ready, with them: the check before sending reads these, not the rows.
+        this.sql(SQLITE_CORRIDORS.summariseChunk).run(batchId, after, after + ACCEPT_CHUNK_LINES);
         return true;
       });
       if (!accepted) return null;

@@ -251,6 +251,16 @@ export interface NextRead {
   next_read_at: number | null;
 }
 
+/** A corridor a batch's rows use (recipient's country, payout type, both currencies), as batch_corridors keeps it. */
+export interface BatchCorridor {
+  country_code: string;
+  type: string;
+  input_currency: string;
+  output_currency: string;
+  /** How many of the batch's rows were made ready on it at acceptance (for a batch accepted before the summary existed: ready when it was made). */
+  rows: number;
+}
+
 export interface PipelineStore {
   openBatches(): Promise<BatchRecord[]>;
   /** Whether the batch's rows may be sent (its file was found unchanged once taken). */
@@ -277,6 +287,17 @@ export interface PipelineStore {
   stopCurrency(currency: string, detail: string, at: string): Promise<{ batches: number; notSent: number }>;
   /** The batch's rows not sent yet end not sent, with this reason (a batch held for a person). Returns how many. */
   endReadyRows(batchId: string, outcome: string, detail: string): Promise<number>;
+  /**
+   * The corridors of the batch that still have ready rows, from the summary
+   * written at acceptance (never by reading every row); for a batch accepted
+   * before the summary existed, it is made once, from its rows ready then.
+   */
+  batchCorridors(batchId: string): Promise<BatchCorridor[]>;
+  /**
+   * The batch's ready rows on this corridor end not sent, with this reason
+   * (the corridor is inactive at the service). Returns which, in file order.
+   */
+  endReadyRowsOfCorridor(batchId: string, corridor: Omit<BatchCorridor, 'rows'>, outcome: string, detail: string): Promise<{ line: number; external_id: string }[]>;
   /** Counts a read and sets when the next one is due (ms since the epoch). */
   scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void>;
   dueReads(now: number, limit: number): Promise<PipelineRow[]>;

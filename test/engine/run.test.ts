@@ -126,6 +126,26 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     expect(ctx.sandbox.store.allTransactions().next().done).toBe(true);
   });
 
+  it('of a batch on several corridors, ends the rows of the disabled one only, told in file order, and pays the others', async () => {
+    ctx = await engineContext();
+    ctx.sandbox.service.setCorridorActive('nga-cash', false);
+    ctx.drop(template('demo-batch.csv'));
+    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const batch = report.batches[0]?.batch as string;
+    const rows = await ctx.results(batch);
+    // Lines 11 to 14 are cash to Nigeria, paid out in naira (11, 13, 14) or in dollars (12): two corridors of the service's one.
+    const cash = ['DEMO-010', 'DEMO-011', 'DEMO-012', 'DEMO-013'];
+    expect(rows.filter((r) => r.state === 'corridor_inactive').map((r) => r.external_id)).toEqual(cash);
+    expect(rows.filter((r) => Number(r.line) < 11).every((r) => r.state === 'paid')).toBe(true);
+    const sent = new Set([...ctx.sandbox.store.allTransactions()].map((tx) => tx.external_id));
+    expect(cash.filter((id) => sent.has(id))).toEqual([]);
+    expect(ctx.events.filter((e) => e.event === 'corridor_inactive').map((e) => e.fields)).toEqual([11, 12, 13, 14].map((line) => ({
+      batch, line, external_id: `DEMO-0${line - 1}`, country: 'NGA', type: 'cash',
+    })));
+    expect((await ctx.store.row(batch, 12))?.outcome_detail).toBe('the cash corridor to NGA for USD to USD is not active at the service');
+    expect((await ctx.store.row(batch, 13))?.outcome_detail).toBe('the cash corridor to NGA for USD to NGN is not active at the service');
+  });
+
   it('waits for KYC approval before funding, and gives up at the funding deadline (sender_not_approved)', async () => {
     ctx = await engineContext({ kyc: { mode: 'review', verify_after_ms: 20, approve_after_ms: 20 } });
     ctx.drop(template('templates/nga-cash.csv'));

@@ -92,6 +92,44 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await row(batch, 3)).toMatchObject({ phase: 'not_sent', outcome: 'corridor_inactive', outcome_detail: 'off' });
     });
 
+    it('corridors: summarised as the batch is accepted, listed while they have ready rows; the ready rows of one ended together', async () => {
+      const corridor = (country: string, type: string, input: string, output: string) => ({ country_code: country, type, input_currency: input, output_currency: output });
+      const on = (line: number, id: string, c: ReturnType<typeof corridor>): NewRow => ({
+        line, external_id: id, errors: [],
+        request: { ...request(id, c.input_currency), type: c.type, output_currency_code: c.output_currency, recipient: { country_code: c.country_code, first_name: 'A' } },
+      });
+      const gbr = corridor('GBR', 'bank', 'USD', 'GBP');
+      const cash = corridor('NGA', 'cash', 'USD', 'NGN');
+      const eur = corridor('DEU', 'bank', 'EUR', 'EUR');
+      const earlier = await accepted(['USED']);
+      const batch = await store.beginBatch({ file_name: 'c.csv', sha256: 'c'.repeat(64), size_bytes: 10, policy: 'skip_invalid', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      // Lines far apart: acceptance may make rows ready in chunks of lines, each adding to the summary.
+      await store.addRows(batch, [
+        on(2, 'A', gbr), on(3, 'B', cash), on(4, 'C', gbr), on(5, 'USED', eur),
+        { line: 6, external_id: 'BAD', request: null, errors: [{ line: 6, column: 'type', code: 'required', message: 'm' }] },
+        on(7, 'D', eur), on(12_002, 'E', gbr), on(12_003, 'F', cash),
+      ]);
+      expect(await store.acceptBatch(batch)).toEqual({ ready: 6, refused: 1, invalid: 1 });
+      // Refused and invalid rows are not counted; the batch accepted first has its own.
+      expect(await store.batchCorridors(batch)).toEqual([{ ...eur, rows: 1 }, { ...gbr, rows: 3 }, { ...cash, rows: 2 }]);
+      expect(await store.batchCorridors(earlier)).toEqual([{ ...gbr, rows: 1 }]);
+      const before = await row(batch, 4);
+      expect(await store.endReadyRowsOfCorridor(batch, gbr, 'corridor_inactive', 'the bank corridor to GBR is not active')).toEqual([
+        { line: 2, external_id: 'A' }, { line: 4, external_id: 'C' }, { line: 12_002, external_id: 'E' },
+      ]);
+      expect(await row(batch, 4)).toMatchObject({ phase: 'not_sent', outcome: 'corridor_inactive', outcome_detail: 'the bank corridor to GBR is not active', revision: before.revision + 1 });
+      expect(await row(batch, 3)).toMatchObject({ phase: 'ready', outcome: null });
+      expect(await row(earlier, 2)).toMatchObject({ phase: 'ready' });
+      expect(await store.endReadyRowsOfCorridor(batch, gbr, 'corridor_inactive', 'again')).toEqual([]);
+      // A corridor whose rows all left ready (ended, or sent) is no longer listed: the service is not asked about it.
+      expect((await store.batchCorridors(batch)).map((c) => c.country_code)).toEqual(['DEU', 'NGA']);
+      const d = await row(batch, 7);
+      await store.commitRow(batch, 7, d.revision, { changes: { phase: 'creating' } });
+      expect(await store.batchCorridors(batch)).toEqual([{ ...cash, rows: 2 }]);
+      expect(await store.endReadyRows(batch, 'approval_invalid', 'held')).toBe(2);
+      expect(await store.batchCorridors(batch)).toEqual([]);
+    });
+
     it('reservations: within the budget, exact in integers; refused once the currency is stopped', async () => {
       const batch = await accepted(['A', 'B', 'C']);
       for (const line of [2, 3, 4]) {

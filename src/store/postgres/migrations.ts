@@ -208,4 +208,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX rows_original ON rows(original_batch, original_line) WHERE original_batch IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'the corridors each batch uses (as SQLite migration 11)',
+    sql: `
+      CREATE TABLE batch_corridors (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        country_code TEXT NOT NULL,
+        type TEXT NOT NULL,
+        input_currency TEXT NOT NULL,
+        output_currency TEXT NOT NULL,
+        rows BIGINT NOT NULL,
+        PRIMARY KEY (batch_id, country_code, type, input_currency, output_currency)
+      );
+    `,
+  },
 ];

@@ -6,6 +6,7 @@
  * amounts are numeric: exact.
  */
 import { PIPELINE_COLUMNS } from '../sql-lists.js';
+import { PG_CORRIDORS } from '../corridor-sql.js';
 import type pg from 'pg';
 import type { ResultRow } from '../../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../../payout-states.js';
@@ -14,7 +15,7 @@ import type { CountAndOldest, RowCount } from '../metrics-figures.js';
 import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from '../metrics-figures.js';
 import { PgBase } from './base.js';
 import type {
-  BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
+  BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
 } from '../store.js';
 
 const CHANGEABLE: ReadonlySet<string> = new Set([
@@ -151,6 +152,17 @@ export class PgPipeline extends PgBase implements PipelineStore, MetricsStore {
 
   async endReadyRows(batchId: string, outcome: string, detail: string): Promise<number> {
     return this.run("UPDATE rows SET phase = 'not_sent', outcome = $1, outcome_detail = $2, revision = revision + 1 WHERE batch_id = $3 AND phase = 'ready'", [outcome, detail, batchId]);
+  }
+
+  async batchCorridors(batchId: string): Promise<BatchCorridor[]> {
+    await this.run(PG_CORRIDORS.summariseReady, [batchId]);
+    return this.all<BatchCorridor>(PG_CORRIDORS.withReadyRows, [batchId]);
+  }
+
+  async endReadyRowsOfCorridor(batchId: string, corridor: Omit<BatchCorridor, 'rows'>, outcome: string, detail: string): Promise<{ line: number; external_id: string }[]> {
+    const ended = await this.all<{ line: number; external_id: string }>(PG_CORRIDORS.endReady,
+      [outcome, detail, batchId, corridor.input_currency, corridor.output_currency, corridor.type, corridor.country_code]);
+    return ended.sort((a, b) => a.line - b.line);
   }
 
   async scheduleRead(batchId: string, line: number, nextReadAt: number, counted: boolean): Promise<void> {

@@ -20,6 +20,7 @@ import { ROW_RECORD_COLUMNS, phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { PgOutbox } from './outbox.js';
+import { PG_CORRIDORS } from '../corridor-sql.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord, CorrectionLink,
   ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
@@ -154,6 +155,8 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
         WHERE batch_id = $1 AND phase = 'checking' AND external_id IN (
           SELECT external_id FROM rows WHERE batch_id <> $1 AND phase NOT IN ${NEVER_SENT} AND external_id IS NOT NULL)`, [batchId], c);
       const ready = await this.run("UPDATE rows SET phase = 'ready' WHERE batch_id = $1 AND phase = 'checking'", [batchId], c);
+      // The corridors of the rows made ready, with them: the check before sending reads these, not the rows.
+      await c.query(PG_CORRIDORS.summariseAccepted, [batchId]);
       const invalid = (await this.first<{ n: number }>("SELECT COUNT(*)::int AS n FROM rows WHERE batch_id = $1 AND phase = 'invalid'", [batchId], c))?.n ?? 0;
       await c.query("UPDATE batches SET status = 'accepted', rows_valid = $1 WHERE id = $2", [ready, batchId]);
       return { ready, refused, invalid };
