@@ -165,7 +165,7 @@ class WorkerPool {
     const script = workerScript();
     for (let i = 0; i < count; i++) {
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
-      const worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+      const worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } });
       worker.unref();
       this.all.push(worker);
       this.idle.push(worker);
