@@ -247,11 +247,19 @@ export class RowSteps {
     }
   }
 
-  /** Ends a created row with a decision of paybatch's own (a sender rejected, a stopped currency): cancelled, with the reason. */
-  async end(row: PipelineRow, outcome: string, detail: string, phases: readonly string[] = ['created']): Promise<boolean> {
-    const ended = await this.commit(row, (now) => (phases.includes(now.phase)
-      ? cancel(outcome, detail, this.deps.clock.now(), this.deps.policy.polling)
-      : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+  /**
+   * Ends a created row with a decision of paybatch's own (a sender rejected, a stopped currency): cancelled, with the
+   * reason. With `reasonIfCanceled`, a row the service cancelled meanwhile, unfunded and with no reason recorded,
+   * keeps this one (the same fact reached paybatch twice: a sender's rejection and its transaction's cancellation).
+   */
+  async end(row: PipelineRow, outcome: string, detail: string, phases: readonly string[] = ['created'], options: { reasonIfCanceled?: boolean } = {}): Promise<boolean> {
+    const ended = await this.commit(row, (now): Decision => {
+      if (phases.includes(now.phase)) return cancel(outcome, detail, this.deps.clock.now(), this.deps.policy.polling);
+      if (options.reasonIfCanceled && now.phase === 'final' && now.state === 'canceled' && now.outcome === null && now.funded_at === null) {
+        return { patch: { changes: { outcome, outcome_detail: detail } }, action: { kind: 'none' }, label: 'applied' };
+      }
+      return { patch: null, action: { kind: 'none' }, label: 'stale' };
+    });
     if (!ended || ended.decision.action.kind !== 'cancel') return false;
     await this.act(ended.row, ended.decision, 'cancel');
     return true;
