@@ -52,15 +52,21 @@ function workerScript(): string {
   return built;
 }
 
-/** How many worker threads: one per core, at most four; none on a single core. */
-export function checkWorkers(): number {
-  return Math.min(4, availableParallelism());
+/**
+ * How many worker threads: none on a single core; else one per core, at most
+ * four, but one core fewer when this thread has the rows to store (intake):
+ * that is work enough for it.
+ */
+export function checkWorkers(keepRows = false): number {
+  const cores = availableParallelism();
+  if (cores < 2) return 0;
+  return Math.min(4, keepRows ? cores - 1 : cores);
 }
 
 /** Opens `path` for checking in parallel, or null when it is to be read on one thread (see above). */
 export async function checkCsvInParallel(path: string, options: { reader: ReaderOptions; rules: RowRuleOptions; keepRows: boolean }): Promise<ParallelCheck | null> {
-  const workers = checkWorkers();
-  if (workers < 2 || /\.xlsx$/i.test(path)) return null;
+  const workers = checkWorkers(options.keepRows);
+  if (workers === 0 || /\.xlsx$/i.test(path)) return null;
   const size = await checkSize(path, options.reader.maxFileBytes);
   if (size < PARALLEL_MIN_BYTES) return null;
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };

@@ -148,8 +148,14 @@ export class Pipeline {
     const lastAlive = await store.lastHeartbeat(HEARTBEAT);
     await this.heartbeat();
     if (lastAlive !== null) {
-      const rows = await store.catchUpReads(new Date(lastAlive).toISOString(), clock.now());
-      if (rows > 0) log('catch_up_reads', { rows, down_s: Math.max(0, Math.round((clock.now() - lastAlive) / 1000)), reads_per_second: this.deps.engine.polling.reads_per_second });
+      // In the background: they are read within the polling budget anyway, and sending need not wait for them all to
+      // be marked (after a large batch, every row in flight is).
+      const now = clock.now();
+      const catchingUp = store.catchUpReads(new Date(lastAlive).toISOString(), now).then((rows) => {
+        if (rows > 0) log('catch_up_reads', { rows, down_s: Math.max(0, Math.round((now - lastAlive) / 1000)), reads_per_second: this.deps.engine.polling.reads_per_second });
+      }).catch((error: unknown) => log('catch_up_deferred', { reason: (error as Error).message }));
+      this.background.add(catchingUp);
+      void catchingUp.finally(() => this.background.delete(catchingUp));
     }
     const resumed = await this.retryStalled();
     if (resumed > 0) log('resumed_rows', { rows: resumed });

@@ -278,4 +278,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 12,
+    name: 'rows followed with no read scheduled',
+    sql: `
+      -- A crash between two steps can leave a row followed with no read due; every start looks for such rows. This
+      -- index holds only them (none, most of the time), so that the look costs nothing however large the batch.
+      CREATE INDEX rows_unscheduled ON rows(batch_id) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL;
+    `,
+  },
 ];

@@ -25,6 +25,8 @@ const CHANGEABLE: ReadonlySet<string> = new Set([
 ]);
 
 const UNSETTLED = phaseList(UNSETTLED_PHASES);
+/** Rows given a catch-up read per statement. */
+const CATCH_UP_CHUNK = 5000;
 const FOLLOWED = phaseList(FOLLOWED_PHASES);
 const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 
@@ -57,8 +59,9 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   async allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]> {
-    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows WHERE phase IN (${marks(phases)}) AND batch_id IN ${OPEN_BATCHES} ORDER BY batch_id, line`)
-      .all(...phases) as PipelineColumns[];
+    // By the index of phases: SQLite (no statistics here) would otherwise walk every row of the open batches in order.
+    const rows = this.sql(`SELECT ${PIPELINE_COLUMNS} FROM rows INDEXED BY rows_batch_phase WHERE batch_id IN ${OPEN_BATCHES} AND phase IN (${marks(phases)})
+      ORDER BY batch_id, line`).all(...phases) as PipelineColumns[];
     return rows.map(toPipelineRow);
   }
 
@@ -164,12 +167,26 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   async scheduleOrphans(now: number): Promise<number> {
-    return this.sql(`UPDATE rows SET next_read_at = ? WHERE phase IN ${FOLLOWED} AND next_read_at IS NULL AND batch_id IN ${OPEN_BATCHES}`).run(now).changes;
+    return this.sql(`UPDATE rows INDEXED BY rows_unscheduled SET next_read_at = ? WHERE phase IN ${FOLLOWED} AND next_read_at IS NULL AND batch_id IN ${OPEN_BATCHES}`).run(now).changes;
   }
 
+  /**
+   * In chunks by the index of scheduled reads, each its own statement, the rest
+   * of the process served in between: every row in flight may be caught up
+   * (a million after a batch was sent), and one update of them all would hold
+   * the database for seconds.
+   */
   async catchUpReads(heardBefore: string, now: number): Promise<number> {
-    return this.sql(`UPDATE rows SET next_read_at = ? WHERE phase IN ${FOLLOWED} AND next_read_at IS NOT NULL AND next_read_at > ?
-      AND (heard_at IS NULL OR heard_at < ?) AND batch_id IN ${OPEN_BATCHES}`).run(now, now, heardBefore).changes;
+    const chunk = this.sql(`UPDATE rows SET next_read_at = ? WHERE (batch_id, line) IN (SELECT batch_id, line FROM rows INDEXED BY rows_due_reads
+      WHERE phase IN ${FOLLOWED} AND next_read_at IS NOT NULL AND next_read_at > ? AND (heard_at IS NULL OR heard_at < ?) AND batch_id IN ${OPEN_BATCHES}
+      ORDER BY next_read_at LIMIT ${CATCH_UP_CHUNK})`);
+    let caught = 0;
+    for (;;) {
+      const changed = chunk.run(now, now, heardBefore).changes;
+      caught += changed;
+      if (changed < CATCH_UP_CHUNK) return caught;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   async nextReads(batchId: string, limit: number): Promise<NextRead[]> {

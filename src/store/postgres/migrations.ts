@@ -223,4 +223,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'rows followed with no read scheduled (as SQLite migration 12)',
+    sql: `
+      CREATE INDEX rows_unscheduled ON rows(batch_id) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL;
+    `,
+  },
 ];
