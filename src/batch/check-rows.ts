@@ -11,8 +11,8 @@ import type { RowRuleOptions, RowVerdict } from '../validate/row-rules.js';
 import { validateRow } from '../validate/row-rules.js';
 import { BatchRules } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
-import type { PayoutRequest } from './payout-request.js';
-import { toPayoutRequest } from './payout-request.js';
+import type { PayoutRequest, StoredRequest } from './payout-request.js';
+import { storedRequest, toPayoutRequest } from './payout-request.js';
 import type { BatchRow } from './reader.js';
 
 export interface RowChecked {
@@ -25,6 +25,8 @@ export interface RowChecked {
   valid: boolean;
   /** The request body of a valid row, built on demand (validation alone never needs it). */
   request(): PayoutRequest;
+  /** The same as the store keeps it (its JSON and the columns from it). */
+  stored(): StoredRequest;
   /** Minor units and output currency, when the amount itself is valid. */
   amount: { minor: bigint; currency: string } | null;
   /** A correction's original row, from original_batch and original_line; 'malformed' when they are there but not a batch and a line. */
@@ -76,6 +78,10 @@ class CheckedRow implements RowChecked {
   request(): PayoutRequest {
     if (!this.valid) throw new Error(`line ${this.line} is not valid: it has no request`);
     return toPayoutRequest(this.values, this.amountMinor as bigint);
+  }
+
+  stored(): StoredRequest {
+    return storedRequest(this.request());
   }
 }
 

@@ -37,6 +37,22 @@ export function toPayoutRequest(values: RowFields, amountMinor: bigint): PayoutR
   };
 }
 
+/** A valid row's request as the store keeps it: its JSON, and the columns taken from it. */
+export interface StoredRequest {
+  json: string;
+  inputCurrency: string;
+  outputAmount: string;
+  outputCurrency: string;
+  recipientName: string | null;
+}
+
+export function storedRequest(request: PayoutRequest): StoredRequest {
+  return {
+    json: JSON.stringify(request), inputCurrency: request.input_currency_code, outputAmount: request.output_amount_in_cents,
+    outputCurrency: request.output_currency_code, recipientName: recipientName(request),
+  };
+}
+
 /** The recipient's name as sent (a person's first and last names, or a business's name), for the results. */
 export function recipientName(request: PayoutRequest): string | null {
   const name = [request.recipient.first_name, request.recipient.last_name].filter((part) => part !== undefined && part !== '').join(' ');

@@ -44,8 +44,10 @@ export interface KeptRows {
   /** Minor units and currency of a row whose amount could be read, valid or not (for a manifest's totals). */
   amounts: (string | null)[];
   currencies: (string | null)[];
-  /** The payout request of a valid row, as JSON. */
+  /** The payout request of a valid row, as JSON, its input currency and its recipient's name. */
   requests: (string | null)[];
+  inputCurrencies: (string | null)[];
+  recipientNames: (string | null)[];
   /** The row's values as read, as JSON: kept for a row with no request. */
   fields: (string | null)[];
   /** A correction's original: "batch line", "malformed", or null. */
@@ -76,7 +78,7 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
   const prints = new Uint32Array(most * PRINTS_PER_ROW);
   const valid = new Uint8Array(most);
   const issues: CheckedSegment['issues'] = [];
-  const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], fields: [], origins: [] } : null;
+  const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], fields: [], origins: [] } : null;
   const totals = new Map<string, bigint>();
   let rows = 0;
   const width = task.columns.fields.length;
@@ -109,9 +111,11 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
       kept.externalIds.push(checked.externalId);
       kept.amounts.push(checked.amount ? checked.amount.minor.toString() : null);
       kept.currencies.push(checked.amount ? checked.amount.currency : null);
-      const request = checked.valid && origin !== 'malformed' ? JSON.stringify(checked.request()) : null;
-      kept.requests.push(request);
-      kept.fields.push(request === null ? JSON.stringify(checked.fields()) : null);
+      const stored = checked.valid && origin !== 'malformed' ? checked.stored() : null;
+      kept.requests.push(stored?.json ?? null);
+      kept.inputCurrencies.push(stored?.inputCurrency ?? null);
+      kept.recipientNames.push(stored?.recipientName ?? null);
+      kept.fields.push(stored === null ? JSON.stringify(checked.fields()) : null);
       kept.origins.push(origin === null || origin === 'malformed' ? origin : `${origin.batch} ${origin.line}`);
     }
     rows += 1;
@@ -142,6 +146,10 @@ export function keptRow(segment: CheckedSegment, at: number, errors: Issue[], wa
     request: () => {
       if (!request) throw new Error(`line ${line} is not valid: it has no request`);
       return JSON.parse(request) as PayoutRequest;
+    },
+    stored: () => {
+      if (!request || !minor || !currency) throw new Error(`line ${line} is not valid: it has no request`);
+      return { json: request, inputCurrency: kept.inputCurrencies[at] as string, outputAmount: minor, outputCurrency: currency, recipientName: kept.recipientNames[at] ?? null };
     },
     origin: () => {
       if (origin === null || origin === undefined || origin === 'malformed') return origin ?? null;

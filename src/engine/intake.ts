@@ -312,10 +312,11 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
         const malformed = origin === 'malformed'
           ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
           : [];
-        const request = checked.valid && malformed.length === 0 ? checked.request() : null;
+        // The request as stored: made on the worker thread that checked the row, when one did (no JSON made twice).
+        const stored = checked.valid && malformed.length === 0 ? checked.stored() : null;
         pending.push({
-          line: checked.line, external_id: checked.externalId, request, errors: [...checked.errors, ...malformed],
-          original: origin === 'malformed' ? null : origin, fields: request ? null : checked.fields(),
+          line: checked.line, external_id: checked.externalId, request: null, stored, errors: [...checked.errors, ...malformed],
+          original: origin === 'malformed' ? null : origin, fields: stored ? null : checked.fields(),
         });
         if (pending.length >= STORE_CHUNK) await flush();
       },

@@ -1,8 +1,9 @@
 /** A row as both databases return it for the intake port (ROW_RECORD_COLUMNS), and as the port gives it. */
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest, StoredRequest } from '../batch/payout-request.js';
+import { storedRequest } from '../batch/payout-request.js';
 import type { RowFields } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';
-import type { RowRecord } from './store.js';
+import type { NewRow, RowRecord } from './store.js';
 
 export interface RowColumns {
   batch_id: string;
@@ -29,4 +30,9 @@ export function toRowRecord(row: RowColumns): RowRecord {
     request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
     fields: fields ? (JSON.parse(fields) as RowFields) : null,
   };
+}
+
+/** A new row's request as the store keeps it: made where it was checked, or from its request here; null for an invalid row. */
+export function storedOf(row: NewRow): StoredRequest | null {
+  return row.stored ?? (row.request ? storedRequest(row.request) : null);
 }

@@ -4,8 +4,7 @@
  * reports, webhook events and schedules here.
  */
 import type { RowColumns } from './row-record.js';
-import { toRowRecord } from './row-record.js';
-import { recipientName } from '../batch/payout-request.js';
+import { storedOf, toRowRecord } from './row-record.js';
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
@@ -73,20 +72,21 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
       recipient_name, original_batch, original_line, invalid_fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.atomic(() => {
       for (const row of rows) {
+        const stored = storedOf(row);
         insert.run(
           batchId,
           row.line,
           row.external_id,
-          row.request ? JSON.stringify(row.request) : null,
-          row.request ? 'checking' : 'invalid',
+          stored?.json ?? null,
+          stored ? 'checking' : 'invalid',
           row.errors.length > 0 ? JSON.stringify(row.errors) : null,
-          row.request?.input_currency_code ?? null,
-          row.request?.output_amount_in_cents ?? null,
-          row.request?.output_currency_code ?? null,
-          row.request ? recipientName(row.request) : null,
+          stored?.inputCurrency ?? null,
+          stored?.outputAmount ?? null,
+          stored?.outputCurrency ?? null,
+          stored?.recipientName ?? null,
           row.original?.batch ?? null,
           row.original?.line ?? null,
-          !row.request && row.fields ? JSON.stringify(row.fields) : null,
+          !stored && row.fields ? JSON.stringify(row.fields) : null,
         );
       }
       this.sql('UPDATE batches SET rows_total = rows_total + ? WHERE id = ?').run(rows.length, batchId);

@@ -3,7 +3,7 @@
  * nothing of SQLite, so another store (PostgreSQL) can follow without touching
  * the engine. Each method is one atomic operation of the domain.
  */
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest, StoredRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { ResultRow } from '../reports/results.js';
 import type { RowFields } from '../validate/fields.js';
@@ -53,8 +53,10 @@ export type NewBatch = Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' |
 export interface NewRow {
   line: number;
   external_id: string | null;
-  /** The request body of a valid row; null for an invalid one. */
+  /** The request body of a valid row; null for an invalid one (or when `stored` carries it). */
   request: PayoutRequest | null;
+  /** The request as stored, made where the row was checked (a worker thread): taken instead of `request`. */
+  stored?: StoredRequest | null;
   errors: Issue[];
   /** A correction: the row it pays again. */
   original?: { batch: string; line: number } | null;

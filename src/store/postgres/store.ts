@@ -5,8 +5,7 @@
  * schedules, the lease, approvals and the audit trail here.
  */
 import type { RowColumns } from '../row-record.js';
-import { toRowRecord } from '../row-record.js';
-import { recipientName } from '../../batch/payout-request.js';
+import { storedOf, toRowRecord } from '../row-record.js';
 import pg from 'pg';
 import type { PayoutRequest } from '../../batch/payout-request.js';
 import type { Issue } from '../../validate/issue.js';
@@ -90,23 +89,24 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
   async addRows(batchId: string, rows: readonly NewRow[]): Promise<void> {
     if (rows.length === 0) return;
     // One statement per page of rows (arrays unnested), not one round trip per row.
-    const column = <T>(pick: (row: NewRow) => T): T[] => rows.map(pick);
+    const stored = rows.map(storedOf);
+    const column = <T>(pick: (row: NewRow, index: number) => T): T[] => rows.map(pick);
     await this.tx(async (c) => {
       await c.query(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency, recipient_name, original_batch, original_line, invalid_fields)
         SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[])`, [
         batchId,
         column((r) => r.line),
         column((r) => r.external_id),
-        column((r) => (r.request ? JSON.stringify(r.request) : null)),
-        column((r) => (r.request ? 'checking' : 'invalid')),
+        column((_r, i) => stored[i]?.json ?? null),
+        column((_r, i) => (stored[i] ? 'checking' : 'invalid')),
         column((r) => (r.errors.length > 0 ? JSON.stringify(r.errors) : null)),
-        column((r) => r.request?.input_currency_code ?? null),
-        column((r) => r.request?.output_amount_in_cents ?? null),
-        column((r) => r.request?.output_currency_code ?? null),
-        column((r) => (r.request ? recipientName(r.request) : null)),
+        column((_r, i) => stored[i]?.inputCurrency ?? null),
+        column((_r, i) => stored[i]?.outputAmount ?? null),
+        column((_r, i) => stored[i]?.outputCurrency ?? null),
+        column((_r, i) => stored[i]?.recipientName ?? null),
         column((r) => r.original?.batch ?? null),
         column((r) => r.original?.line ?? null),
-        column((r) => (!r.request && r.fields ? JSON.stringify(r.fields) : null)),
+        column((r, i) => (!stored[i] && r.fields ? JSON.stringify(r.fields) : null)),
       ]);
       await c.query('UPDATE batches SET rows_total = rows_total + $1 WHERE id = $2', [rows.length, batchId]);
     });
