@@ -14,7 +14,8 @@
  *   forwarding proxy in front of the sandbox (goal: within 2 s);
  * - storage: the write-ahead log's largest size while sending (goal: under
  *   64 MB), the database's size and its bytes per row;
- * - the same peak RSS for `paybatch watch` on the large batch.
+ * - the same peak RSS for `paybatch watch` on the large batch (its intake and
+ *   as long of sending, in a workspace of its own), against `run`'s on the small.
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -124,7 +125,7 @@ async function firstCallProxy(target: string): Promise<{ url: string; arm(): voi
   };
 }
 
-function workspace(dir: string, name: string, file: string, baseUrl: string, sandbox: SandboxProcess): string {
+function workspace(dir: string, name: string, file: string, baseUrl: string, sandbox: SandboxProcess, extra: Record<string, unknown> = {}): string {
   const home = join(dir, name);
   mkdirSync(join(home, 'inbox'), { recursive: true });
   writeFileSync(join(dir, 'secret'), sandbox.secret);
@@ -132,6 +133,7 @@ function workspace(dir: string, name: string, file: string, baseUrl: string, san
     service: { base_url: baseUrl, api_key: sandbox.key, api_secret_file: join(dir, 'secret') },
     batch: { invalid_rows: 'skip_invalid' },
     engine: { concurrency: 32 },
+    ...extra,
   }));
   copyFileSync(file, join(home, 'inbox', 'batch.csv'));
   writeFileSync(join(home, 'inbox', 'batch.csv.done'), '');
@@ -202,6 +204,12 @@ try {
   const firstCall = proxy.firstCallAt();
   const resumedFigures = rowFigures(largeHome);
   console.log(`  resume after SIGKILL           first call ${firstCall === null ? 'never' : `${(firstCall / 1000).toFixed(2)} s`} after the start  (goal: within 2 s: ${goal(firstCall !== null && firstCall < 2000)}); ${resumedFigures.sent - killedFigures.sent} more sent in 10 s, peak RSS ${resumed.peakMb} MB, WAL largest ${(resumed.walMax / MB).toFixed(1)} MB`);
+
+  // The daemon on the same batch: a fresh workspace, its intake and as long of sending, then SIGKILL.
+  const watchHome = workspace(dir, 'watch', largeFile, sandbox.url, sandbox, { watch: { listen: { host: '127.0.0.1', port: 0 } } });
+  const watched = await runPaybatch(['watch'], watchHome, { mark: /intake accepted/, killAfterMs: sendSeconds * 1000 });
+  const watchedFigures = rowFigures(watchHome);
+  console.log(`  watch, ${rows} rows             intake ${((watched.markedAtMs ?? NaN) / 1000).toFixed(1)} s, ${watchedFigures.sent} sent in ${sendSeconds} s; peak RSS ${watched.peakMb} MB  (goal: under 150 MB: ${goal(watched.peakMb < 150)}; ${(watched.peakMb / small.peakMb).toFixed(2)} of run's peak on ${smallRows} rows: ${goal(watched.peakMb / small.peakMb <= 1.2)}); WAL largest ${(watched.walMax / MB).toFixed(1)} MB`);
 } finally {
   proxy.close();
   sandbox.stop();
