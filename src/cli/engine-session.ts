@@ -14,7 +14,7 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { SharedWork } from '../engine/shared-work.js';
 import { hostname } from 'node:os';
-import { redactUrl } from '../store/postgres/store.js';
+import { redactUrl } from '../store/database-url.js';
 import { withoutUrlCredentials } from '../api/redact.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../audit/chain.js';

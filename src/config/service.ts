@@ -9,7 +9,6 @@ import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import type { RunningSandbox } from '../sandbox/start.js';
-import { startSandbox } from '../sandbox/start.js';
 import type { ServiceConfig } from './config.js';
 
 export interface ServiceConnection {
@@ -60,6 +59,8 @@ export async function connectService(
     const client = new PayoutClient({ ...clientOptions, baseUrl: service.base_url, credentials });
     return { client, credentials, embedded: null, describe: `payout service ${withoutUserInfo(service.base_url)} (key ${service.api_key})`, close: () => client.close() };
   }
+  // Loaded only when it runs: a paybatch that talks to a real service never holds the simulator in memory.
+  const { startSandbox } = await import('../sandbox/start.js');
   const sandbox = await startSandbox({ config: { port: 0 }, clock: options.clock, log: options.sandboxLog });
   const credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret };
   const client = new PayoutClient({ ...clientOptions, baseUrl: sandbox.url, credentials });

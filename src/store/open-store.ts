@@ -5,7 +5,7 @@
  */
 import type { StoreConfig } from '../config/config.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { PostgresStore, redactUrl } from './postgres/store.js';
+import { redactUrl } from './database-url.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { SharedWorkStore, Store } from './store.js';
 
@@ -19,6 +19,8 @@ export interface OpenedStore {
 
 export async function openStore(config: StoreConfig, workspace: Workspace, options: { checkIntegrity?: boolean } = {}): Promise<OpenedStore> {
   if (config.url) {
+    // Loaded only when configured: a SQLite workspace never holds the PostgreSQL driver in memory.
+    const { PostgresStore } = await import('./postgres/store.js');
     const store = await PostgresStore.open(config.url, { max: config.pool_size });
     return { store, shared: store, describe: `PostgreSQL ${redactUrl(config.url)}` };
   }

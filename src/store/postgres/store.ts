@@ -24,27 +24,16 @@ import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord, CorrectionLink,
   ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from '../store.js';
+import { redactUrl } from '../database-url.js';
+
+/** Kept here too, where it was first (tests import it from here). */
+export { redactUrl };
 
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 const NEVER_SENT = phaseList(NEVER_SENT_PHASES);
 const LEASE_LOCK = 7_281_921;
 const ACCEPT_LOCK = 7_281_922;
 
-/**
- * The database URL for people: scheme, user, host, port and database only. A
- * password (in the URL's user part or as ?password=) or any other query
- * parameter is never shown; a URL that does not read plainly is withheld.
- */
-export const redactUrl = (url: string): string => {
-  const withheld = 'the configured PostgreSQL database (URL withheld)';
-  try {
-    const parsed = new URL(url);
-    if (!/^postgres(ql)?:$/.test(parsed.protocol) || !/^\/[A-Za-z0-9_.-]*$/.test(parsed.pathname) || parsed.hostname === '') return withheld;
-    return `${parsed.protocol}//${parsed.username ? `${parsed.username}@` : ''}${parsed.host}${parsed.pathname}`;
-  } catch {
-    return withheld;
-  }
-};
 
 export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(pool: pg.Pool) {
