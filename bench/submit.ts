@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { PayoutClient } from '../src/api/client.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
+import { keepHeapNearLive } from '../src/cli/heap.js';
 import { takeFile } from '../src/engine/intake.js';
 import { Pipeline } from '../src/engine/pipeline.js';
 import { releaseBatch } from '../src/engine/release.js';
@@ -26,6 +27,9 @@ import { SqliteStore } from '../src/store/sqlite-store.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
 import { peakRssMb, startSandboxProcess } from './sandbox-process.js';
+
+// The engine runs in this process: with the heap as the paybatch command keeps it (src/cli/main.ts).
+keepHeapNearLive();
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000);
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 20);

@@ -7,6 +7,9 @@
 import { Command, CommanderError } from 'commander';
 import { OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
 import { ExitCode, PaybatchError, asDiskError } from '../errors.js';
+import { keepHeapNearLive } from './heap.js';
+
+keepHeapNearLive();
 
 /**
  * Each command's module is loaded only when it runs (all of them for help): a
