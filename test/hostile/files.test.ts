@@ -147,7 +147,9 @@ describe('a file that disappears between being seen and being claimed', () => {
       await eventually(() => ctx.logs.filter((l) => l.event === 'intake_waiting').length === 2, 5000, 'both files seen');
       unlinkSync(join(inbox, 'vanishing.csv'));
       clock.advance(3 * 3_600_000);
+      // Both, in whichever order the watcher reported the two files (they are taken one at a time, in that order).
       await eventually(() => ctx.logs.some((l) => l.event === 'intake_accepted'), 10_000, 'the other file taken');
+      await eventually(() => ctx.logs.some((l) => l.event === 'intake_gone'), 10_000, 'the vanished file said');
       expect(ctx.logs.find((l) => l.event === 'intake_gone')?.fields).toMatchObject({ file: 'vanishing.csv' });
       expect((await fetch(ctx.started.healthUrl)).status).toBe(200);
     } finally {
