@@ -13,14 +13,15 @@
 export type LineEnd = '\n' | '\r\n';
 
 /**
- * The lines csv-parse counts in `text` (its line numbers are paybatch's): every
- * carriage return and every line feed, a carriage return and line feed that end
- * a record once.
+ * The lines csv-parse counts inside a record, in text[from, to): every carriage
+ * return and every line feed (its line numbers are paybatch's). Only the line
+ * end that ends a record counts once when it is two characters; the scanner
+ * below counts those.
  */
-export function countLineEnds(text: string, lineEnd: LineEnd): number {
+export function countLineEnds(text: string, from = 0, to = text.length): number {
   let count = 0;
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count += 1;
-  for (let at = text.indexOf('\r'); at !== -1; at = text.indexOf('\r', at + 1)) count += lineEnd === '\r\n' && text.charCodeAt(at + 1) === 0x0a ? 0 : 1;
+  for (let at = text.indexOf('\n', from); at !== -1 && at < to; at = text.indexOf('\n', at + 1)) count += 1;
+  for (let at = text.indexOf('\r', from); at !== -1 && at < to; at = text.indexOf('\r', at + 1)) count += 1;
   return count;
 }
 

@@ -21,7 +21,7 @@ import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
 import type { SegmentRecord } from './segment-records.js';
 import { segmentRecords } from './segment-records.js';
-import { countLineEnds } from './record-boundaries.js';
+import { countLines } from './encoding.js';
 
 export interface SegmentTask {
   index: number;
@@ -73,7 +73,7 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
   let failure: unknown = null;
   const build = rowBuilder(task.columns);
   // Sized for the piece's lines; a piece has no more records than lines.
-  const most = countLineEnds(task.text, task.lineEnd) + 1;
+  const most = countLines(task.text) + 1;
   const lines = new Int32Array(most);
   const prints = new Uint32Array(most * PRINTS_PER_ROW);
   const valid = new Uint8Array(most);

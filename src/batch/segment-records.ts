@@ -22,14 +22,6 @@ export interface SegmentRecord {
   endLine: number;
 }
 
-/** Carriage returns and line feeds in text[from, to): inside a record, each is a line to csv-parse. */
-function lineCharacters(text: string, from: number, to: number): number {
-  let count = 0;
-  for (let at = text.indexOf('\n', from); at !== -1 && at < to; at = text.indexOf('\n', at + 1)) count += 1;
-  for (let at = text.indexOf('\r', from); at !== -1 && at < to; at = text.indexOf('\r', at + 1)) count += 1;
-  return count;
-}
-
 const QUOTE = 0x22;
 const isSpace = (code: number): boolean => code === 0x20 || code === 0x09;
 
@@ -134,7 +126,7 @@ export function* segmentRecords(text: string, startLine: number, options: { deli
     if ((quote === -1 || quote >= stop) && stop - at <= maxRowCharacters / LONG_LINE_SHARE) {
       const content = text.slice(at, stop);
       // A carriage return or line feed inside the line is a line more to csv-parse.
-      const inside = content.indexOf('\r') === -1 && content.indexOf('\n') === -1 ? 0 : countLineEnds(content, lineEnd);
+      const inside = countLineEnds(content);
       if (content.trim() === '') {
         empties += 1;
       } else {
@@ -149,7 +141,7 @@ export function* segmentRecords(text: string, startLine: number, options: { deli
     // A record with quotes, well formed: split here; anything else (or a long one): csv-parse reads it, to its end.
     const quoted = stop - at <= maxRowCharacters / LONG_LINE_SHARE ? splitQuoted(text, at, delimiter, lineEnd, maxRowCharacters / LONG_LINE_SHARE) : null;
     if (quoted) {
-      const endLine = csvLine + lineCharacters(text, at, quoted.bodyEnd);
+      const endLine = csvLine + countLineEnds(text, at, quoted.bodyEnd);
       yield { record: quoted.record, line: lastEnd + 1 + empties, endLine };
       lastEnd = endLine;
       empties = 0;

@@ -4,6 +4,7 @@
  * a plain line per batch every so often, which a log keeps readably.
  */
 import cliProgress from 'cli-progress';
+import { Cadence } from '../engine/cadence.js';
 import type { BatchProgress, BatchRecord } from '../store/store.js';
 
 export interface ProgressSource {
@@ -56,19 +57,22 @@ export function startProgress(source: ProgressSource, out: NodeJS.WritableStream
       busy = false;
     }
   };
-  // Counting a batch's rows takes a while at a million rows: the next count waits at least twenty times as long as
-  // the last took, so that progress never costs more than a twentieth of the time.
+  // Counting a batch's rows takes a while at a million rows: at most a twentieth of the time (see Cadence).
+  const cadence = new Cadence(intervalMs, 20, performance.now());
   let timer: NodeJS.Timeout;
   let stopped = false;
-  const schedule = (wait: number): void => {
+  const schedule = (): void => {
     if (stopped) return;
     timer = setTimeout(() => {
       const started = performance.now();
-      void update().catch(() => {}).finally(() => schedule(Math.max(intervalMs, 20 * (performance.now() - started))));
-    }, wait);
+      void update().catch(() => {}).finally(() => {
+        cadence.ran(started, performance.now());
+        schedule();
+      });
+    }, cadence.interval());
     timer.unref();
   };
-  schedule(intervalMs);
+  schedule();
   return {
     async stop() {
       stopped = true;

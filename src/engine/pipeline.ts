@@ -53,11 +53,6 @@ export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
   };
 }
 
-/** A row whose transaction the service cancelled before it was funded, with no reason of paybatch's recorded. */
-function endedUnfundedWithoutReason(row: PipelineRow): boolean {
-  return row.phase === 'final' && row.state === 'canceled' && row.outcome === null && row.funded_at === null;
-}
-
 export class Pipeline {
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly steps: RowSteps;
@@ -296,9 +291,9 @@ export class Pipeline {
     await this.limit(() => this.guarded(row, async () => {
       const waiting = await this.deps.store.row(row.batch_id, row.line);
       const waitingOnSender = waiting?.phase === 'created' && waiting.state !== null && WAITING_FOR_SENDER.has(waiting.state);
-      // Or the service's cancellation of it was applied first (its event and the sender's came together): it ended
-      // unfunded all the same, and why is the sender's rejection.
-      if (waiting && (waitingOnSender || endedUnfundedWithoutReason(waiting))) {
+      // Or already final: the service's cancellation of it may have been applied first (its event and the sender's came
+      // together); end() keeps the reason on such a row, and leaves any other final row as it is.
+      if (waiting && (waitingOnSender || waiting.phase === 'final')) {
         await this.steps.end(waiting, REASONS.senderRejected, `the sender was ${state} by the service [3.3]`, ['created'], { reasonIfCanceled: true });
       }
     }));

@@ -20,7 +20,8 @@ import { notABatchFile } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
-import { ResultsCadence, settleIfDone, writeBatchResults } from './settle.js';
+import { settleIfDone, writeBatchResults } from './settle.js';
+import { Cadence } from './cadence.js';
 import type { SharedWork } from './shared-work.js';
 
 export type { BatchSummary } from './settle.js';
@@ -161,7 +162,8 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
 
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
-  const results = new ResultsCadence(RESULTS_EVERY_MS, deps.clock.now());
+  // Interim results: at most a tenth of the time (a million rows take seconds to write).
+  const results = new Cadence(RESULTS_EVERY_MS, 10, deps.clock.now());
   let lastRetry = deps.clock.now();
   while (pending.length > 0) {
     const stillOpen: string[] = [];
@@ -173,7 +175,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
       // Results follow the states as they change, not only at the end.
       const started = deps.clock.now();
       for (const batch of pending) await writeBatchResults(deps, batch);
-      results.wrote(started, deps.clock.now());
+      results.ran(started, deps.clock.now());
     }
     if (deps.clock.now() - lastRetry >= RETRY_STALLED_MS) {
       // A step that failed (the service did not answer) is taken up again within the same run.

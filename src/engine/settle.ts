@@ -57,32 +57,6 @@ export interface BatchSummary {
 }
 
 /**
- * When result files are rewritten while rows still move: every `everyMs`, and
- * never more often than ten times as long as the last rewrite took, so that a
- * batch of a million rows (seconds to write) spends at most a tenth of its time
- * on interim results. The final results are written regardless.
- */
-export class ResultsCadence {
-  private lastAt: number;
-  private lastTookMs = 0;
-
-  constructor(private readonly everyMs: number, now: number) {
-    this.lastAt = now;
-  }
-
-  due(now: number): boolean {
-    return now - this.lastAt >= Math.max(this.everyMs, RESULTS_COST_FACTOR * this.lastTookMs);
-  }
-
-  wrote(startedAt: number, endedAt: number): void {
-    this.lastAt = endedAt;
-    this.lastTookMs = endedAt - startedAt;
-  }
-}
-
-const RESULTS_COST_FACTOR = 10;
-
-/**
  * Writes a batch's result file and summary in one pass over its rows; with
  * reports.results_xlsx, the workbook too once every row is final (while rows
  * still move, only the CSV follows them: a workbook costs more to write).

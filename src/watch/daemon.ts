@@ -18,7 +18,8 @@ import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
 import type { Seen } from '../workspace/arrival.js';
-import { ResultsCadence, archiveSettledElsewhere, settleIfDone, writeBatchResults } from '../engine/settle.js';
+import { archiveSettledElsewhere, settleIfDone, writeBatchResults } from '../engine/settle.js';
+import { Cadence } from '../engine/cadence.js';
 import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
@@ -378,7 +379,8 @@ export class Daemon {
   private async run(): Promise<void> {
     const { clock, config, store, log } = this.deps;
     const { reads_per_second } = config.engine.polling;
-    const results = new ResultsCadence(config.watch.results_every_ms, clock.now());
+    // Interim results: at most a tenth of the time (a million rows take seconds to write).
+    const results = new Cadence(config.watch.results_every_ms, 10, clock.now());
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {
@@ -402,7 +404,7 @@ export class Daemon {
         if (results.due(clock.now())) {
           const started = clock.now();
           await this.writeOpenResults();
-          results.wrote(started, clock.now());
+          results.ran(started, clock.now());
         }
         // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
         await this.pause(Math.max(this.deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));

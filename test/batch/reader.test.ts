@@ -3,27 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/config.js';
 import { readerOptions } from '../../src/batch/batch-options.js';
-import { BatchFileError } from '../../src/batch/file-error.js';
 import { openBatch } from '../../src/batch/reader.js';
-import { validateFile } from '../../src/batch/validate-file.js';
-import { RULES } from '../helpers/rows.js';
+import { batchConfig, fileError, validate } from '../helpers/validation.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
-const batchConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ batch: overrides }).batch;
-const validate = (file: string, overrides: Record<string, unknown> = {}) =>
-  validateFile(file, { reader: readerOptions(batchConfig(overrides)), rules: RULES, maxReportedIssues: 100 });
-
-async function fileError(file: string, overrides: Record<string, unknown> = {}): Promise<BatchFileError> {
-  try {
-    await validate(file, overrides);
-  } catch (error) {
-    if (error instanceof BatchFileError) return error;
-    throw error;
-  }
-  throw new Error(`${file} was read without a file-level error`);
-}
 
 describe('reading real-world batch files', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'paybatch-reader-'));

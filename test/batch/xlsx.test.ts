@@ -9,16 +9,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readerOptions } from '../../src/batch/batch-options.js';
 import { cellText, columnLetters, decimalText, sheetPrefix } from '../../src/batch/cell-values.js';
-import { BatchFileError } from '../../src/batch/file-error.js';
 import { fileSha256 } from '../../src/batch/file-hash.js';
 import { openBatch } from '../../src/batch/reader.js';
-import { validateFile } from '../../src/batch/validate-file.js';
-import { configSchema } from '../../src/config/config.js';
 import type { Corridor } from '../../src/validate/corridors.js';
 import { CORRIDORS } from '../../src/validate/corridors.js';
-import type { RowRuleOptions } from '../../src/validate/row-rules.js';
 import { companionNames, companionOf, notABatchFile } from '../../src/workspace/arrival.js';
 import { RULES, validRow } from '../helpers/rows.js';
+import { batchConfig, fileError, validate } from '../helpers/validation.js';
 import type { CellInput, SheetInput } from '../helpers/xlsx.js';
 import { headerOf, sheetOf, writeWorkbook } from '../helpers/xlsx.js';
 
@@ -28,9 +25,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 /** A 20-digit account typed into a number cell: what the cell keeps is not it. */
 const LONG_NUMBER = Number('12345678901234567890');
-const batchConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ batch: overrides }).batch;
-const validate = (file: string, overrides: Record<string, unknown> = {}, rules: RowRuleOptions = RULES) =>
-  validateFile(file, { reader: readerOptions(batchConfig(overrides)), rules, maxReportedIssues: 100 });
 
 async function workbook(sheets: SheetInput[], options: { date1904?: boolean } = {}): Promise<string> {
   const file = join(dir, `book-${(files += 1)}.xlsx`);
@@ -42,16 +36,6 @@ async function workbook(sheets: SheetInput[], options: { date1904?: boolean } = 
 function payouts(rows: Record<string, CellInput>[], leadingEmptyRows = 0, name = 'Payouts'): SheetInput {
   const full = rows.map((overrides, i) => ({ ...validRow('gbr', { external_id: `X-${i + 1}`, output_amount: `${100 + i}.00` }), ...overrides }));
   return sheetOf(name, headerOf(full), full, leadingEmptyRows);
-}
-
-async function fileError(file: string, overrides: Record<string, unknown> = {}): Promise<BatchFileError> {
-  try {
-    await validate(file, overrides);
-  } catch (error) {
-    if (error instanceof BatchFileError) return error;
-    throw error;
-  }
-  throw new Error(`${file} was read without a file-level error`);
 }
 
 describe('cell values as text (pure)', () => {

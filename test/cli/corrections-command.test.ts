@@ -1,28 +1,18 @@
-/** paybatch corrections, resubmit and retry as commands (the built binary), on a batch paid against the sandbox. */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+/** paybatch corrections, resubmit and retry as commands (the built binary), on a batch paid against the suite.sandbox. */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSandbox } from '../../src/sandbox/start.js';
-import { startSandbox } from '../../src/sandbox/start.js';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, fastSandboxForSuite, template } from '../helpers/engine.js';
 
 describe('paybatch corrections, resubmit and retry, as commands', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'paybatch-corrections-cli-'));
-  let sandbox: RunningSandbox;
-  beforeAll(async () => {
-    sandbox = await startSandbox({ config: FAST_SANDBOX });
-  });
-  afterAll(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const suite = fastSandboxForSuite('paybatch-corrections-cli-');
+  const { dir } = suite;
 
   it('writes the corrections of a batch, puts a fixed file in the inbox whole, and refuses a retry that would need fixes', { timeout: 60_000 }, async () => {
     const home = join(dir, 'ws');
     mkdirSync(join(home, 'inbox'), { recursive: true });
-    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
     copyFileSync(template('demo-batch.csv'), join(home, 'inbox', 'demo.csv'));
     const run = await runCli(['run', '--wait', '2s'], { env });

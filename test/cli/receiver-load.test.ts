@@ -7,19 +7,16 @@
  * printed (goal: under 150 MB).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../chaos/free-port.js';
-import type { RunningSandbox } from '../../src/sandbox/start.js';
-import { startSandbox } from '../../src/sandbox/start.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { BIN } from '../helpers/cli.js';
 import { eventually } from '../helpers/daemon.js';
-import { FAST_SANDBOX } from '../helpers/engine.js';
+import { fastSandboxForSuite } from '../helpers/engine.js';
 
 const CLIENTS = 600;
 
@@ -29,22 +26,15 @@ const rssMb = (pid: number): number => {
 };
 
 describe('the webhook receiver under 600 slow clients', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'paybatch-receiver-load-'));
-  let sandbox: RunningSandbox;
-  beforeAll(async () => {
-    sandbox = await startSandbox({ config: FAST_SANDBOX });
-  });
-  afterAll(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const suite = fastSandboxForSuite('paybatch-receiver-load-');
+  const { dir } = suite;
 
   it('keeps the daemon\'s memory bounded and /healthz answering', { timeout: 60_000 }, async () => {
     const home = join(dir, 'ws');
     openWorkspace(home);
     const port = await freePort();
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ watch: { listen: { port } } }));
-    const env = { ...process.env, PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+    const env = { ...process.env, PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
     const child = spawn(process.execPath, [BIN, 'watch'], { env });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -62,7 +52,7 @@ describe('the webhook receiver under 600 slow clients', () => {
         if (i % 2 === 0) {
           socket.write('POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\n'); // the rest of the headers never comes
         } else {
-          socket.write(`POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization-Key: ${sandbox.apiKey}\r\nAuthorization-Nonce: n-${i}\r\nAuthorization-Signature: ${'f'.repeat(128)}\r\nContent-Length: 60000\r\n\r\n`);
+          socket.write(`POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization-Key: ${suite.sandbox.apiKey}\r\nAuthorization-Nonce: n-${i}\r\nAuthorization-Signature: ${'f'.repeat(128)}\r\nContent-Length: 60000\r\n\r\n`);
           socket.write(Buffer.alloc(30_000, 'a')); // half the body, the rest dripped
         }
       }

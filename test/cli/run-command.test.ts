@@ -1,46 +1,36 @@
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSandbox } from '../../src/sandbox/start.js';
-import { startSandbox } from '../../src/sandbox/start.js';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { readWorkbook } from '../helpers/workbook.js';
-import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, fastSandboxForSuite, template } from '../helpers/engine.js';
 
 describe('paybatch run and paybatch demo, as commands', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'paybatch-run-cli-'));
-  let sandbox: RunningSandbox;
-  beforeAll(async () => {
-    sandbox = await startSandbox({ config: FAST_SANDBOX });
-  });
-  afterAll(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const suite = fastSandboxForSuite('paybatch-run-cli-');
+  const { dir } = suite;
 
   it('pays the inbox, prints one line per batch with the results file, and exits 0', async () => {
     const home = join(dir, 'ws');
-    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
     expect((await runCli(['run', '--wait', '5s'], { env })).stdout).toMatch(/nothing to do/);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE }));
     copyFileSync(template('templates/eur-iban-bank.csv'), join(home, 'inbox', 'eur.csv'));
     const result = await runCli(['run', '--wait', '10s'], { env });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/using payout service http:\/\/127\.0\.0\.1:\d+\/v1 \(key sandbox-key\)/);
-    expect(result.stderr).not.toContain(sandbox.apiSecret);
+    expect(result.stderr).not.toContain(suite.sandbox.apiSecret);
     expect(result.stdout).toMatch(/B\d{8}-[0-9a-f]{8} \(eur\.csv\): 3 rows: paid 3; all final/);
     const [resultsFile] = readdirSync(join(home, 'outbox')).filter((f) => f.endsWith('.results.csv'));
     expect(readFileSync(join(home, 'outbox', resultsFile as string), 'utf8').split('\n')[0]).toBe(
       'line,external_id,transaction_id,state,state_reason,state_reason_code,input_amount_in_cents,input_currency,output_amount_in_cents,output_currency,error,output_amount,input_amount,recipient_name,final_at,corrects');
     const log = readFileSync(join(home, 'paybatch.log'), 'utf8');
-    expect(log).not.toContain(sandbox.apiSecret);
+    expect(log).not.toContain(suite.sandbox.apiSecret);
     expect(log).not.toContain('DE89370400440532013000');
   });
 
   it('cancel: says when there is no such batch, and exits 1', async () => {
     const home = join(dir, 'ws');
-    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
     const result = await runCli(['cancel', '--batch', 'B00000000-none', '--state', 'error,manual', '--wait', '1s'], { env });
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toMatch(/no batch B00000000-none in .*: nothing to cancel\n$/);
@@ -49,7 +39,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
 
   it('exits 77 with a message when the service refuses the credentials', async () => {
     const home = join(dir, 'refused');
-    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: 'wrong-secret' };
+    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: 'wrong-secret' };
     const setup = await runCli(['run', '--wait', '1s'], { env });
     expect(setup.code).toBe(0);
     copyFileSync(template('templates/nga-cash.csv'), join(home, 'inbox', 'cash.csv'));
@@ -62,10 +52,10 @@ describe('paybatch run and paybatch demo, as commands', () => {
 
   it('run prints progress lines when not on a terminal; status lists the rows needing attention; report reconciles the batch', async () => {
     const home = join(dir, 'progress');
-    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret };
+    const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
     expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
-      intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' }, reports: { service_ledger_url: `${sandbox.operatorUrl}/ledger` },
+      intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' }, reports: { service_ledger_url: `${suite.sandbox.operatorUrl}/ledger` },
     }));
     copyFileSync(template('demo-batch.csv'), join(home, 'inbox', 'demo.csv'));
     const run = await runCli(['run', '--wait', '3s', '--progress-every', '500ms'], { env });

@@ -1,5 +1,6 @@
 /** Runs the engine in-process against a fast sandbox, in a fresh workspace. */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,30 @@ export const FAST_SANDBOX: SandboxConfigInput = {
   tick_ms: 5,
   payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [10, 40], slow_delay_ms: [50, 100], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 },
 };
+
+/**
+ * For a whole suite (call it inside its describe): a temporary folder, and a
+ * FAST_SANDBOX started before the suite's tests, stopped and the folder removed
+ * after them.
+ */
+export function fastSandboxForSuite(prefix: string): { dir: string; readonly sandbox: RunningSandbox } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let sandbox: RunningSandbox | undefined;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ config: FAST_SANDBOX });
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir,
+    get sandbox(): RunningSandbox {
+      if (!sandbox) throw new Error('the suite sandbox is started before the tests only');
+      return sandbox;
+    },
+  };
+}
 
 /** Files a test has just written are complete: taken, and sent, after a few milliseconds of quiet. */
 export const FAST_INTAKE = { stable_ms: 30 };

@@ -1,0 +1,24 @@
+/** Validating a batch file in tests, with the default configuration (overrides of `batch.*` optional) and the test rules. */
+import { readerOptions } from '../../src/batch/batch-options.js';
+import { BatchFileError } from '../../src/batch/file-error.js';
+import type { ValidationReport } from '../../src/batch/validate-file.js';
+import { validateFile } from '../../src/batch/validate-file.js';
+import { configSchema } from '../../src/config/config.js';
+import type { RowRuleOptions } from '../../src/validate/row-rules.js';
+import { RULES } from './rows.js';
+
+export const batchConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ batch: overrides }).batch;
+
+export const validate = (file: string, overrides: Record<string, unknown> = {}, rules: RowRuleOptions = RULES): Promise<ValidationReport> =>
+  validateFile(file, { reader: readerOptions(batchConfig(overrides)), rules, maxReportedIssues: 100 });
+
+/** The file-level error validating `file` ends with; fails the test when it is read without one. */
+export async function fileError(file: string, overrides: Record<string, unknown> = {}): Promise<BatchFileError> {
+  try {
+    await validate(file, overrides);
+  } catch (error) {
+    if (error instanceof BatchFileError) return error;
+    throw error;
+  }
+  throw new Error(`${file} was read without a file-level error`);
+}
