@@ -119,7 +119,11 @@ async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, header
   let line = 1 + boundaries.linesToLastEnd;
   let endLine = line;
   const send = (text: string, nextLine: number): void => {
-    waiting.push(pool.check({ ...shared, index, text, startLine: line }));
+    const checked = pool.check({ ...shared, index, text, startLine: line });
+    // Its failure is thrown where it is awaited, in file order; a piece failing while an earlier one is awaited must
+    // not end the process as an unhandled rejection meanwhile.
+    checked.catch(() => {});
+    waiting.push(checked);
     index += 1;
     line = nextLine;
   };
