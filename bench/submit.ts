@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { PayoutClient } from '../src/api/client.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
-import { keepHeapNearLive } from '../src/cli/heap.js';
+import { keepHeapNearLive } from '../src/heap.js';
 import { takeFile } from '../src/engine/intake.js';
 import { Pipeline } from '../src/engine/pipeline.js';
 import { releaseBatch } from '../src/engine/release.js';

@@ -9,7 +9,7 @@ import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
 import { validateFile } from '../src/batch/validate-file.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
-import { keepHeapNearLive } from '../src/cli/heap.js';
+import { keepHeapNearLive } from '../src/heap.js';
 
 const [mode, file] = process.argv.slice(2) as [string, string];
 // As the paybatch command does (src/cli/main.ts), for csv-parse alone too.

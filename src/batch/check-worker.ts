@@ -11,3 +11,6 @@ parentPort?.on('message', (task: SegmentTask) => {
     parentPort?.postMessage({ index: task.index, failed: (error as Error).stack ?? String(error) });
   }
 });
+
+// Ready: the pool gives this worker pieces from now on.
+parentPort?.postMessage({ ready: true });

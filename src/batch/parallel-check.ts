@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parse } from 'csv-parse/sync';
+import { keepHeapNearLive } from '../heap.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
 import type { ColumnPlan } from './columns.js';
 import { planColumns } from './columns.js';
@@ -165,28 +166,45 @@ async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, header
   }
 }
 
-/** Worker threads, each given the next piece when it is free. */
+/**
+ * Worker threads, each given the next piece when it is free. A worker is free
+ * once it says it is ready (its modules loaded): on Node 20 a worker's start puts
+ * V8's flags back as they were at launch, so the heap's settings (heap.ts) are
+ * set again then, or this thread's young generation grows to 32 MB while the file
+ * is read. A worker that fails fails every piece not yet checked.
+ */
 class WorkerPool {
   private readonly idle: Worker[] = [];
   private readonly queue: { task: SegmentTask; resolve(checked: CheckedSegment): void; reject(error: unknown): void }[] = [];
   private readonly all: Worker[] = [];
+  private failure: unknown = null;
 
   constructor(count: number) {
     const script = workerScript();
     for (let i = 0; i < count; i++) {
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
       const worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } });
-      worker.unref();
+      worker.once('message', () => {
+        keepHeapNearLive();
+        this.idle.push(worker);
+        this.next();
+      });
+      worker.on('error', (error) => this.fail(error));
       this.all.push(worker);
-      this.idle.push(worker);
     }
   }
 
   check(task: SegmentTask): Promise<CheckedSegment> {
+    if (this.failure !== null) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.queue.push({ task, resolve, reject });
       this.next();
     });
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= error;
+    for (const waiting of this.queue.splice(0)) waiting.reject(error);
   }
 
   private next(): void {

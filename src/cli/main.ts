@@ -7,7 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
 import { ExitCode, PaybatchError, asDiskError } from '../errors.js';
-import { keepHeapNearLive } from './heap.js';
+import { keepHeapNearLive } from '../heap.js';
 
 keepHeapNearLive();
 

@@ -1,0 +1,49 @@
+/**
+ * The heap's settings (src/heap.ts) hold in a process that checks a file on
+ * worker threads: a worker's start puts V8's flags back as they were at launch,
+ * and the young generation of the thread that reads the file then grows to its
+ * 32 MB. Run in a child process of its own (the built code), as the command runs.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateBatch } from '../../bench/generate-batch.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-heap-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const built = (path: string): string => pathToFileURL(resolve('dist', path)).href;
+const script = `
+import { getHeapSpaceStatistics } from 'node:v8';
+import { keepHeapNearLive } from '${built('src/heap.js')}';
+// First, as the command does; what it loads comes after.
+keepHeapNearLive();
+const { validateFile } = await import('${built('src/batch/validate-file.js')}');
+const { readerOptions, ruleOptions } = await import('${built('src/batch/batch-options.js')}');
+const { configSchema } = await import('${built('src/config/config.js')}');
+const { batch } = configSchema.parse({});
+const report = await validateFile(process.argv[2], {
+  reader: readerOptions(batch),
+  rules: ruleOptions(batch, { now: () => Date.now() }),
+  maxReportedIssues: 10,
+}, { row: () => {} });
+const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+process.stdout.write(JSON.stringify({ rows: report.rows, youngMb: young.space_size / 1048576 }));
+`;
+
+describe('the heap settings', () => {
+  it('keep the young generation at its first size while a large file is checked on worker threads', async () => {
+    const file = join(dir, 'batch.csv');
+    await generateBatch(file, 60_000);
+    const checker = join(dir, 'check.mjs');
+    writeFileSync(checker, script);
+    const out = execFileSync(process.execPath, [checker, file], { encoding: 'utf8', env: { ...process.env, PAYBATCH_PARALLEL_MIN_BYTES: '0' } });
+    const { rows, youngMb } = JSON.parse(out) as { rows: number; youngMb: number };
+    expect(rows).toBe(60_000);
+    // Two halves of 1 MB, or a step more when it grew before a worker was ready; 32 MB when the settings were lost.
+    expect(youngMb).toBeLessThanOrEqual(8);
+  }, 120_000);
+});
