@@ -70,15 +70,19 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   async addRows(batchId: string, rows: readonly NewRow[]): Promise<void> {
     const insert = this.sql(`INSERT INTO rows (batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency,
       recipient_name, original_batch, original_line, invalid_fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // Sendable as stored, unless its external_id is already taken (by another batch, or by an earlier line of this
+    // one): that row waits in 'checking' for the acceptance, which refuses it or makes it ready (see acceptBatch).
+    const taken = this.sql(`SELECT 1 FROM rows WHERE external_id = ? AND phase NOT IN ${phaseList(NEVER_SENT_PHASES)}`).pluck();
     this.atomic(() => {
       for (const row of rows) {
         const stored = storedOf(row);
+        const phase = !stored ? 'invalid' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
         insert.run(
           batchId,
           row.line,
           row.external_id,
           stored?.json ?? null,
-          stored ? 'checking' : 'invalid',
+          phase,
           row.errors.length > 0 ? JSON.stringify(row.errors) : null,
           stored?.inputCurrency ?? null,
           stored?.outputAmount ?? null,
@@ -126,14 +130,16 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   }
 
   /**
-   * Rows are made sendable in chunks of lines, each chunk its own transaction:
-   * one transaction over a million rows would put every page of the batch in
-   * the write-ahead log at once. The batch stays in intake (nothing of it is
-   * sent) until the last transaction accepts it; a crash in between leaves an
-   * interrupted intake, whose rejection ends the rows already made ready as not
-   * sent. Each chunk refuses the external ids another batch has sent or will
-   * send, looked up row by row in the index of submitted ids, and adds the
-   * corridors of the rows it made ready to the batch's summary.
+   * A batch's rows are stored sendable ('ready') as they are taken in (see
+   * addRows): once each, not written again here. The batch stays in intake, so
+   * nothing of it is sent, until the last transaction here accepts it; a
+   * rejection (a bad file, an interrupted intake) ends its ready rows as not
+   * sent, and a late finding (a duplicate external_id) makes a row invalid.
+   * Here, in chunks of lines, each its own transaction (one over a million rows
+   * would put every page of the batch in the write-ahead log at once): the rows
+   * left in 'checking' (an external_id taken when stored) are refused when
+   * another batch has sent or will send it, else made ready; and the corridors
+   * of the ready rows are added to the batch's summary.
    */
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
     const intake = (): boolean => this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
@@ -141,11 +147,12 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     for (let after = 0; after < lastLine; after += ACCEPT_CHUNK_LINES) {
       const accepted = this.atomic(() => {
         if (!intake()) return false;
-        this.sql(`UPDATE rows SET phase = 'refused', outcome = 'external_id_already_used'
+        // By the index of phases: only the few rows still checking, not every row of the chunk.
+        this.sql(`UPDATE rows INDEXED BY rows_batch_phase SET phase = 'refused', outcome = 'external_id_already_used'
           WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking' AND EXISTS (
             SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.batch_id <> rows.batch_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)})`)
           .run(batchId, after, after + ACCEPT_CHUNK_LINES);
-        this.sql("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking'").run(batchId, after, after + ACCEPT_CHUNK_LINES);
+        this.sql("UPDATE rows INDEXED BY rows_batch_phase SET phase = 'ready' WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking'").run(batchId, after, after + ACCEPT_CHUNK_LINES);
         // The corridors of the rows made ready, with them: the check before sending reads these, not the rows.
         this.sql(SQLITE_CORRIDORS.summariseChunk).run(batchId, after, after + ACCEPT_CHUNK_LINES);
         return true;

@@ -59,6 +59,27 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect((await store.batchesInProcessing()).map((b) => b.id).sort()).toEqual([first, again].sort());
     });
 
+    it('intake: rows stored as taken in send nothing until accepted; a rejected intake leaves its external ids free', async () => {
+      // Stored once, as they come: a repeated external_id in the file (found once the file is read) must not stop it.
+      const batch = await store.beginBatch({ file_name: 'p.csv', sha256: 'd'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: AT, file_mtime_ms: null, send_after: 0 });
+      await store.addRows(batch, [newRow(2, 'X'), newRow(3, 'Y')]);
+      await store.addRows(batch, [newRow(4, 'Y')]);
+      expect((await store.openBatches()).map((b) => b.id)).not.toContain(batch);
+      expect(await store.rejectBatch(batch, 'the file does not match its manifest')).toBe(true);
+      const rows = [];
+      for await (const r of store.rows(batch)) rows.push([r.line, r.phase]);
+      expect(rows).toEqual([[2, 'not_sent'], [3, 'not_sent'], [4, 'not_sent']]);
+      // Nothing of it was sent: X and Y are anybody's.
+      const next = await accepted(['X', 'Y'], 'e'.repeat(64));
+      expect([(await row(next, 2)).phase, (await row(next, 3)).phase]).toEqual(['ready', 'ready']);
+      // And one accepted with a line invalid for a repeated id: the other line is sent.
+      const third = await store.beginBatch({ file_name: 'q.csv', sha256: 'f'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: AT, file_mtime_ms: null, send_after: 0 });
+      await store.addRows(third, [newRow(2, 'Z'), newRow(3, 'Z'), newRow(4, 'W')]);
+      await store.invalidateRow(third, 2, { line: 2, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
+      expect(await store.acceptBatch(third)).toEqual({ ready: 2, refused: 0, invalid: 1 });
+      expect([(await row(third, 3)).phase, (await row(third, 4)).phase]).toEqual(['ready', 'ready']);
+    });
+
     it('release, withdrawal (only when nothing was sent), approval request', async () => {
       const batch = await accepted(['A', 'B']);
       expect(await store.batchReleased(batch)).toBe(false);
