@@ -170,8 +170,12 @@ async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, header
     while (waiting.length > 0) yield await oldest();
     if (failure !== null) throw failure;
   } finally {
-    await chunks.return(undefined);
-    await pool.close();
+    try {
+      await chunks.return(undefined);
+    } finally {
+      // Always: the workers keep the process alive until closed.
+      await pool.close();
+    }
   }
 }
 

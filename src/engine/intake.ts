@@ -287,91 +287,98 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString(),
     file_mtime_ms: Math.floor(entry.mtimeMs), send_after: settled ? at : at + stableMs, taken_by: deps.shared?.name ?? null,
   });
-  // Shared: the bytes go to the database before any row does, so that any worker can take the file in again.
-  if (deps.shared && (await keepFileBytes(deps.shared.store, batch, claimed)) !== sha256) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
-  let pending: NewRow[] = [];
-  const flush = async (): Promise<void> => {
-    if (pending.length === 0) return;
-    const rows = pending;
-    pending = [];
-    await deps.store.addRows(batch, rows);
-  };
-  // What the file holds, for its manifest: every data row, and every amount that could be read.
-  const figures = { rows: 0, totals: new Map<string, bigint>() };
-  let report: ValidationReport;
   try {
-    report = await validateFile(claimed, {
-      reader: readerOptions(deps.batch),
-      rules: ruleOptions(deps.batch, deps.clock),
-      maxReportedIssues: deps.batch.max_reported_issues,
-    }, {
-      async row(checked) {
-        figures.rows += 1;
-        if (checked.amount) figures.totals.set(checked.amount.currency, (figures.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
-        const origin = checked.origin();
-        const malformed = origin === 'malformed'
-          ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
-          : [];
-        // The request as stored: made on the worker thread that checked the row, when one did (no JSON made twice).
-        const stored = checked.valid && malformed.length === 0 ? checked.stored() : null;
-        pending.push({
-          line: checked.line, external_id: checked.externalId, request: null, stored, errors: [...checked.errors, ...malformed],
-          original: origin === 'malformed' ? null : origin, fields: stored ? null : checked.fields(),
-        });
-        if (pending.length >= STORE_CHUNK) await flush();
-      },
-      async late(finding) {
-        if (finding.severity !== 'error') return;
-        await flush();
-        await deps.store.invalidateRow(batch, finding.line, finding.issue);
-      },
-    });
-    await flush();
+    // Shared: the bytes go to the database before any row does, so that any worker can take the file in again.
+    if (deps.shared && (await keepFileBytes(deps.shared.store, batch, claimed)) !== sha256) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
+    let pending: NewRow[] = [];
+    const flush = async (): Promise<void> => {
+      if (pending.length === 0) return;
+      const rows = pending;
+      pending = [];
+      await deps.store.addRows(batch, rows);
+    };
+    // What the file holds, for its manifest: every data row, and every amount that could be read.
+    const figures = { rows: 0, totals: new Map<string, bigint>() };
+    let report: ValidationReport;
+    try {
+      report = await validateFile(claimed, {
+        reader: readerOptions(deps.batch),
+        rules: ruleOptions(deps.batch, deps.clock),
+        maxReportedIssues: deps.batch.max_reported_issues,
+      }, {
+        async row(checked) {
+          figures.rows += 1;
+          if (checked.amount) figures.totals.set(checked.amount.currency, (figures.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
+          const origin = checked.origin();
+          const malformed = origin === 'malformed'
+            ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
+            : [];
+          // The request as stored: made on the worker thread that checked the row, when one did (no JSON made twice).
+          const stored = checked.valid && malformed.length === 0 ? checked.stored() : null;
+          pending.push({
+            line: checked.line, external_id: checked.externalId, request: null, stored, errors: [...checked.errors, ...malformed],
+            original: origin === 'malformed' ? null : origin, fields: stored ? null : checked.fields(),
+          });
+          if (pending.length >= STORE_CHUNK) await flush();
+        },
+        async late(finding) {
+          if (finding.severity !== 'error') return;
+          await flush();
+          await deps.store.invalidateRow(batch, finding.line, finding.issue);
+        },
+      });
+      await flush();
+    } catch (error) {
+      if (!(error instanceof BatchFileError)) throw error;
+      if (await changedSince(claimed, entry)) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
+      await deps.store.rejectBatch(batch, `${error.code}: ${error.message}`);
+      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+      const reportFile = `${failedPath}.report.txt`;
+      const where = error.line === null ? name : `${name}, line ${error.line}`;
+      await writeFileSafely(deps.workspace.home, reportFile, `${where}: cannot be read as a batch (${error.code}): ${error.message}\nNothing of it was sent.\n`);
+      return { kind: 'unreadable', batch, file: failedPath, reportFile, error };
+    }
+    // The bytes validated are the bytes kept: a file that changed while it was read (a writer still at it) is not taken.
+    if (report.sha256 !== sha256 || (await changedSince(claimed, entry))) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
+
+    const manifestProblem = await checkManifest(`${claimed}.manifest.json`, { rows: figures.rows, totals: figures.totals, sha256 });
+    if (manifestProblem) {
+      await deps.store.rejectBatch(batch, `the file does not match its manifest: ${manifestProblem.join('; ')}`);
+      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+      const reportFile = `${failedPath}.report.txt`;
+      await writeFileSafely(deps.workspace.home, reportFile, `${name} does not match its manifest (control totals):\n${manifestProblem.map((d) => `  ${d}`).join('\n')}\nNothing of it was sent. The file, or its manifest, is incomplete or wrong: drop both again once whole.\n`);
+      return { kind: 'not_read', file: failedPath, reportFile, reason: `it does not match its manifest: ${manifestProblem.join('; ')}` };
+    }
+
+    if (report.invalid > 0 && deps.policy === 'reject_file') {
+      await deps.store.rejectBatch(batch, `${report.invalid} invalid rows (policy reject_file)`);
+      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+      const reportFile = `${failedPath}.report.txt`;
+      await writeFileSafely(deps.workspace.home, reportFile, `${renderReport({ ...report, file: name })}\nNothing of this file was sent (policy reject_file): correct the rows above and drop it again.\n`);
+      await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
+      return { kind: 'rejected', batch, file: failedPath, reportFile, report };
+    }
+    // A corrections file: each row checked against its original (a refused one stays unpaid, with why).
+    await checkCorrections(batch, deps.store);
+    // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
+    if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
+    const counts = await deps.store.acceptBatch(batch);
+    if (!counts) {
+      // Recovered as interrupted by another worker meanwhile (this one was taken for dead): that worker takes the
+      // file in again, so this copy is set aside, not put back: one file, one batch.
+      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+      const reportFile = `${failedPath}.report.txt`;
+      const reason = 'another worker recovered its intake as interrupted and takes the file in again; this copy was set aside';
+      await writeFileSafely(deps.workspace.home, reportFile, `${name}: ${reason}.\nNothing of this copy was sent.\n`);
+      return { kind: 'not_read', file: failedPath, reportFile, reason };
+    }
+    return { kind: 'accepted', batch, file: claimed, ...counts, report };
   } catch (error) {
-    if (!(error instanceof BatchFileError)) throw error;
-    if (await changedSince(claimed, entry)) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
-    await deps.store.rejectBatch(batch, `${error.code}: ${error.message}`);
-    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-    const reportFile = `${failedPath}.report.txt`;
-    const where = error.line === null ? name : `${name}, line ${error.line}`;
-    await writeFileSafely(deps.workspace.home, reportFile, `${where}: cannot be read as a batch (${error.code}): ${error.message}\nNothing of it was sent.\n`);
-    return { kind: 'unreadable', batch, file: failedPath, reportFile, error };
+    // Not the file's fault (those end above as a rejected batch): the batch stays in intake for the next start to
+    // recover, and gives back the external ids of its rows stored sendable meanwhile.
+    await deps.store.suspendIntake(batch).catch(() => {});
+    throw error;
   }
-  // The bytes validated are the bytes kept: a file that changed while it was read (a writer still at it) is not taken.
-  if (report.sha256 !== sha256 || (await changedSince(claimed, entry))) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
-
-  const manifestProblem = await checkManifest(`${claimed}.manifest.json`, { rows: figures.rows, totals: figures.totals, sha256 });
-  if (manifestProblem) {
-    await deps.store.rejectBatch(batch, `the file does not match its manifest: ${manifestProblem.join('; ')}`);
-    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-    const reportFile = `${failedPath}.report.txt`;
-    await writeFileSafely(deps.workspace.home, reportFile, `${name} does not match its manifest (control totals):\n${manifestProblem.map((d) => `  ${d}`).join('\n')}\nNothing of it was sent. The file, or its manifest, is incomplete or wrong: drop both again once whole.\n`);
-    return { kind: 'not_read', file: failedPath, reportFile, reason: `it does not match its manifest: ${manifestProblem.join('; ')}` };
-  }
-
-  if (report.invalid > 0 && deps.policy === 'reject_file') {
-    await deps.store.rejectBatch(batch, `${report.invalid} invalid rows (policy reject_file)`);
-    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-    const reportFile = `${failedPath}.report.txt`;
-    await writeFileSafely(deps.workspace.home, reportFile, `${renderReport({ ...report, file: name })}\nNothing of this file was sent (policy reject_file): correct the rows above and drop it again.\n`);
-    await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
-    return { kind: 'rejected', batch, file: failedPath, reportFile, report };
-  }
-  // A corrections file: each row checked against its original (a refused one stays unpaid, with why).
-  await checkCorrections(batch, deps.store);
-  // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
-  if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
-  const counts = await deps.store.acceptBatch(batch);
-  if (!counts) {
-    // Recovered as interrupted by another worker meanwhile (this one was taken for dead): that worker takes the
-    // file in again, so this copy is set aside, not put back: one file, one batch.
-    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-    const reportFile = `${failedPath}.report.txt`;
-    const reason = 'another worker recovered its intake as interrupted and takes the file in again; this copy was set aside';
-    await writeFileSafely(deps.workspace.home, reportFile, `${name}: ${reason}.\nNothing of this copy was sent.\n`);
-    return { kind: 'not_read', file: failedPath, reportFile, reason };
-  }
-  return { kind: 'accepted', batch, file: claimed, ...counts, report };
 }
 
 /**

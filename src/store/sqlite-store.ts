@@ -74,9 +74,12 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     // one): that row waits in 'checking' for the acceptance, which refuses it or makes it ready (see acceptBatch).
     const taken = this.sql(`SELECT 1 FROM rows WHERE external_id = ? AND phase NOT IN ${phaseList(NEVER_SENT_PHASES)}`).pluck();
     this.atomic(() => {
+      // A batch no longer in intake (rejected as interrupted by whoever took the workspace over) gets its last rows
+      // as its rejection left the others: not sent.
+      const open = this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
       for (const row of rows) {
         const stored = storedOf(row);
-        const phase = !stored ? 'invalid' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
+        const phase = !stored ? 'invalid' : !open ? 'not_sent' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
         insert.run(
           batchId,
           row.line,
@@ -104,6 +107,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
       const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
       this.sql("UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?").run(JSON.stringify(errors), batchId, line);
     });
+  }
+
+  async suspendIntake(batchId: string): Promise<void> {
+    this.sql("UPDATE rows SET phase = 'checking' WHERE batch_id = ? AND phase = 'ready' AND (SELECT status FROM batches WHERE id = ?) = 'intake'").run(batchId, batchId);
   }
 
   async rejectBatch(batchId: string, reason: string): Promise<boolean> {

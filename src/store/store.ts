@@ -99,6 +99,13 @@ export interface IntakeStore {
   addRows(batchId: string, rows: readonly NewRow[]): Promise<void>;
   /** A finding across rows (a duplicate external_id) made this row invalid after all. */
   invalidateRow(batchId: string, line: number, error: Issue): Promise<void>;
+  /**
+   * An intake that failed for a reason other than its file (a full disk, a
+   * worker thread that failed): the batch stays in intake (the next start
+   * recovers it), and its rows stored sendable give back their external ids
+   * meanwhile, so that a file dropped again is not refused for ids nothing sent.
+   */
+  suspendIntake(batchId: string): Promise<void>;
   /** Rejects a batch in intake: nothing of it will be sent. False when it was not in intake (another worker got there first). */
   rejectBatch(batchId: string, reason: string): Promise<boolean>;
   /**

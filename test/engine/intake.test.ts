@@ -62,6 +62,28 @@ describe('taking files in from the inbox', () => {
     expect(rows[0]?.request).toMatchObject({ output_amount_in_cents: '125000', recipient: { sort_code: '089999' } });
   });
 
+  it('an intake failing for another reason than its file gives back its external ids: the file dropped again is paid', async () => {
+    // A database error after the rows are stored, before the acceptance.
+    let failed = false;
+    const failing = new Proxy(store, {
+      get(target, property) {
+        if (property === 'correctionLinks' && !failed) {
+          return async () => {
+            failed = true;
+            throw new Error('disk I/O error');
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await expect(take(drop(template('gbr-bank.csv'), 'first.csv'), { ...deps, store: failing })).rejects.toThrow('disk I/O error');
+    const [stuck] = await store.interruptedIntakes();
+    expect((await rowsOf(stuck?.id as string)).map((r) => r.phase)).toEqual(['checking', 'checking']);
+    const again = await take(drop(template('gbr-bank.csv'), 'again.csv'), deps);
+    expect(again).toMatchObject({ kind: 'accepted', ready: 2, refused: 0 });
+  });
+
   it('refuses the same content taken twice, unless forced', async () => {
     const first = await take(drop(template('nga-cash.csv'), 'monday.csv'), deps);
     expect(first.kind).toBe('accepted');

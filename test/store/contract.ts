@@ -69,8 +69,12 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       const rows = [];
       for await (const r of store.rows(batch)) rows.push([r.line, r.phase]);
       expect(rows).toEqual([[2, 'not_sent'], [3, 'not_sent'], [4, 'not_sent']]);
-      // Nothing of it was sent: X and Y are anybody's.
-      const next = await accepted(['X', 'Y'], 'e'.repeat(64));
+      // Rows stored after the rejection (by a worker that lost the workspace meanwhile) are not sendable either.
+      await store.addRows(batch, [newRow(5, 'V')]);
+      for await (const r of store.rows(batch)) expect(r.phase).not.toBe('ready');
+      // Nothing of it was sent: X, Y and V are anybody's.
+      const next = await accepted(['X', 'Y', 'V'], 'e'.repeat(64));
+      expect((await row(next, 4)).phase).toBe('ready');
       expect([(await row(next, 2)).phase, (await row(next, 3)).phase]).toEqual(['ready', 'ready']);
       // And one accepted with a line invalid for a repeated id: the other line is sent.
       const third = await store.beginBatch({ file_name: 'q.csv', sha256: 'f'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: AT, file_mtime_ms: null, send_after: 0 });

@@ -110,6 +110,10 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
     });
   }
 
+  async suspendIntake(_batchId: string): Promise<void> {
+    // Rows are made ready only by the acceptance here, in the transaction that ends the intake: none to give back.
+  }
+
   async rejectBatch(batchId: string, reason: string): Promise<boolean> {
     return this.tx(async (c) => {
       if ((await this.run("UPDATE batches SET status = 'rejected', reason = $1 WHERE id = $2 AND status = 'intake'", [reason, batchId], c)) === 0) return false;
