@@ -49,9 +49,16 @@ export class RecordBoundaries {
   private lines = 0;
   linesToLastEnd = 0;
 
+  /**
+   * @param wholeLines Whether a line without a quote is taken at once, by its
+   *   line end (most lines of most files; reading every character of them cost
+   *   the thread that cuts a file about as long as a worker parsing it); off,
+   *   every character is read (what tests compare it with).
+   */
   constructor(
     private readonly delimiter: number,
     private readonly lineEnd: LineEnd = '\n',
+    private readonly wholeLines = true,
   ) {}
 
   /** Reads `text` on from where the last call ended; returns the index just after the last record end in it (not an empty line's), or -1. */
@@ -69,7 +76,36 @@ export class RecordBoundaries {
     const delimiter = this.delimiter;
     const crlf = this.lineEnd === '\r\n';
     let { inQuotes, atFieldStart, quoteSeen, crSeen, lines, content } = this;
+    const delimiterText = String.fromCharCode(delimiter);
+    const wholeLines = this.wholeLines;
+    // The next quote and the next LF at or after i (text.length when none), looked for again only once passed.
+    let quoteAt = -1;
+    let lfAt = -1;
     for (let i = from; i < text.length; i++) {
+      if (wholeLines && atFieldStart && !content && !inQuotes && !quoteSeen && !crSeen) {
+        // At a line's start (or after blanks only): a line without a quote, up to the file's line end, at once.
+        if (quoteAt < i) {
+          const quote = text.indexOf('"', i);
+          quoteAt = quote === -1 ? text.length : quote;
+        }
+        if (lfAt < i) {
+          const found = text.indexOf('\n', i);
+          lfAt = found === -1 ? text.length : found;
+        }
+        const lf = lfAt;
+        if (lf < quoteAt && (!crlf || (lf > i && text.charCodeAt(lf - 1) === CR))) {
+          // As read character by character: every CR and LF a line, but the two of a CRLF once.
+          lines += countLineEnds(text, i, lf + 1) - (crlf ? 1 : 0);
+          const body = text.slice(i, crlf ? lf - 1 : lf);
+          if (body.includes(delimiterText) || body.trim() !== '') {
+            last = lf + 1;
+            this.linesToLastEnd = lines;
+          }
+          i = lf;
+          if (first && last !== -1) break;
+          continue;
+        }
+      }
       const code = text.charCodeAt(i);
       // csv-parse counts every carriage return and line feed as a line, but the two of a record's end once.
       if (code === CR || (code === LF && !(crlf && crSeen && !inQuotes && !quoteSeen))) lines += 1;

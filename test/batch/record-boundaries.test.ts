@@ -113,6 +113,34 @@ describe('record boundaries', () => {
     expect(refusals).toBeGreaterThan(50);
   });
 
+  it('finds the same ends taking lines without quotes at once as reading every character', () => {
+    // Mostly without quotes, so that most lines are taken at once, with some quotes between: both ways alternate.
+    const PLAIN = ['a', 'bc', ',', ',', ',', '\n', '\n', '\r\n', '\r\n', '\r', ' ', '\t', '\u00a0', '\u3000', 'x y', '\n\n', ' \r\n'];
+    const QUOTED = ['"', '""', '"x\ny"', '"p,q"'];
+    const next = random(7);
+    for (let n = 0; n < 6000; n++) {
+      const text = Array.from({ length: 10 + Math.floor(next() * 200) }, () =>
+        next() < 0.03 ? QUOTED[Math.floor(next() * QUOTED.length)] : PLAIN[Math.floor(next() * PLAIN.length)]).join('');
+      for (const lineEnd of ['\n', '\r\n'] as const) {
+        for (const delimiter of [',', '\t']) {
+          const fast = new RecordBoundaries(delimiter.charCodeAt(0), lineEnd);
+          const slow = new RecordBoundaries(delimiter.charCodeAt(0), lineEnd, false);
+          for (let at = 0; at < text.length; ) {
+            const size = 1 + Math.floor(next() * 80);
+            const chunk = text.slice(at, at + size);
+            const where = JSON.stringify({ text, at, size, lineEnd, delimiter });
+            expect(fast.lastEnd(chunk), where).toBe(slow.lastEnd(chunk));
+            expect(fast.linesToLastEnd, where).toBe(slow.linesToLastEnd);
+            at += size;
+          }
+          // What is left open at the end (a quote, a line's content) is the same too: the same end for one more line.
+          expect(fast.lastEnd('z\r\n'), text).toBe(slow.lastEnd('z\r\n'));
+          expect(fast.linesToLastEnd, text).toBe(slow.linesToLastEnd);
+        }
+      }
+    }
+  });
+
   it('finds the end of the first record (a header) past quoted line ends', () => {
     expect(new RecordBoundaries(44).firstEnd('a,"b\nc",d\ne,f\n')).toBe(10);
     expect(new RecordBoundaries(44).firstEnd('a,b')).toBe(-1);
