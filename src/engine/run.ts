@@ -20,8 +20,7 @@ import { notABatchFile } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
-import { settleIfDone, writeBatchResults } from './settle.js';
-import { Cadence } from './cadence.js';
+import { resultsCadence, settleIfDone, writeBatchResults } from './settle.js';
 import type { SharedWork } from './shared-work.js';
 
 export type { BatchSummary } from './settle.js';
@@ -162,8 +161,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
 
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
-  // Interim results: at most a tenth of the time (a million rows take seconds to write).
-  const results = new Cadence(RESULTS_EVERY_MS, 10, deps.clock.now());
+  const results = resultsCadence(RESULTS_EVERY_MS, deps.clock.now());
   let lastRetry = deps.clock.now();
   while (pending.length > 0) {
     const stillOpen: string[] = [];

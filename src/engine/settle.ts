@@ -19,6 +19,7 @@ import type { PipelineLog } from './pipeline.js';
 import { existsSync } from 'node:fs';
 import type { SharedWork } from './shared-work.js';
 import { restoreFileBytes } from './kept-files.js';
+import { Cadence } from './cadence.js';
 
 export interface SettleDeps {
   workspace: Workspace;
@@ -54,6 +55,11 @@ export interface BatchSummary {
   received_at: string;
   settled_at: string | null;
   results_file: string;
+}
+
+/** When interim result files are rewritten (run and watch): every `everyMs`, at most a tenth of the time (a million rows take seconds to write). */
+export function resultsCadence(everyMs: number, now: number): Cadence {
+  return new Cadence(everyMs, 10, now);
 }
 
 /**

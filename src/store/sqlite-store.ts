@@ -76,7 +76,7 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     this.atomic(() => {
       // A batch no longer in intake (rejected as interrupted by whoever took the workspace over) gets its last rows
       // as its rejection left the others: not sent.
-      const open = this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
+      const open = this.inIntake(batchId);
       for (const row of rows) {
         const stored = storedOf(row);
         const phase = !stored ? 'invalid' : !open ? 'not_sent' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
@@ -110,7 +110,13 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   }
 
   async suspendIntake(batchId: string): Promise<void> {
-    this.sql("UPDATE rows SET phase = 'checking' WHERE batch_id = ? AND phase = 'ready' AND (SELECT status FROM batches WHERE id = ?) = 'intake'").run(batchId, batchId);
+    this.atomic(() => {
+      if (this.inIntake(batchId)) this.sql("UPDATE rows SET phase = 'checking' WHERE batch_id = ? AND phase = 'ready'").run(batchId);
+    });
+  }
+
+  private inIntake(batchId: string): boolean {
+    return this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
   }
 
   async rejectBatch(batchId: string, reason: string): Promise<boolean> {
@@ -149,11 +155,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
    * of the ready rows are added to the batch's summary.
    */
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
-    const intake = (): boolean => this.sql('SELECT status FROM batches WHERE id = ?').pluck().get(batchId) === 'intake';
     const lastLine = (this.sql('SELECT MAX(line) FROM rows WHERE batch_id = ?').pluck().get(batchId) as number | null) ?? 0;
     for (let after = 0; after < lastLine; after += ACCEPT_CHUNK_LINES) {
       const accepted = this.atomic(() => {
-        if (!intake()) return false;
+        if (!this.inIntake(batchId)) return false;
         // By the index of phases: only the few rows still checking, not every row of the chunk.
         this.sql(`UPDATE rows INDEXED BY rows_batch_phase SET phase = 'refused', outcome = 'external_id_already_used'
           WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking' AND EXISTS (
@@ -169,7 +174,7 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
       await new Promise((resolve) => setImmediate(resolve));
     }
     return this.atomic(() => {
-      if (!intake()) return null;
+      if (!this.inIntake(batchId)) return null;
       const count = (phase: string): number => this.sql('SELECT COUNT(*) FROM rows WHERE batch_id = ? AND phase = ?').pluck().get(batchId, phase) as number;
       const counts = { ready: count('ready'), refused: count('refused'), invalid: count('invalid') };
       this.sql("UPDATE batches SET status = 'accepted', rows_valid = ? WHERE id = ?").run(counts.ready, batchId);

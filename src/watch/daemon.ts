@@ -18,8 +18,7 @@ import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
 import type { Seen } from '../workspace/arrival.js';
-import { archiveSettledElsewhere, settleIfDone, writeBatchResults } from '../engine/settle.js';
-import { Cadence } from '../engine/cadence.js';
+import { archiveSettledElsewhere, resultsCadence, settleIfDone, writeBatchResults } from '../engine/settle.js';
 import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { writeReconciliation } from '../engine/reconcile-report.js';
@@ -379,8 +378,7 @@ export class Daemon {
   private async run(): Promise<void> {
     const { clock, config, store, log } = this.deps;
     const { reads_per_second } = config.engine.polling;
-    // Interim results: at most a tenth of the time (a million rows take seconds to write).
-    const results = new Cadence(config.watch.results_every_ms, 10, clock.now());
+    const results = resultsCadence(config.watch.results_every_ms, clock.now());
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/store/postgres/store.js';
+import { redactUrl } from '../../src/store/database-url.js';
 
 describe('the database URL shown to people', () => {
   it('never shows a password, in the user part or as a parameter, nor anything it cannot read plainly', () => {

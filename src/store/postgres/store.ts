@@ -26,9 +26,6 @@ import type {
 } from '../store.js';
 import { redactUrl } from '../database-url.js';
 
-/** Kept here too, where it was first (tests import it from here). */
-export { redactUrl };
-
 const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 const NEVER_SENT = phaseList(NEVER_SENT_PHASES);
 const LEASE_LOCK = 7_281_921;
