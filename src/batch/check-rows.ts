@@ -11,6 +11,7 @@ import type { RowRuleOptions, RowVerdict } from '../validate/row-rules.js';
 import { validateRow } from '../validate/row-rules.js';
 import { BatchRules } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
+import { ScratchFile } from './scratch-file.js';
 import type { PayoutRequest, StoredRequest } from './payout-request.js';
 import { storedRequest, toPayoutRequest } from './payout-request.js';
 import type { BatchRow } from './reader.js';
@@ -100,7 +101,7 @@ export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, f
 }
 
 export class RowChecker {
-  private readonly batch = new BatchRules();
+  private readonly batch = new BatchRules(new ScratchFile());
 
   constructor(
     private readonly columns: ColumnPlan,
@@ -122,9 +123,9 @@ export class RowChecker {
     this.batch.record(line, prints, at);
   }
 
-  /** Sizes the per-row memory once for about this many rows (see BatchRules.reserve). */
-  expectRows(rows: number): void {
-    this.batch.reserve(rows);
+  /** Gives back the scratch file of the rows' fingerprints, when the file is not read to its end. */
+  close(): void {
+    this.batch.close();
   }
 
   *finish(): Generator<LateFinding> {

@@ -41,8 +41,6 @@ export interface ParallelCheck {
   /** The pieces, checked, in file order. The last one may carry the error that ends the file. */
   segments: AsyncGenerator<CheckedSegment>;
   sha256(): string;
-  /** Bytes read so far (ahead of the pieces checked), the file's size, and the bytes of the header and the pieces yielded so far. */
-  progress(): { bytesRead: number; size: number; bytesChecked: number };
 }
 
 /** The worker's script: beside this file once built; from the build when this runs from its TypeScript source (tests). */
@@ -93,13 +91,11 @@ export async function checkCsvInParallel(path: string, options: { reader: Reader
   if (header.length === 0) return stop(chunks);
   const columns = planColumns(header, options.reader.columnMapping, options.reader.maxColumns);
   const task = { delimiter, lineEnd, columns, rules: options.rules, maxRowCharacters: options.reader.maxRowCharacters, keepRows: options.keepRows };
-  let checked = Buffer.byteLength(buffered.slice(0, headerEnd));
   return {
     delimiter,
     columns,
-    segments: inOrder(chunks, buffered, headerEnd, task, workers, (bytes) => (checked += bytes)),
+    segments: inOrder(chunks, buffered, headerEnd, task, workers),
     sha256: () => state.hash.copy().digest('hex'),
-    progress: () => ({ bytesRead: state.bytes, size, bytesChecked: checked }),
   };
 }
 
@@ -110,17 +106,12 @@ async function stop(chunks: AsyncGenerator<string>): Promise<null> {
 
 type Shared = Omit<SegmentTask, 'index' | 'text' | 'startLine'>;
 
-/** Cuts the text into pieces, has them checked by `count` workers, and yields them in order (telling `yielded` each one's bytes). */
-async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, shared: Shared, count: number, yielded: (bytes: number) => void): AsyncGenerator<CheckedSegment> {
+/** Cuts the text into pieces, has them checked by `count` workers, and yields them in order. */
+async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, shared: Shared, count: number): AsyncGenerator<CheckedSegment> {
   const pool = new WorkerPool(count);
   const boundaries = new RecordBoundaries(shared.delimiter.charCodeAt(0), shared.lineEnd);
   const waiting: Promise<CheckedSegment>[] = [];
-  const bytes: number[] = [];
-  const oldest = async (): Promise<CheckedSegment> => {
-    const checked = await (waiting.shift() as Promise<CheckedSegment>);
-    yielded(bytes.shift() as number);
-    return checked;
-  };
+  const oldest = (): Promise<CheckedSegment> => waiting.shift() as Promise<CheckedSegment>;
   let index = 0;
   // Lines as csv-parse counts them (quote-aware: the scanner counts them as it goes): where the next piece starts,
   // and where the last record end found is.
@@ -133,7 +124,6 @@ async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, header
     // not end the process as an unhandled rejection meanwhile.
     checked.catch(() => {});
     waiting.push(checked);
-    bytes.push(Buffer.byteLength(text));
     index += 1;
     line = nextLine;
   };

@@ -48,8 +48,6 @@ export interface OpenedBatch {
   rows: AsyncGenerator<BatchRow>;
   /** SHA-256 of the file's bytes, once `rows` has been read to the end. */
   sha256(): string;
-  /** Bytes read from the file so far, and its size: with the rows seen, an estimate of the rows to come. */
-  progress(): { bytesRead: number; size: number };
   /** A spreadsheet's issues with their cell (Payouts!C7) added; CSV issues need nothing more than their line. */
   place?(issue: Issue): Issue;
 }
@@ -161,7 +159,7 @@ export async function openBatch(path: string, options: ReaderOptions): Promise<O
 }
 
 async function openCsv(path: string, options: ReaderOptions): Promise<OpenedBatch> {
-  const size = await checkSize(path, options.maxFileBytes);
+  await checkSize(path, options.maxFileBytes);
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const chunks = textChunks(path, options, state);
   const { firstLine, buffered } = await readFirstLine(chunks, options.maxRowCharacters);
@@ -219,5 +217,5 @@ async function openCsv(path: string, options: ReaderOptions): Promise<OpenedBatc
     if (count === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
   }
 
-  return { delimiter, columns, rows: rows(), sha256: () => state.hash.copy().digest('hex'), progress: () => ({ bytesRead: state.bytes, size }) };
+  return { delimiter, columns, rows: rows(), sha256: () => state.hash.copy().digest('hex') };
 }

@@ -59,8 +59,6 @@ async function uncount(file: string, lines: ReadonlySet<number>, options: { read
   return undone;
 }
 
-const ESTIMATE_AFTER_ROWS = 10_000;
-
 /**
  * A spreadsheet row's issues, with their cell, before anyone sees them (the
  * report, and the intake that stores them). The arrays are the row's own, made
@@ -113,28 +111,28 @@ export async function validateFile(
   (place ? opened.columns.warnings.map(place) : opened.columns.warnings).forEach(listWarning);
 
   const checker = new RowChecker(opened.columns, options.rules);
-  for await (const row of opened.rows) {
-    const checked = checker.check(row);
-    if (place) placeAll(checked, place);
-    report.rows += 1;
-    if (report.rows === ESTIMATE_AFTER_ROWS) {
-      // By now the bytes read tell the file's rows to within a few percent.
-      const { bytesRead, size } = opened.progress();
-      checker.expectRows(Math.ceil((size / bytesRead) * report.rows * 1.05));
+  try {
+    for await (const row of opened.rows) {
+      const checked = checker.check(row);
+      if (place) placeAll(checked, place);
+      report.rows += 1;
+      checked.errors.forEach(listError);
+      checked.warnings.forEach(listWarning);
+      if (hooks.row) await hooks.row(checked);
+      if (checked.valid) {
+        report.valid += 1;
+        const { minor, currency } = checked.amount as { minor: bigint; currency: string };
+        totals.set(currency, (totals.get(currency) ?? 0n) + minor);
+      } else {
+        report.invalid += 1;
+      }
     }
-    checked.errors.forEach(listError);
-    checked.warnings.forEach(listWarning);
-    if (hooks.row) await hooks.row(checked);
-    if (checked.valid) {
-      report.valid += 1;
-      const { minor, currency } = checked.amount as { minor: bigint; currency: string };
-      totals.set(currency, (totals.get(currency) ?? 0n) + minor);
-    } else {
-      report.invalid += 1;
-    }
+    report.sha256 = opened.sha256();
+    return await finishReport({ report, listError, listWarning }, { checker, totals, place, file, options, hooks });
+  } finally {
+    // The scratch file of the rows' fingerprints, when the file was not read to its end.
+    checker.close();
   }
-  report.sha256 = opened.sha256();
-  return finishReport({ report, listError, listWarning }, { checker, totals, place, file, options, hooks });
 }
 
 /** The same report from pieces checked on worker threads (see parallel-check.ts). */
@@ -149,43 +147,40 @@ async function validateInParallel(
   const totals = new Map<string, bigint>();
   parallel.columns.warnings.forEach(listWarning);
   const checker = new RowChecker(parallel.columns, options.rules);
-  const none: Issue[] = [];
-  let estimated = false;
-  for await (const segment of parallel.segments) {
-    let next = 0;
-    for (let at = 0; at < segment.rows; at++) {
-      checker.record(segment.lines[at] as number, segment.prints, at * PRINTS_PER_ROW);
-      report.rows += 1;
-      let errors = none;
-      let warnings = none;
-      for (; next < segment.issues.length && segment.issues[next]?.at === at; next++) {
-        const { severity, issue } = segment.issues[next] as (typeof segment.issues)[number];
-        if (severity === 'error') {
-          listError(issue);
-          if (hooks.row) errors = errors === none ? [issue] : [...errors, issue];
-        } else {
-          listWarning(issue);
-          if (hooks.row) warnings = warnings === none ? [issue] : [...warnings, issue];
+  try {
+    const none: Issue[] = [];
+    for await (const segment of parallel.segments) {
+      let next = 0;
+      for (let at = 0; at < segment.rows; at++) {
+        checker.record(segment.lines[at] as number, segment.prints, at * PRINTS_PER_ROW);
+        report.rows += 1;
+        let errors = none;
+        let warnings = none;
+        for (; next < segment.issues.length && segment.issues[next]?.at === at; next++) {
+          const { severity, issue } = segment.issues[next] as (typeof segment.issues)[number];
+          if (severity === 'error') {
+            listError(issue);
+            if (hooks.row) errors = errors === none ? [issue] : [...errors, issue];
+          } else {
+            listWarning(issue);
+            if (hooks.row) warnings = warnings === none ? [issue] : [...warnings, issue];
+          }
         }
+        if (hooks.row) await hooks.row(keptRow(segment, at, errors, warnings));
+        if (segment.valid[at] === 1) report.valid += 1;
+        else report.invalid += 1;
       }
-      if (hooks.row) await hooks.row(keptRow(segment, at, errors, warnings));
-      if (segment.valid[at] === 1) report.valid += 1;
-      else report.invalid += 1;
+      for (const [currency, minor] of segment.validTotals) totals.set(currency, (totals.get(currency) ?? 0n) + BigInt(minor));
+      // Said as one thread says it: csv-parse words a syntax error by what it read before, and a thread read less.
+      if (segment.error) throw (await errorOnOneThread(file, options.reader)) ?? segmentError(segment.error);
     }
-    if (!estimated && report.rows >= ESTIMATE_AFTER_ROWS) {
-      // From the bytes of the pieces counted so far, this one included (the bytes read run ahead of them, by the
-      // pieces in flight: an estimate from those fell short by a third, and the rows' fingerprints were copied twice).
-      const { bytesChecked, size } = parallel.progress();
-      checker.expectRows(Math.ceil((size / bytesChecked) * report.rows * 1.02));
-      estimated = true;
-    }
-    for (const [currency, minor] of segment.validTotals) totals.set(currency, (totals.get(currency) ?? 0n) + BigInt(minor));
-    // Said as one thread says it: csv-parse words a syntax error by what it read before, and a thread read less.
-    if (segment.error) throw (await errorOnOneThread(file, options.reader)) ?? segmentError(segment.error);
+    if (report.rows === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
+    report.sha256 = parallel.sha256();
+    return await finishReport(listing, { checker, totals, place: undefined, file, options, hooks });
+  } finally {
+    // The scratch file of the rows' fingerprints, when the file was not read to its end.
+    checker.close();
   }
-  if (report.rows === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
-  report.sha256 = parallel.sha256();
-  return finishReport(listing, { checker, totals, place: undefined, file, options, hooks });
 }
 
 /** The error that ends the file when it is read on one thread (rows only parsed, not checked), or null. */

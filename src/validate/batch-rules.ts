@@ -4,17 +4,19 @@
  * warning (repeated payouts are legitimate); the same sender_external_id with
  * different details is a warning.
  *
- * Memory stays small and bounded by the number of rows whatever the data: each
- * row leaves fingerprints in typed arrays (about 33 bytes: 96 bits of its
- * external_id, 64 of its payee and amount, 64 of its sender id and 32 of the
- * sender's details), and all three rules are answered by sorting once the file
- * is read. So their findings arrive at the end, for earlier rows too: a consumer
- * treats every row as provisional until the file is read.
+ * Memory stays small whatever the number of rows: each row leaves fingerprints
+ * (96 bits of its external_id, 64 of its payee and amount, 64 of its sender id
+ * and 32 of the sender's details) in partitions that spill to a scratch file
+ * (key-partitions.ts), and all three rules are answered one partition at a time
+ * once the file is read. So their findings arrive at the end, for earlier rows
+ * too: a consumer treats every row as provisional until the file is read.
  */
 import type { RowFields } from './fields.js';
 import type { FieldIssue } from './issue.js';
 import { fieldIssue } from './issue.js';
-import { LineColumn, U32Column, U8Column, equalGroups, fingerprintOf } from './row-columns.js';
+import type { Spill } from './key-partitions.js';
+import { KeyPartitions, MemorySpill } from './key-partitions.js';
+import { LineColumn, fingerprintOf } from './row-columns.js';
 
 export interface LineFinding {
   line: number;
@@ -59,22 +61,17 @@ export function rowPrints(values: RowFields, amount: bigint | null, senderFinger
 
 export class BatchRules {
   private readonly lines = new LineColumn();
-  private readonly idA = new U32Column();
-  private readonly idB = new U32Column();
-  private readonly idC = new U32Column();
-  private readonly payA = new U32Column();
-  private readonly payB = new U32Column();
-  private readonly senderA = new U32Column();
-  private readonly senderB = new U32Column();
-  private readonly senderDetails = new U32Column();
-  private readonly flags = new U8Column();
-
-  /** Makes room for about `rows` rows at once (an estimate; the columns still grow if it was low). */
-  reserve(rows: number): void {
-    for (const column of [this.idA, this.idB, this.idC, this.payA, this.payB, this.senderA, this.senderB, this.senderDetails, this.flags]) column.reserve(rows);
-  }
-
+  private readonly ids: KeyPartitions;
+  private readonly payouts: KeyPartitions;
+  private readonly senders: KeyPartitions;
   private readonly scratch = new Uint32Array(PRINTS_PER_ROW);
+
+  /** `spill`: where the fingerprints go beyond a few hundred rows a partition (a scratch file for a batch; memory by default). */
+  constructor(private readonly spill: Spill = new MemorySpill()) {
+    this.ids = new KeyPartitions(spill);
+    this.payouts = new KeyPartitions(spill);
+    this.senders = new KeyPartitions(spill);
+  }
 
   /** Records a row: its normalised values, its amount when valid, and its sender's fingerprint. */
   check(line: number, values: RowFields, amount: bigint | null, senderFingerprint: number): void {
@@ -84,46 +81,49 @@ export class BatchRules {
 
   /** Records a row by its fingerprints (see rowPrints), at `at` in `prints`: made elsewhere, by a worker thread. */
   record(line: number, prints: Uint32Array, at: number): void {
+    const row = this.lines.length;
     this.lines.push(line);
-    this.idA.push(prints[at] as number);
-    this.idB.push(prints[at + 1] as number);
-    this.idC.push(prints[at + 2] as number);
-    this.payA.push(prints[at + 3] as number);
-    this.payB.push(prints[at + 4] as number);
-    this.senderA.push(prints[at + 5] as number);
-    this.senderB.push(prints[at + 6] as number);
-    this.senderDetails.push(prints[at + 7] as number);
-    this.flags.push(prints[at + 8] as number);
+    const flags = prints[at + 8] as number;
+    if (flags & HAS_ID) this.ids.add(row, prints[at] as number, prints[at + 1] as number, prints[at + 2] as number, 0);
+    if (flags & PAYABLE) this.payouts.add(row, prints[at + 3] as number, prints[at + 4] as number, 0, 0);
+    if (flags & HAS_SENDER) this.senders.add(row, prints[at + 5] as number, prints[at + 6] as number, 0, prints[at + 7] as number);
   }
 
   /**
    * Once the file is read: duplicate external ids (errors), repeated payouts and
    * senders with changed details (warnings), by line. A generator: a file may
    * hold many thousands, and a consumer that counts them need not hold them all.
+   * The spill is given back when it ends (or by `close`, when it is not read to the end).
    */
   *finish(): Generator<LineFinding> {
-    const count = this.lines.length;
-    const line = (row: number): number => this.lines.get(row);
-    const flagged = (flag: number) => (row: number): boolean => (this.flags.get(row) & flag) === flag;
-    for (const group of equalGroups(count, [this.idA, this.idB, this.idC], flagged(HAS_ID))) {
-      const [first, second] = group as [number, number];
-      yield { severity: 'error', line: line(first), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(second)}; each row needs its own`) };
-      for (const row of group.slice(1)) {
-        yield { severity: 'error', line: line(row), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(first)}; each row needs its own`) };
+    try {
+      const line = (row: number): number => this.lines.get(row);
+      for (const { rows } of this.ids.groups()) {
+        const [first, second] = rows as [number, number];
+        yield { severity: 'error', line: line(first), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(second)}; each row needs its own`) };
+        for (const row of rows.slice(1)) {
+          yield { severity: 'error', line: line(row), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(first)}; each row needs its own`) };
+        }
       }
-    }
-    for (const group of equalGroups(count, [this.payA, this.payB], flagged(PAYABLE))) {
-      const first = line(group[0] as number);
-      for (const row of group.slice(1)) {
-        yield { severity: 'warning', line: line(row), issue: fieldIssue('recipient_bank_account', 'repeated_payout', `the same recipient and amount as line ${first}: check it is meant to be paid twice`) };
+      for (const { rows } of this.payouts.groups()) {
+        const first = line(rows[0] as number);
+        for (const row of rows.slice(1)) {
+          yield { severity: 'warning', line: line(row), issue: fieldIssue('recipient_bank_account', 'repeated_payout', `the same recipient and amount as line ${first}: check it is meant to be paid twice`) };
+        }
       }
-    }
-    for (const group of equalGroups(count, [this.senderA, this.senderB], flagged(HAS_SENDER))) {
-      const first = group[0] as number;
-      for (const row of group.slice(1)) {
-        if (this.senderDetails.get(row) === this.senderDetails.get(first)) continue;
-        yield { severity: 'warning', line: line(row), issue: fieldIssue('sender_external_id', 'sender_details_differ', `this sender_external_id has other details than on line ${line(first)}; the later ones will replace them at the service`) };
+      for (const { rows, extras } of this.senders.groups()) {
+        for (let member = 1; member < rows.length; member++) {
+          if (extras[member] === extras[0]) continue;
+          yield { severity: 'warning', line: line(rows[member] as number), issue: fieldIssue('sender_external_id', 'sender_details_differ', `this sender_external_id has other details than on line ${line(rows[0] as number)}; the later ones will replace them at the service`) };
+        }
       }
+    } finally {
+      this.close();
     }
+  }
+
+  /** Gives back the spill (a scratch file's descriptor); safe to call more than once. */
+  close(): void {
+    this.spill.close();
   }
 }

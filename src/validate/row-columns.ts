@@ -1,54 +1,4 @@
 /**
- * Per-row numbers kept in typed arrays that grow by doubling: a million rows cost
- * a few bytes each, not an object each.
- */
-class Column<A extends Uint32Array | Uint8Array> {
-  length = 0;
-
-  constructor(
-    private data: A,
-    private readonly make: (size: number) => A,
-  ) {}
-
-  push(value: number): void {
-    if (this.length === this.data.length) this.resize(this.data.length * 2);
-    this.data[this.length++] = value;
-  }
-
-  /** Grows once to hold `capacity` values, so that no doubling (with two copies alive) happens later. */
-  reserve(capacity: number): void {
-    if (capacity > this.data.length) this.resize(capacity);
-  }
-
-  private resize(capacity: number): void {
-    const bigger = this.make(capacity);
-    bigger.set(this.data.subarray(0, this.length));
-    this.data = bigger;
-  }
-
-  get(index: number): number {
-    return this.data[index] as number;
-  }
-
-  /** The values pushed so far, without copying. */
-  view(): A {
-    return this.data.subarray(0, this.length) as A;
-  }
-}
-
-export class U32Column extends Column<Uint32Array> {
-  constructor(initialCapacity = 4096) {
-    super(new Uint32Array(initialCapacity), (n) => new Uint32Array(n));
-  }
-}
-
-export class U8Column extends Column<Uint8Array> {
-  constructor(initialCapacity = 4096) {
-    super(new Uint8Array(initialCapacity), (n) => new Uint8Array(n));
-  }
-}
-
-/**
  * Line numbers by row, stored as the few points where they stop being
  * `row + first line` (a field with line breaks, skipped blank lines): usually
  * nothing at all, instead of four bytes a row.
@@ -137,26 +87,4 @@ export function fingerprintFields<T extends Record<string, string | undefined>>(
   begin();
   for (let f = 0; f < fields.length; f++) mix(values[fields[f] as keyof T]);
   return end();
-}
-
-/**
- * Groups of rows sharing a key (given as up to three 32-bit lanes), in row
- * order within each group: sort the row numbers once, walk once.
- */
-export function equalGroups(count: number, lanes: readonly U32Column[], present: (row: number) => boolean): number[][] {
-  const [a, b, c] = lanes.map((lane) => lane.view()) as [Uint32Array, Uint32Array | undefined, Uint32Array | undefined];
-  let n = 0;
-  const order = new Uint32Array(count);
-  for (let row = 0; row < count; row++) if (present(row)) order[n++] = row;
-  const rows = order.subarray(0, n);
-  const same = (x: number, y: number): boolean => a[x] === a[y] && (b === undefined || b[x] === b[y]) && (c === undefined || c[x] === c[y]);
-  rows.sort((x, y) => (a[x] as number) - (a[y] as number) || (b ? (b[x] as number) - (b[y] as number) : 0) || (c ? (c[x] as number) - (c[y] as number) : 0) || x - y);
-  const groups: number[][] = [];
-  let start = 0;
-  for (let i = 1; i <= n; i++) {
-    if (i < n && same(rows[i] as number, rows[start] as number)) continue;
-    if (i - start > 1) groups.push(Array.from(rows.subarray(start, i)));
-    start = i;
-  }
-  return groups;
 }

@@ -1,7 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ScratchFile } from '../../src/batch/scratch-file.js';
 import { BatchRules } from '../../src/validate/batch-rules.js';
 import { validateRow } from '../../src/validate/row-rules.js';
 import { RULES, validRow } from '../helpers/rows.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-scratch-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(rows: Record<string, string>[]) {
   const rules = new BatchRules();
@@ -60,15 +67,80 @@ describe('line numbers kept sparsely', () => {
   });
 });
 
-describe('per-row columns', () => {
-  it('keep their values when room is reserved, and still grow past the reservation', async () => {
-    const { U32Column } = await import('../../src/validate/row-columns.js');
-    const column = new U32Column(4);
-    for (let i = 0; i < 6; i++) column.push(i * 10);
-    column.reserve(100);
-    for (let i = 6; i < 300; i++) column.push(i * 10);
-    expect(column.length).toBe(300);
-    expect([column.get(0), column.get(5), column.get(6), column.get(299)]).toEqual([0, 50, 60, 2990]);
-    expect(Array.from(column.view().subarray(0, 3))).toEqual([0, 10, 20]);
+describe('keys grouped by partitions that spill', () => {
+  /** What sorting every record at once finds: groups of equal keys, in key order, each in row order. */
+  function naiveGroups(records: [number, number, number, number, number][]): { rows: number[]; extras: number[] }[] {
+    const byKey = new Map<string, [number, number][]>();
+    for (const [row, a, b, c, extra] of records) {
+      const key = `${a}:${b}:${c}`;
+      const members = byKey.get(key) ?? [];
+      members.push([row, extra]);
+      byKey.set(key, members);
+    }
+    const keyOf = (key: string): number[] => key.split(':').map(Number);
+    return [...byKey.entries()]
+      .filter(([, members]) => members.length > 1)
+      .sort(([x], [y]) => {
+        const [xa, xb, xc] = keyOf(x) as [number, number, number];
+        const [ya, yb, yc] = keyOf(y) as [number, number, number];
+        return xa - ya || xb - yb || xc - yc;
+      })
+      .map(([, members]) => ({ rows: members.map(([row]) => row), extras: members.map(([, extra]) => extra) }));
+  }
+
+  it('finds the groups that sorting everything at once finds, with most records spilled', async () => {
+    const { KeyPartitions, MemorySpill } = await import('../../src/validate/key-partitions.js');
+    let seed = 7;
+    const random = (below: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % below;
+    };
+    for (const distinct of [3, 500, 40_000]) {
+      const records: [number, number, number, number, number][] = [];
+      // Keys from a small pool, so that groups form; lanes spread over the whole 32 bits (and so over every partition).
+      const pool = Array.from({ length: distinct }, () => [random(2 ** 32), random(4), random(2)] as const);
+      for (let row = 0; row < 60_000; row++) {
+        const [a, b, c] = pool[random(distinct)] as readonly [number, number, number];
+        records.push([row, a, b, c, random(3)]);
+      }
+      const spill = new MemorySpill();
+      let spilled = 0;
+      const counting = { put: (words: Uint32Array) => ((spilled += 1), spill.put(words)), get: spill.get.bind(spill), close: spill.close.bind(spill) };
+      const partitions = new KeyPartitions(counting);
+      for (const [row, a, b, c, extra] of records) partitions.add(row, a, b, c, extra);
+      expect(spilled).toBeGreaterThan(100);
+      expect([...partitions.groups()]).toEqual(naiveGroups(records));
+    }
+  });
+
+  it('finds groups across rows far apart in a large file, through a scratch file', () => {
+    const rules = new BatchRules(new ScratchFile(dir));
+    const base = validateRow(validRow('gbr', {}), RULES);
+    for (let row = 0; row < 50_000; row++) {
+      const values = { ...base.values, external_id: row === 49_999 ? 'ID-7' : `ID-${row}`, recipient_iban: `GB${row}` };
+      rules.check(row + 2, values, base.amountMinor, base.senderFingerprint);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    const found = [...rules.finish()].map((f) => `${f.line}:${f.issue.code}`);
+    expect(found).toEqual(['9:duplicate_external_id', '50001:duplicate_external_id']);
+  });
+});
+
+describe('the scratch file', () => {
+  it('is made on the first spill only, leaves no name in its folder, and gives back what was put', () => {
+    const scratch = new ScratchFile(dir);
+    expect(readdirSync(dir)).toEqual([]);
+    const first = scratch.put(Uint32Array.from([1, 2, 3]));
+    const second = scratch.put(Uint32Array.from([4, 5]));
+    expect(readdirSync(dir)).toEqual([]);
+    const into = new Uint32Array(2);
+    scratch.get(second, into);
+    expect(Array.from(into)).toEqual([4, 5]);
+    const three = new Uint32Array(3);
+    scratch.get(first, three);
+    expect(Array.from(three)).toEqual([1, 2, 3]);
+    expect(() => scratch.get(second, new Uint32Array(4))).toThrow(/ended at/);
+    scratch.close();
+    scratch.close();
   });
 });

@@ -1,0 +1,52 @@
+/**
+ * A scratch file for the fingerprints of a batch's rows (see
+ * validate/key-partitions.ts): made on the first spill only, so a small file
+ * never touches the disk, and removed from its folder as soon as it is open,
+ * so nothing is left behind by a crash; the space is given back when it is
+ * closed, or when the process ends. It holds hashes, never a field as written.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Spill } from '../validate/key-partitions.js';
+
+export class ScratchFile implements Spill {
+  private fd: number | null = null;
+  private size = 0;
+
+  constructor(private readonly folder: string = tmpdir()) {}
+
+  put(words: Uint32Array): number {
+    const fd = (this.fd ??= openUnlinked(this.folder));
+    const at = this.size;
+    const bytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+    this.size += bytes.length;
+    return at;
+  }
+
+  get(at: number, into: Uint32Array): void {
+    if (this.fd === null) throw new Error('nothing was put in this scratch file');
+    const bytes = new Uint8Array(into.buffer, into.byteOffset, into.byteLength);
+    for (let done = 0; done < bytes.length; ) {
+      const read = readSync(this.fd, bytes, done, bytes.length - done, at + done);
+      if (read === 0) throw new Error(`the scratch file ended at ${at + done} bytes, before what was put there`);
+      done += read;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    this.size = 0;
+  }
+}
+
+function openUnlinked(folder: string): number {
+  const path = join(folder, `.paybatch-scratch-${process.pid}-${randomBytes(6).toString('hex')}`);
+  // wx: never an existing file (nor one a link points to); owner only.
+  const fd = openSync(path, 'wx+', 0o600);
+  unlinkSync(path);
+  return fd;
+}

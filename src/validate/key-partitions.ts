@@ -1,0 +1,111 @@
+/**
+ * Rows grouped by a key of up to three 32-bit lanes, without holding a record
+ * per row in memory: each row's record (its row number, its key, one more
+ * number) goes to one of PARTITIONS partitions by the top bits of its first
+ * lane, and a partition's buffer, once full, is handed to a `Spill` (a scratch
+ * file, for a batch). Equal keys always meet in one partition, so the groups
+ * are found one partition at a time: memory is the buffers plus one partition,
+ * whatever the number of rows.
+ *
+ * Groups come in the order of their keys (partitions by the top bits of the
+ * first lane, then the lanes sorted within), each in row order.
+ */
+
+/** Where full buffers go and come back from: a scratch file for a batch, memory for a test. */
+export interface Spill {
+  /** Keeps these words; answers where, to read them back with `get`. */
+  put(words: Uint32Array): number;
+  /** Fills `into` with the words put at `at` (as many as `into` holds). */
+  get(at: number, into: Uint32Array): void;
+  /** Gives back what it holds; nothing is read after. */
+  close(): void;
+}
+
+/** A spill in memory: for tests, and for checking that the partitions find what sorting everything would. */
+export class MemorySpill implements Spill {
+  private readonly kept: Uint32Array[] = [];
+
+  put(words: Uint32Array): number {
+    this.kept.push(words.slice());
+    return this.kept.length - 1;
+  }
+
+  get(at: number, into: Uint32Array): void {
+    into.set(this.kept[at] as Uint32Array);
+  }
+
+  close(): void {
+    this.kept.length = 0;
+  }
+}
+
+/** Rows sharing a key, in row order, and each one's extra number. */
+export interface KeyGroup {
+  rows: number[];
+  extras: number[];
+}
+
+const PARTITION_BITS = 6;
+const PARTITIONS = 1 << PARTITION_BITS;
+/** Records a partition buffers before it spills: 3 rules × 64 partitions × 256 records × 20 bytes is under 1 MB. */
+const BUFFERED_RECORDS = 256;
+
+/** A record: row, up to three lanes, extra. Unused lanes are 0. */
+const WIDTH = 5;
+
+export class KeyPartitions {
+  private readonly buffers = Array.from({ length: PARTITIONS }, () => new Uint32Array(BUFFERED_RECORDS * WIDTH));
+  private readonly filled = new Uint32Array(PARTITIONS);
+  /** Where each partition's spilled buffers are. */
+  private readonly spilled: number[][] = Array.from({ length: PARTITIONS }, () => []);
+
+  constructor(private readonly spill: Spill) {}
+
+  add(row: number, a: number, b: number, c: number, extra: number): void {
+    const partition = a >>> (32 - PARTITION_BITS);
+    const buffer = this.buffers[partition] as Uint32Array;
+    let at = (this.filled[partition] as number) * WIDTH;
+    buffer[at++] = row;
+    buffer[at++] = a;
+    buffer[at++] = b;
+    buffer[at++] = c;
+    buffer[at] = extra;
+    const filled = (this.filled[partition] as number) + 1;
+    if (filled < BUFFERED_RECORDS) {
+      this.filled[partition] = filled;
+      return;
+    }
+    (this.spilled[partition] as number[]).push(this.spill.put(buffer));
+    this.filled[partition] = 0;
+  }
+
+  /** Every group of two rows or more. */
+  *groups(): Generator<KeyGroup> {
+    for (let partition = 0; partition < PARTITIONS; partition++) yield* this.groupsIn(partition);
+  }
+
+  private *groupsIn(partition: number): Generator<KeyGroup> {
+    const spilled = this.spilled[partition] as number[];
+    const buffered = this.filled[partition] as number;
+    const count = spilled.length * BUFFERED_RECORDS + buffered;
+    if (count < 2) return;
+    const records = new Uint32Array(count * WIDTH);
+    spilled.forEach((at, index) => this.spill.get(at, records.subarray(index * BUFFERED_RECORDS * WIDTH, (index + 1) * BUFFERED_RECORDS * WIDTH)));
+    records.set((this.buffers[partition] as Uint32Array).subarray(0, buffered * WIDTH), spilled.length * BUFFERED_RECORDS * WIDTH);
+    const lane = (record: number, offset: number): number => records[record * WIDTH + offset] as number;
+    const order = new Uint32Array(count);
+    for (let record = 0; record < count; record++) order[record] = record;
+    // Rows were added in row order, so records in the same order break ties by row.
+    order.sort((x, y) => lane(x, 1) - lane(y, 1) || lane(x, 2) - lane(y, 2) || lane(x, 3) - lane(y, 3) || x - y);
+    const same = (x: number, y: number): boolean => lane(x, 1) === lane(y, 1) && lane(x, 2) === lane(y, 2) && lane(x, 3) === lane(y, 3);
+    let start = 0;
+    for (let i = 1; i <= count; i++) {
+      if (i < count && same(order[i] as number, order[start] as number)) continue;
+      if (i - start > 1) {
+        const members = Array.from(order.subarray(start, i));
+        yield { rows: members.map((record) => lane(record, 0)), extras: members.map((record) => lane(record, 4)) };
+      }
+      start = i;
+    }
+  }
+}
