@@ -93,10 +93,7 @@ export class KeyPartitions {
     spilled.forEach((at, index) => this.spill.get(at, records.subarray(index * BUFFERED_RECORDS * WIDTH, (index + 1) * BUFFERED_RECORDS * WIDTH)));
     records.set((this.buffers[partition] as Uint32Array).subarray(0, buffered * WIDTH), spilled.length * BUFFERED_RECORDS * WIDTH);
     const lane = (record: number, offset: number): number => records[record * WIDTH + offset] as number;
-    const order = new Uint32Array(count);
-    for (let record = 0; record < count; record++) order[record] = record;
-    // Rows were added in row order, so records in the same order break ties by row.
-    order.sort((x, y) => lane(x, 1) - lane(y, 1) || lane(x, 2) - lane(y, 2) || lane(x, 3) - lane(y, 3) || x - y);
+    const order = sortedByKey(records, count);
     const same = (x: number, y: number): boolean => lane(x, 1) === lane(y, 1) && lane(x, 2) === lane(y, 2) && lane(x, 3) === lane(y, 3);
     let start = 0;
     for (let i = 1; i <= count; i++) {
@@ -108,4 +105,40 @@ export class KeyPartitions {
       start = i;
     }
   }
+}
+
+/** Records a partition can sort natively: their number takes 21 bits beside the 32 of the first lane in one double (53 bits). */
+const NATIVE_SORT_LIMIT = 2 ** 21;
+
+/**
+ * The numbers of `count` records in the order of their key (lanes 1 to 3),
+ * then in their own order (row order). A comparison function called from the
+ * sort cost a tenth of `validate` on 300,000 rows, after the workers were done:
+ * the first lane and the record's number are packed into one exact double and
+ * sorted natively; the few runs that share a first lane but not the others
+ * (it is a 32-bit hash) are then put in order by comparison.
+ */
+export function sortedByKey(records: Uint32Array, count: number, nativeLimit = NATIVE_SORT_LIMIT): Uint32Array {
+  const lane = (record: number, offset: number): number => records[record * WIDTH + offset] as number;
+  const byKey = (x: number, y: number): number => lane(x, 1) - lane(y, 1) || lane(x, 2) - lane(y, 2) || lane(x, 3) - lane(y, 3) || x - y;
+  const order = new Uint32Array(count);
+  if (count > nativeLimit) {
+    for (let record = 0; record < count; record++) order[record] = record;
+    return order.sort(byKey);
+  }
+  const packed = new Float64Array(count);
+  for (let record = 0; record < count; record++) packed[record] = lane(record, 1) * nativeLimit + record;
+  packed.sort();
+  for (let i = 0; i < count; i++) order[i] = (packed[i] as number) % nativeLimit;
+  let start = 0;
+  for (let i = 1; i <= count; i++) {
+    if (i < count && lane(order[i] as number, 1) === lane(order[start] as number, 1)) continue;
+    if (i - start > 1) {
+      const run = order.subarray(start, i);
+      const first = run[0] as number;
+      if (run.some((record) => lane(record, 2) !== lane(first, 2) || lane(record, 3) !== lane(first, 3))) run.sort(byKey);
+    }
+    start = i;
+  }
+  return order;
 }

@@ -95,10 +95,12 @@ describe('keys grouped by partitions that spill', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed % below;
     };
-    for (const distinct of [3, 500, 40_000]) {
+    const firstLanes = [0x12345678, 0x9abcdef0, 0xfedcba98];
+    for (const [distinct, firstLane] of [[3, null], [500, null], [40_000, null], [400, firstLanes]] as const) {
       const records: [number, number, number, number, number][] = [];
-      // Keys from a small pool, so that groups form; lanes spread over the whole 32 bits (and so over every partition).
-      const pool = Array.from({ length: distinct }, () => [random(2 ** 32), random(4), random(2)] as const);
+      // Keys from a small pool, so that groups form; lanes spread over the whole 32 bits (and so over every partition),
+      // or first lanes from three only, so that many keys share their first lane and differ in the others.
+      const pool = Array.from({ length: distinct }, () => [firstLane ? (firstLane[random(3)] as number) : random(2 ** 32), random(50), random(2)] as const);
       for (let row = 0; row < 60_000; row++) {
         const [a, b, c] = pool[random(distinct)] as readonly [number, number, number];
         records.push([row, a, b, c, random(3)]);
@@ -111,6 +113,25 @@ describe('keys grouped by partitions that spill', () => {
       expect(spilled).toBeGreaterThan(100);
       expect([...partitions.groups()]).toEqual(naiveGroups(records));
     }
+  });
+
+  it('sorts by the whole key then by row, natively or by comparison past the native limit', async () => {
+    const { sortedByKey } = await import('../../src/validate/key-partitions.js');
+    let seed = 11;
+    const random = (below: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % below;
+    };
+    const count = 3_000;
+    const records = new Uint32Array(count * 5);
+    for (let record = 0; record < count; record++) records.set([record, [7, 2 ** 32 - 1, 123_456][random(3)] as number, random(5), random(3), 0], record * 5);
+    const key = (record: number): number[] => [1, 2, 3].map((lane) => records[record * 5 + lane] as number);
+    const expected = Array.from({ length: count }, (_, record) => record).sort((x, y) => {
+      const [kx, ky] = [key(x), key(y)];
+      return (kx[0] as number) - (ky[0] as number) || (kx[1] as number) - (ky[1] as number) || (kx[2] as number) - (ky[2] as number) || x - y;
+    });
+    expect(Array.from(sortedByKey(records, count))).toEqual(expected);
+    expect(Array.from(sortedByKey(records, count, 1_000))).toEqual(expected);
   });
 
   it('finds groups across rows far apart in a large file, through a scratch file', () => {
