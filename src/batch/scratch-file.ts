@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DiskError } from '../errors.js';
 import type { Spill } from '../validate/key-partitions.js';
 
 export class ScratchFile implements Spill {
@@ -18,10 +19,14 @@ export class ScratchFile implements Spill {
   constructor(private readonly folder: string = tmpdir()) {}
 
   put(words: Uint32Array): number {
-    const fd = (this.fd ??= openUnlinked(this.folder));
     const at = this.size;
     const bytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+    try {
+      const fd = (this.fd ??= openUnlinked(this.folder));
+      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+    } catch (error) {
+      throw this.refused('write', error);
+    }
     this.size += bytes.length;
     return at;
   }
@@ -30,10 +35,21 @@ export class ScratchFile implements Spill {
     if (this.fd === null) throw new Error('nothing was put in this scratch file');
     const bytes = new Uint8Array(into.buffer, into.byteOffset, into.byteLength);
     for (let done = 0; done < bytes.length; ) {
-      const read = readSync(this.fd, bytes, done, bytes.length - done, at + done);
+      let read: number;
+      try {
+        read = readSync(this.fd, bytes, done, bytes.length - done, at + done);
+      } catch (error) {
+        throw this.refused('read', error);
+      }
       if (read === 0) throw new Error(`the scratch file ended at ${at + done} bytes, before what was put there`);
       done += read;
     }
+  }
+
+  /** The operating system's refusal as one line that says what to do (exit 74), not as a bug. */
+  private refused(what: 'write' | 'read', error: unknown): DiskError {
+    const reason = (error as Error).message;
+    return new DiskError(`cannot ${what} the scratch file for the rules across rows in ${this.folder} (the temporary folder; TMPDIR sets another): ${reason}`, { cause: error });
   }
 
   close(): void {

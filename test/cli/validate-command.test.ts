@@ -105,4 +105,18 @@ describe('paybatch validate on a large file, through a pipe', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('says in one line, exit 74, that the scratch file for the rules across rows cannot be made, not that it is a bug', async () => {
+    const { generateBatch } = await import('../../bench/generate-batch.js');
+    const dir = mkdtempSync(join(tmpdir(), 'paybatch-scratch-'));
+    try {
+      const file = join(dir, 'batch.csv');
+      await generateBatch(file, 30_000);
+      const result = await runCli(['validate', file], { env: { PAYBATCH_HOME: join(dir, 'none'), TMPDIR: join(dir, 'missing') } });
+      expect(result.code).toBe(74);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^paybatch: cannot write the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT/)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
