@@ -11,7 +11,7 @@ import type { RowRuleOptions, RowVerdict } from '../validate/row-rules.js';
 import { validateRow } from '../validate/row-rules.js';
 import { BatchRules } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
-import { ScratchFile } from './scratch-file.js';
+import { FingerprintSpill } from './fingerprint-spill.js';
 import type { PayoutRequest, StoredRequest } from './payout-request.js';
 import { storedRequest, toPayoutRequest } from './payout-request.js';
 import type { BatchRow } from './reader.js';
@@ -101,12 +101,16 @@ export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, f
 }
 
 export class RowChecker {
-  private readonly batch = new BatchRules(new ScratchFile());
+  private readonly batch: BatchRules;
 
+  /** `scratchRefused`: told once when the scratch file is refused and the fingerprints stay in memory instead. */
   constructor(
     private readonly columns: ColumnPlan,
     private readonly options: RowRuleOptions,
-  ) {}
+    scratchRefused: (reason: string) => void,
+  ) {
+    this.batch = new BatchRules(new FingerprintSpill(scratchRefused));
+  }
 
   private locate(line: number, issue: FieldIssue): Issue {
     return locateIssue(this.columns, line, issue);

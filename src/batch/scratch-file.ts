@@ -1,7 +1,7 @@
 /**
  * A scratch file for the fingerprints of a batch's rows (see
- * validate/key-partitions.ts): made on the first spill only, so a small file
- * never touches the disk, and removed from its folder as soon as it is open,
+ * fingerprint-spill.ts): made on the first put only, and removed from its
+ * folder as soon as it is open,
  * so nothing is left behind by a crash; the space is given back when it is
  * closed, or when the process ends. It holds hashes, never a field as written.
  */
@@ -63,6 +63,11 @@ function openUnlinked(folder: string): number {
   const path = join(folder, `.paybatch-scratch-${process.pid}-${randomBytes(6).toString('hex')}`);
   // wx: never an existing file (nor one a link points to); owner only.
   const fd = openSync(path, 'wx+', 0o600);
-  unlinkSync(path);
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
   return fd;
 }

@@ -47,6 +47,10 @@ export function validateCommand(): Command {
           reader: readerOptions(config.batch),
           rules: ruleOptions(config.batch, systemClock),
           maxReportedIssues: config.batch.max_reported_issues,
+        }, {
+          scratchRefused(reason) {
+            process.stderr.write(`paybatch: warning: ${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)\n`);
+          },
         });
         process.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(report));
         process.exitCode = report.invalid === 0 ? VALIDATE_EXIT.valid : VALIDATE_EXIT.invalid;

@@ -25,6 +25,7 @@ import { renderReport } from '../reports/validation-report.js';
 import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
+import type { PipelineLog } from './pipeline.js';
 import { keepFileBytes, restoreFileBytes } from './kept-files.js';
 
 export type IntakeOutcome =
@@ -55,6 +56,8 @@ export interface IntakeDeps {
   approval?: { submitter: string; expiresAfterMs: number };
   /** With several workers on PostgreSQL: the batch records its taker, and the file's bytes are kept in the database. */
   shared?: SharedWork | null;
+  /** Where intake says what a person should know that is not the file's fault (the scratch file refused). */
+  log?: PipelineLog;
 }
 
 /** The companions that travel with a claimed batch file: its marker and its manifest. */
@@ -325,6 +328,9 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
           if (finding.severity !== 'error') return;
           await flush();
           await deps.store.invalidateRow(batch, finding.line, finding.issue);
+        },
+        scratchRefused(reason) {
+          deps.log?.('scratch_in_memory', { batch, file: name, reason: `${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)` });
         },
       });
       await flush();

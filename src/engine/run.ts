@@ -64,7 +64,7 @@ async function inboxFiles(inbox: string): Promise<string[]> {
 export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace' | 'store' | 'config' | 'clock' | 'log' | 'force' | 'shared'> & { stableMs?: number }, before?: Seen): Promise<IntakeOutcome> {
   const outcome = await takeFile(file, {
     workspace: deps.workspace, store: deps.store, batch: deps.config.batch, intake: deps.config.intake, stableMs: deps.stableMs, shared: deps.shared,
-    policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force,
+    policy: deps.config.batch.invalid_rows, clock: deps.clock, force: deps.force, log: deps.log,
     approval: deps.config.approvalPolicy ? { submitter: deps.config.approvalPolicy.inboxSubmitter, expiresAfterMs: deps.config.approvalPolicy.expiresAfterMs } : undefined,
   }, before);
   await deps.store.appendAudit({

@@ -28,6 +28,24 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(log).not.toContain('DE89370400440532013000');
   });
 
+  it('takes a batch in when the temporary folder refuses the scratch file: the fingerprints stay in memory, one line says so', async () => {
+    const { generateBatch } = await import('../../bench/generate-batch.js');
+    const home = join(dir, 'no-tmp');
+    const env = {
+      PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret,
+      TMPDIR: join(dir, 'missing'), PAYBATCH_SCRATCH_AFTER_BYTES: '0',
+    };
+    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
+    // One sender on every row: its partition of the rules across rows spills at 256 rows.
+    await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
+    const result = await runCli(['run', '--wait', '2s'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/scratch in memory: batch B\d{8}-[0-9a-f]{8}, file big\.csv, reason cannot write the scratch file for the rules across rows in .*missing .*ENOENT.*kept in memory instead/);
+    expect(result.stderr).toMatch(/intake accepted: batch B\d{8}-[0-9a-f]{8}, file .*big\.csv/);
+    expect(result.stdout).toMatch(/\(big\.csv\): 300 rows: /);
+  });
+
   it('cancel: says when there is no such batch, and exits 1', async () => {
     const home = join(dir, 'ws');
     const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };

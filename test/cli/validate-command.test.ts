@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,15 +106,40 @@ describe('paybatch validate on a large file, through a pipe', () => {
     }
   });
 
-  it('says in one line, exit 74, that the scratch file for the rules across rows cannot be made, not that it is a bug', async () => {
+  it('never needs the scratch file for a file of a few thousand rows, even with one sender on every row', async () => {
+    const { generateBatch } = await import('../../bench/generate-batch.js');
+    const dir = mkdtempSync(join(tmpdir(), 'paybatch-scratch-'));
+    try {
+      const file = join(dir, 'batch.csv');
+      // One sender: its partition of the rules across rows fills a buffer (256 records) again and again.
+      await generateBatch(file, 3_000, 1);
+      const result = await runCli(['validate', '--json', file], { env: { PAYBATCH_HOME: join(dir, 'none'), TMPDIR: join(dir, 'missing') } });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.stdout)).toMatchObject({ rows: 3_000, invalid: 30 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the fingerprints in memory when the temporary folder refuses the scratch file: one warning line, the same report', async () => {
     const { generateBatch } = await import('../../bench/generate-batch.js');
     const dir = mkdtempSync(join(tmpdir(), 'paybatch-scratch-'));
     try {
       const file = join(dir, 'batch.csv');
       await generateBatch(file, 30_000);
-      const result = await runCli(['validate', file], { env: { PAYBATCH_HOME: join(dir, 'none'), TMPDIR: join(dir, 'missing') } });
-      expect(result.code).toBe(74);
-      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^paybatch: cannot write the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT/)]);
+      // A repeated external_id far apart: found through what was kept in memory.
+      appendFileSync(file, `${readFileSync(file, 'utf8').split('\n')[1]}\n`);
+      const env = { PAYBATCH_HOME: join(dir, 'none'), PAYBATCH_SCRATCH_AFTER_BYTES: '0' };
+      const refused = await runCli(['validate', '--json', file], { env: { ...env, TMPDIR: join(dir, 'missing') } });
+      expect(refused.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/^paybatch: warning: cannot write the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT.*; the fingerprints of its rows are kept in memory instead/),
+      ]);
+      const onDisk = await runCli(['validate', '--json', file], { env: { ...env, TMPDIR: dir } });
+      expect(onDisk.stderr).toBe('');
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toEqual(JSON.parse(onDisk.stdout));
+      expect(JSON.parse(refused.stdout).errors.filter((e: { code: string }) => e.code === 'duplicate_external_id').map((e: { line: number }) => e.line)).toEqual([2, 30_002]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
