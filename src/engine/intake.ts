@@ -189,13 +189,17 @@ export function claimedAtOf(name: string): number | null {
   return match ? Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}.${match[5]}Z`) : null;
 }
 
-/** Puts an interrupted batch's claimed file back in the inbox, if it is in this workspace's processing/; false when it is not. */
+/**
+ * Puts an interrupted batch's claimed file back in the inbox, with its marker
+ * and manifest (without them a workspace that requires one would wait for it
+ * forever); false when the file is not in this workspace's processing/.
+ */
 async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchRecord): Promise<boolean> {
   const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
   const back = join(deps.workspace.folders.inbox, batch.file_name);
   const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
   try {
-    await moveSafely(deps.workspace.home, claimed, target);
+    await moveWithCompanions(claimed, target, deps.workspace.home);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash, or on another machine

@@ -172,14 +172,16 @@ describe('an intake the process died in', () => {
       const at = Date.parse('2026-11-21T23:00:00.000Z');
       // What a crash halfway through intake leaves: the file claimed, the batch begun, some rows stored.
       copyFileSync(template('eur-iban-bank.csv'), join(workspace.folders.processing, claimName('eur.csv', at)));
+      // Its marker went with it when it was claimed: it comes back with it (the workspace may require one).
+      writeFileSync(join(workspace.folders.processing, `${claimName('eur.csv', at)}.done`), '');
       const batch = await store.beginBatch({ file_name: 'eur.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date(at).toISOString(), file_mtime_ms: null, send_after: 0 });
       await store.addRows(batch, [{ line: 2, external_id: 'EUR-2026-0001', request: null, errors: [] }]);
       const known = () => store.batchesInProcessing();
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([batch]);
       expect((await store.batch(batch))?.status).toBe('rejected');
-      expect(readdirSync(workspace.folders.inbox)).toEqual(['eur.csv']);
+      expect(readdirSync(workspace.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done']);
       expect(readdirSync(workspace.folders.processing)).toEqual([]);
-      const deps = { workspace, store, batch: configSchema.parse({}).batch, intake: configSchema.parse({}).intake, policy: 'reject_file' as const, clock: new ManualClock(Date.now() + 60_000) };
+      const deps = { workspace, store, batch: configSchema.parse({}).batch, intake: configSchema.parse({ intake: { marker: 'required' } }).intake, policy: 'reject_file' as const, clock: new ManualClock(Date.now() + 60_000) };
       expect(await take(join(workspace.folders.inbox, 'eur.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 3 });
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([]);
       // A file claimed by a process that died before recording its batch goes back too.
