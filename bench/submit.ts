@@ -9,9 +9,17 @@
  * per row is printed by part (the store, the HTTP client, the engine's
  * decisions, the audit chain, garbage collection).
  *
+ * What the sandbox and the HTTP client allow on this machine is printed too:
+ * the same calls (create then fund, C at a time) with nothing stored, and a
+ * plain Node server that only waits L answering a plain client. The ratio of
+ * the engine to the first says what the engine itself costs.
+ *
  *   BENCH_ROWS, BENCH_LATENCY_MS (default 20), BENCH_CONCURRENCY (default 32)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
 import { tmpdir } from 'node:os';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -19,6 +27,9 @@ import { PayoutClient } from '../src/api/client.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
 import { keepHeapNearLive } from '../src/heap.js';
+import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
+import type { PayoutRequest } from '../src/batch/payout-request.js';
+import { validateFile } from '../src/batch/validate-file.js';
 import { takeFile } from '../src/engine/intake.js';
 import { Pipeline } from '../src/engine/pipeline.js';
 import { releaseBatch } from '../src/engine/release.js';
@@ -88,14 +99,7 @@ async function profiled<T>(work: () => Promise<T>): Promise<{ result: T; parts: 
 }
 
 async function submitOnce(dir: string, label: string, latency: number, profile = false): Promise<{ rate: number; seconds: number; cpuMicros: number; parts: Map<string, number> | null }> {
-  const sandboxConfig = join(dir, `${label}.sandbox.json`);
-  writeFileSync(sandboxConfig, JSON.stringify({
-    balances: { USD: '900000000000000000', EUR: '900000000000000000' },
-    // Payouts far in the future: this measures submission, not following.
-    payout: { clearing_ms: 3_600_000, delay_ms: [3_600_000, 3_600_000] },
-    faults: { latency: { rate: latency > 0 ? 1 : 0, min_ms: latency, max_ms: latency } },
-  }));
-  const sandbox = await startSandboxProcess(sandboxConfig);
+  const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency));
   const workspace = openWorkspace(join(dir, label));
   const store = SqliteStore.open(workspace.database);
   const config = configSchema.parse({ engine: { concurrency } });
@@ -130,6 +134,82 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
   }
 }
 
+function sandboxConfig(dir: string, label: string, latency: number): string {
+  const file = join(dir, `${label}.sandbox.json`);
+  writeFileSync(file, JSON.stringify({
+    balances: { USD: '900000000000000000', EUR: '900000000000000000' },
+    // Payouts far in the future: this measures submission, not following.
+    payout: { clearing_ms: 3_600_000, delay_ms: [3_600_000, 3_600_000] },
+    faults: { latency: { rate: latency > 0 ? 1 : 0, min_ms: latency, max_ms: latency } },
+  }));
+  return file;
+}
+
+/** C loops taking the next of `count` items until none is left. */
+async function inParallel(count: number, each: (index: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) await each(next++);
+  }));
+  return count / ((performance.now() - started) / 1000);
+}
+
+/** Rows/s of the calls alone: the batch's requests created and funded through the same client, nothing stored. */
+async function callsOnly(dir: string, requests: PayoutRequest[]): Promise<number> {
+  const sandbox = await startSandboxProcess(sandboxConfig(dir, 'calls-only', latencyMs));
+  const client = new PayoutClient({
+    baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
+    timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
+  });
+  try {
+    return await inParallel(requests.length, async (index) => {
+      const created = await client.createTransaction(requests[index] as PayoutRequest);
+      const { input_amount_in_cents: amount, input_currency: currency } = created;
+      if (amount === null || currency === null) throw new Error(`transaction ${created.id} came back without its input amount`);
+      await client.fundTransaction(created.id, { input_amount_in_cents: amount, input_currency: currency });
+    });
+  } finally {
+    await client.close();
+    sandbox.stop();
+  }
+}
+
+/** Rows/s (two calls each) of a plain Node server that only waits L, answering a plain undici pool: this machine's floor. */
+async function plainFloor(rowCount: number): Promise<number> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"x"}'), latencyMs));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const pool = new Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { connections: concurrency });
+  const call = async (): Promise<void> => {
+    const answer = await pool.request({ path: '/', method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    await answer.body.json();
+  };
+  try {
+    return await inParallel(rowCount, async () => {
+      await call();
+      await call();
+    });
+  } finally {
+    await pool.close();
+    server.close();
+  }
+}
+
+/** The first `count` valid requests of the generated batch. */
+async function requestsOf(file: string, count: number): Promise<PayoutRequest[]> {
+  const batch = configSchema.parse({}).batch;
+  const requests: PayoutRequest[] = [];
+  await validateFile(file, { reader: readerOptions(batch), rules: ruleOptions(batch, systemClock), maxReportedIssues: 1 }, {
+    row(checked) {
+      if (checked.valid && requests.length < count) requests.push(checked.request());
+    },
+  });
+  return requests;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-submit-'));
 try {
   await generateBatch(join(dir, 'batch.csv'), rows);
@@ -137,12 +217,18 @@ try {
   const slow = await submitOnce(dir, 'latency', latencyMs);
   const fast = await submitOnce(dir, 'no-latency', 0);
   const profiledRun = await submitOnce(dir, 'no-latency-profiled', 0, true);
+  // Read before the measurements below, which hold their requests in memory.
   const rss = peakRssMb(process.pid);
+  const ceiling = await callsOnly(dir, await requestsOf(join(dir, 'batch.csv'), Math.min(rows, 5_000)));
+  const floor = await plainFloor(Math.min(rows, 5_000));
   const met = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
   console.log(`bench:submit  ${rows} generated rows (every hundredth invalid, skipped), concurrency ${concurrency}, sandbox in its own process`);
   console.log(`  with ${latencyMs} ms latency per call  ${slow.rate.toFixed(0).padStart(6)} rows/s  (${slow.seconds.toFixed(1)} s)`);
   console.log(`  bound C/(2L)                   ${bound.toFixed(0).padStart(6)} rows/s`);
   console.log(`  ratio to the bound             ${(slow.rate / bound).toFixed(2)}   (goal: at least 0.90: ${met(slow.rate / bound >= 0.9)})`);
+  console.log(`  what this machine allows at ${latencyMs} ms, C ${concurrency}:`);
+  console.log(`    the calls alone, nothing stored  ${ceiling.toFixed(0).padStart(6)} rows/s  (${(ceiling / bound).toFixed(2)} of the bound; the engine at ${(slow.rate / ceiling).toFixed(2)} of it)`);
+  console.log(`    a plain Node server and client   ${floor.toFixed(0).padStart(6)} rows/s  (${(floor / bound).toFixed(2)} of the bound)`);
   console.log(`  with no added latency          ${fast.rate.toFixed(0).padStart(6)} rows/s  (${fast.seconds.toFixed(1)} s; goal: at least 2000: ${met(fast.rate >= 2000)})`);
   console.log(`  paybatch's CPU per row         ${fast.cpuMicros.toFixed(0).padStart(6)} µs  (no added latency; by part, from a profiled run at ${profiledRun.rate.toFixed(0)} rows/s:)`);
   for (const [part, micros] of [...(profiledRun.parts as Map<string, number>)].sort((a, b) => b[1] - a[1])) console.log(`    ${part.padEnd(40)} ${micros.toFixed(0).padStart(5)} µs`);
