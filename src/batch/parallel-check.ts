@@ -2,8 +2,9 @@
  * A CSV batch file checked on every core: this thread reads the bytes (hash,
  * size limit, UTF-8), cuts the text into pieces of whole records (see
  * record-boundaries.ts) and hands them to worker threads, which parse and check
- * them (segment-check.ts); the pieces come back in file order. At most two
- * pieces per worker are in flight, so memory stays bounded whatever the file.
+ * them (segment-check.ts), and checks some itself when it has no rows to store
+ * (check-pool.ts); the pieces come back in file order. At most two pieces per
+ * checker are in flight, so memory stays bounded whatever the file.
  *
  * Used for files large enough to gain from it; a file whose lines end with a
  * lone carriage return, or whose header does not parse, is read on one thread
@@ -14,9 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { parse } from 'csv-parse/sync';
-import { keepHeapNearLive } from '../heap.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
 import type { ColumnPlan } from './columns.js';
 import { planColumns } from './columns.js';
@@ -29,6 +28,7 @@ import { readFirstLine, textChunks } from './reader.js';
 import type { LineEnd } from './record-boundaries.js';
 import { RecordBoundaries } from './record-boundaries.js';
 import type { CheckedSegment, SegmentTask } from './segment-check.js';
+import { CheckPool } from './check-pool.js';
 
 /** Characters per piece: large enough that handing it over costs little, small enough to keep every worker busy. */
 const SEGMENT_CHARS = 512 * 1024;
@@ -53,20 +53,24 @@ function workerScript(): string {
 }
 
 /**
- * How many worker threads: none on a single core; else one per core, at most
- * four, but one core fewer when this thread has the rows to store (intake):
- * that is work enough for it.
+ * Who checks the pieces: nobody on a single core (one thread reads the file);
+ * else one checker per core, at most four. When this thread has the rows to
+ * store (intake), that is work enough for it: worker threads check. When it
+ * has not (validate), it checks too, beside one worker fewer: a worker thread
+ * costs some 24 MB before its first row (its own copy of the modules and of
+ * libphonenumber's metadata), and its pieces are copied to it and back.
  */
-export function checkWorkers(keepRows = false): number {
+export function checkers(keepRows = false): { workers: number; thisThread: boolean } {
   const cores = availableParallelism();
-  if (cores < 2) return 0;
-  return Math.min(4, keepRows ? cores - 1 : cores);
+  if (cores < 2) return { workers: 0, thisThread: false };
+  const count = Math.min(4, cores);
+  return keepRows ? { workers: count - 1, thisThread: false } : { workers: count - 1, thisThread: true };
 }
 
 /** Opens `path` for checking in parallel, or null when it is to be read on one thread (see above). */
 export async function checkCsvInParallel(path: string, options: { reader: ReaderOptions; rules: RowRuleOptions; keepRows: boolean }): Promise<ParallelCheck | null> {
-  const workers = checkWorkers(options.keepRows);
-  if (workers === 0 || /\.xlsx$/i.test(path)) return null;
+  const who = checkers(options.keepRows);
+  if (who.workers === 0 || /\.xlsx$/i.test(path)) return null;
   const size = await checkSize(path, options.reader.maxFileBytes);
   if (size < PARALLEL_MIN_BYTES) return null;
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
@@ -94,7 +98,7 @@ export async function checkCsvInParallel(path: string, options: { reader: Reader
   return {
     delimiter,
     columns,
-    segments: inOrder(chunks, buffered, headerEnd, task, workers),
+    segments: inOrder(chunks, buffered, headerEnd, task, who),
     sha256: () => state.hash.copy().digest('hex'),
   };
 }
@@ -106,9 +110,10 @@ async function stop(chunks: AsyncGenerator<string>): Promise<null> {
 
 type Shared = Omit<SegmentTask, 'index' | 'text' | 'startLine'>;
 
-/** Cuts the text into pieces, has them checked by `count` workers, and yields them in order. */
-async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, shared: Shared, count: number): AsyncGenerator<CheckedSegment> {
-  const pool = new WorkerPool(count);
+/** Cuts the text into pieces, has them checked, and yields them in order. */
+async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, shared: Shared, who: { workers: number; thisThread: boolean }): AsyncGenerator<CheckedSegment> {
+  const pool = new CheckPool(workerScript(), who.workers, who.thisThread);
+  const count = pool.checkers;
   const boundaries = new RecordBoundaries(shared.delimiter.charCodeAt(0), shared.lineEnd);
   const waiting: Promise<CheckedSegment>[] = [];
   const oldest = (): Promise<CheckedSegment> => waiting.shift() as Promise<CheckedSegment>;
@@ -166,73 +171,6 @@ async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, header
       // Always: the workers keep the process alive until closed.
       await pool.close();
     }
-  }
-}
-
-/**
- * Worker threads, each given the next piece when it is free. A worker is free
- * once it says it is ready (its modules loaded): on Node 20 a worker's start puts
- * V8's flags back as they were at launch, so the heap's settings (heap.ts) are
- * set again then, or this thread's young generation grows to 32 MB while the file
- * is read. A worker that fails fails every piece not yet checked.
- */
-class WorkerPool {
-  private readonly idle: Worker[] = [];
-  private readonly queue: { task: SegmentTask; resolve(checked: CheckedSegment): void; reject(error: unknown): void }[] = [];
-  private readonly all: Worker[] = [];
-  private failure: unknown = null;
-
-  constructor(count: number) {
-    const script = workerScript();
-    for (let i = 0; i < count; i++) {
-      // A small young generation: pieces are short-lived, and the process's memory stays flat.
-      const worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } });
-      worker.once('message', () => {
-        keepHeapNearLive();
-        this.idle.push(worker);
-        this.next();
-      });
-      worker.on('error', (error) => this.fail(error));
-      this.all.push(worker);
-    }
-  }
-
-  check(task: SegmentTask): Promise<CheckedSegment> {
-    if (this.failure !== null) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ task, resolve, reject });
-      this.next();
-    });
-  }
-
-  private fail(error: unknown): void {
-    this.failure ??= error;
-    for (const waiting of this.queue.splice(0)) waiting.reject(error);
-  }
-
-  private next(): void {
-    while (this.idle.length > 0 && this.queue.length > 0) {
-      const worker = this.idle.pop() as Worker;
-      const { task, resolve, reject } = this.queue.shift() as (typeof this.queue)[number];
-      const done = (answer: { checked?: CheckedSegment; failed?: string }): void => {
-        worker.off('error', failed);
-        this.idle.push(worker);
-        if (answer.checked) resolve(answer.checked);
-        else reject(new Error(`checking lines from ${task.startLine} failed in a worker thread: ${answer.failed}`));
-        this.next();
-      };
-      const failed = (error: unknown): void => {
-        worker.off('message', done);
-        reject(error);
-      };
-      worker.once('message', done);
-      worker.once('error', failed);
-      worker.postMessage(task);
-    }
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.all.map((worker) => worker.terminate()));
   }
 }
 

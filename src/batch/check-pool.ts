@@ -1,0 +1,126 @@
+/**
+ * The checkers of a file's pieces (see parallel-check.ts): worker threads, and
+ * this thread too when it has nothing else to do but read the file.
+ *
+ * A worker is given up to two pieces at once, so that it has the next one
+ * while this thread is busy (reading, or checking a piece of its own, which
+ * holds its event loop for the piece's few milliseconds). A worker is free
+ * once it says it is ready (its modules loaded): on Node 20 a worker's start
+ * puts V8's flags back as they were at launch, so the heap's settings
+ * (heap.ts) are set again then, or this thread's young generation grows to
+ * 32 MB while the file is read. A worker that fails fails every piece not yet
+ * checked.
+ */
+import { Worker } from 'node:worker_threads';
+import { keepHeapNearLive } from '../heap.js';
+import type { CheckedSegment, SegmentTask } from './segment-check.js';
+import { checkSegment } from './segment-check.js';
+
+/** Pieces given to a worker before it answers the first. */
+const AHEAD = 2;
+
+interface Waiting {
+  task: SegmentTask;
+  resolve(checked: CheckedSegment): void;
+  reject(error: unknown): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  /** Pieces given to it, in the order it answers them. */
+  given: Waiting[];
+}
+
+export class CheckPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Waiting[] = [];
+  private failure: unknown = null;
+  private checkingHere = false;
+  private piecesHere = 0;
+  private allReady: () => void = () => {};
+  /** Resolves once every worker has said it is ready. */
+  readonly ready = new Promise<void>((resolve) => (this.allReady = resolve));
+
+  /** `script`: the worker's module (check-worker.js); `thisThread`: whether this thread checks pieces too. */
+  constructor(script: string, workers: number, private readonly thisThread: boolean) {
+    for (let i = 0; i < workers; i++) {
+      // A small young generation: pieces are short-lived, and the process's memory stays flat.
+      const slot: Slot = { worker: new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [] };
+      slot.worker.on('message', (answer: { ready?: true; checked?: CheckedSegment; failed?: string }) => this.answered(slot, answer));
+      slot.worker.on('error', (error) => this.fail(error));
+      this.slots.push(slot);
+    }
+    if (workers === 0) this.allReady();
+  }
+
+  /** How many pieces this thread checked. */
+  get checkedHere(): number {
+    return this.piecesHere;
+  }
+
+  /** How many pieces are checked at once. */
+  get checkers(): number {
+    return this.slots.length + (this.thisThread ? 1 : 0);
+  }
+
+  check(task: SegmentTask): Promise<CheckedSegment> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, resolve, reject });
+      this.next();
+    });
+  }
+
+  private answered(slot: Slot, answer: { ready?: true; checked?: CheckedSegment; failed?: string }): void {
+    if (answer.ready) {
+      keepHeapNearLive();
+      slot.ready = true;
+      if (this.slots.every((s) => s.ready)) this.allReady();
+    } else {
+      const waiting = slot.given.shift();
+      if (waiting && answer.checked) waiting.resolve(answer.checked);
+      else waiting?.reject(new Error(`checking lines from ${waiting.task.startLine} failed in a worker thread: ${answer.failed}`));
+    }
+    this.next();
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= error;
+    for (const waiting of [...this.queue.splice(0), ...this.slots.flatMap((slot) => slot.given.splice(0))]) waiting.reject(error);
+  }
+
+  private next(): void {
+    while (this.queue.length > 0 && this.failure === null) {
+      const slot = this.slots.filter((s) => s.ready && s.given.length < AHEAD).sort((a, b) => a.given.length - b.given.length)[0];
+      if (slot) {
+        const waiting = this.queue.shift() as Waiting;
+        slot.given.push(waiting);
+        slot.worker.postMessage(waiting.task);
+      } else if (this.thisThread && !this.checkingHere) {
+        this.checkingHere = true;
+        const waiting = this.queue.shift() as Waiting;
+        // Not within check(): the caller goes on reading first.
+        setImmediate(() => this.checkHere(waiting));
+      } else {
+        return;
+      }
+    }
+  }
+
+  private checkHere(waiting: Waiting): void {
+    try {
+      waiting.resolve(checkSegment(waiting.task));
+      this.piecesHere += 1;
+    } catch (error) {
+      waiting.reject(error);
+    } finally {
+      this.checkingHere = false;
+      this.next();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The checkers of a file's pieces: worker threads, this thread, or both give
+ * the same pieces back, in the order asked, as checking each on this thread;
+ * a worker that fails fails the pieces it was given, and those after.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateBatch } from '../../bench/generate-batch.js';
+import { readerOptions, ruleOptions } from '../../src/batch/batch-options.js';
+import { CheckPool } from '../../src/batch/check-pool.js';
+import { planColumns } from '../../src/batch/columns.js';
+import type { CheckedSegment, SegmentTask } from '../../src/batch/segment-check.js';
+import { checkSegment } from '../../src/batch/segment-check.js';
+import { systemClock } from '../../src/clock.js';
+import { configSchema } from '../../src/config/config.js';
+
+const script = fileURLToPath(new URL('../../dist/src/batch/check-worker.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-check-pool-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The generated batch's rows cut into pieces of `rowsEach` records. */
+async function pieces(rows: number, rowsEach: number): Promise<SegmentTask[]> {
+  const file = join(dir, `batch-${rows}.csv`);
+  await generateBatch(file, rows);
+  const [header, ...lines] = readFileSync(file, 'utf8').trimEnd().split('\n');
+  const batch = configSchema.parse({}).batch;
+  const reader = readerOptions(batch);
+  const shared = {
+    delimiter: ',' as const, lineEnd: '\n' as const, columns: planColumns((header as string).split(','), reader.columnMapping, reader.maxColumns),
+    rules: ruleOptions(batch, systemClock), maxRowCharacters: reader.maxRowCharacters, keepRows: false,
+  };
+  const tasks: SegmentTask[] = [];
+  for (let at = 0; at < lines.length; at += rowsEach) {
+    tasks.push({ ...shared, index: tasks.length, text: `${lines.slice(at, at + rowsEach).join('\n')}\n`, startLine: at + 2 });
+  }
+  return tasks;
+}
+
+/** What matters of a checked piece, comparable across threads (typed arrays as plain ones). */
+const plain = (checked: CheckedSegment): unknown => ({ ...checked, lines: Array.from(checked.lines), prints: Array.from(checked.prints), valid: Array.from(checked.valid) });
+
+describe('the checkers of a file\'s pieces', () => {
+  it('give back what checking on this thread gives, in order, from workers, this thread, or both', async () => {
+    const tasks = await pieces(6_000, 250);
+    const expected = tasks.map((task) => plain(checkSegment(task)));
+    for (const [workers, thisThread] of [[1, false], [0, true], [1, true], [2, true]] as const) {
+      const pool = new CheckPool(script, workers, thisThread);
+      try {
+        expect(pool.checkers).toBe(workers + (thisThread ? 1 : 0));
+        // Every worker ready first: each is given two pieces at once, and this thread one, from the start.
+        await pool.ready;
+        const checked = await Promise.all(tasks.map((task) => pool.check(task)));
+        expect(checked.map(plain), `${workers} workers, this thread ${thisThread}`).toEqual(expected);
+        if (!thisThread) expect(pool.checkedHere).toBe(0);
+        else if (workers === 0) expect(pool.checkedHere).toBe(tasks.length);
+        else expect(pool.checkedHere).toBeGreaterThan(0);
+        if (thisThread && workers > 0) expect(pool.checkedHere).toBeLessThan(tasks.length - workers);
+      } finally {
+        await pool.close();
+      }
+    }
+  });
+
+  it('fails the pieces given to a worker that fails, and every piece after', async () => {
+    const tasks = await pieces(600, 100);
+    const broken = join(dir, 'broken-worker.mjs');
+    writeFileSync(broken, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => { throw new Error('the worker broke'); });\nparentPort.postMessage({ ready: true });\n");
+    const pool = new CheckPool(broken, 1, false);
+    try {
+      const settled = await Promise.allSettled(tasks.map((task) => pool.check(task)));
+      expect(settled.every((s) => s.status === 'rejected' && /the worker broke/.test(String(s.reason)))).toBe(true);
+      await expect(pool.check(tasks[0] as SegmentTask)).rejects.toThrow(/the worker broke/);
+    } finally {
+      await pool.close();
+    }
+  });
+});
