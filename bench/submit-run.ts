@@ -1,5 +1,5 @@
 /**
- * `npm run bench:submit`: submits a batch of BENCH_ROWS rows (default 10,000)
+ * `npm run bench:submit` (started by submit.ts): submits a batch of BENCH_ROWS rows (default 10,000)
  * through the payout engine (intent, create, quote check, reserve, fund, each
  * step in SQLite) against the sandbox in its own process, with a fixed latency L
  * on every call and concurrency C. Each row takes two calls, so C/(2·L) rows/s
@@ -26,7 +26,6 @@ import { join } from 'node:path';
 import { PayoutClient } from '../src/api/client.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
-import { keepHeapNearLive } from '../src/heap.js';
 import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
 import type { PayoutRequest } from '../src/batch/payout-request.js';
 import { validateFile } from '../src/batch/validate-file.js';
@@ -38,9 +37,6 @@ import { SqliteStore } from '../src/store/sqlite-store.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
 import { peakRssMb, startSandboxProcess } from './sandbox-process.js';
-
-// The engine runs in this process: with the heap as the paybatch command keeps it (src/cli/main.ts).
-keepHeapNearLive();
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000);
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 20);

@@ -3,17 +3,19 @@
  * is its own: `parse FILE` runs csv-parse alone with the reader's options;
  * `validate FILE` runs paybatch's whole validation. Prints one JSON line.
  */
-import { createReadStream } from 'node:fs';
-import { parse } from 'csv-parse';
-import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
-import { validateFile } from '../src/batch/validate-file.js';
-import { systemClock } from '../src/clock.js';
-import { configSchema } from '../src/config/config.js';
 import { keepHeapNearLive } from '../src/heap.js';
 
-const [mode, file] = process.argv.slice(2) as [string, string];
-// As the paybatch command does (src/cli/main.ts), for csv-parse alone too.
+// As the paybatch command does (src/cli/main.ts), for csv-parse alone too: before anything else is loaded, or the
+// young generation grows while the modules load, and stays grown (25 MB more at the peak than the command).
 keepHeapNearLive();
+const { createReadStream } = await import('node:fs');
+const { parse } = await import('csv-parse');
+const { readerOptions, ruleOptions } = await import('../src/batch/batch-options.js');
+const { validateFile } = await import('../src/batch/validate-file.js');
+const { systemClock } = await import('../src/clock.js');
+const { configSchema } = await import('../src/config/config.js');
+
+const [mode, file] = process.argv.slice(2) as [string, string];
 const batch = configSchema.parse({}).batch;
 const started = performance.now();
 let rows = 0;
