@@ -20,7 +20,12 @@ import { ScratchFile } from './scratch-file.js';
  * 400 buffers of 256 records. `PAYBATCH_SCRATCH_AFTER_BYTES` changes it (the
  * tests set it to 0, to reach the scratch file with a few hundred rows).
  */
-export const IN_MEMORY_BYTES = Number(process.env.PAYBATCH_SCRATCH_AFTER_BYTES ?? 2 * 1024 * 1024);
+export const IN_MEMORY_BYTES = bytesFrom(process.env.PAYBATCH_SCRATCH_AFTER_BYTES, 2 * 1024 * 1024);
+
+/** A whole number of bytes, or the default when there is none (or it is not one). */
+function bytesFrom(text: string | undefined, otherwise: number): number {
+  return text !== undefined && /^\d{1,15}$/.test(text.trim()) ? Number(text.trim()) : otherwise;
+}
 
 export class FingerprintSpill implements Spill {
   /** Each put's place: its words when kept in memory, its offset when in the scratch file. */

@@ -21,9 +21,15 @@ export class ScratchFile implements Spill {
   put(words: Uint32Array): number {
     const at = this.size;
     const bytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+    if (this.fd === null) {
+      try {
+        this.fd = openUnlinked(this.folder);
+      } catch (error) {
+        throw this.refused('make', error);
+      }
+    }
     try {
-      const fd = (this.fd ??= openUnlinked(this.folder));
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
     } catch (error) {
       throw this.refused('write', error);
     }
@@ -47,7 +53,7 @@ export class ScratchFile implements Spill {
   }
 
   /** The operating system's refusal as one line that says what to do (exit 74), not as a bug. */
-  private refused(what: 'write' | 'read', error: unknown): DiskError {
+  private refused(what: 'make' | 'write' | 'read', error: unknown): DiskError {
     const reason = (error as Error).message;
     return new DiskError(`cannot ${what} the scratch file for the rules across rows in ${this.folder} (the temporary folder; TMPDIR sets another): ${reason}`, { cause: error });
   }

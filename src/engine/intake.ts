@@ -167,14 +167,18 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
 async function putBackUnrecorded(deps: Pick<IntakeDeps, 'workspace'> & { knownBatches(): Promise<BatchRecord[]> }, old: (claimedAt: number) => boolean): Promise<string[]> {
   const moved: string[] = [];
   const known = new Set((await deps.knownBatches()).map((b) => claimName(b.file_name, Date.parse(b.received_at))));
-  for (const name of await readdir(deps.workspace.folders.processing)) {
-    if (known.has(name) || known.has(companionOf(name) ?? '')) continue;
+  const names = await readdir(deps.workspace.folders.processing);
+  const present = new Set(names);
+  for (const name of names) {
+    const owner = companionOf(name);
+    // A marker or manifest goes back with its file, not as a file of its own.
+    if (known.has(name) || known.has(owner ?? '') || (owner !== null && present.has(owner))) continue;
     const claimedAt = claimedAtOf(name);
     if (claimedAt === null || !old(claimedAt)) continue;
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
     const back = join(deps.workspace.folders.inbox, original);
     try {
-      await moveSafely(deps.workspace.home, join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back);
+      await moveWithCompanions(join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back, deps.workspace.home);
       moved.push(name);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another worker sharing the folder put it back first
@@ -231,7 +235,11 @@ async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { k
     const back = join(deps.workspace.folders.inbox, batch.file_name);
     const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
     // Bytes cut short (the taker died while keeping them) are not a file to take: the original stays where it arrived.
-    if (await restoreFileBytes(shared.store, batch.id, batch.sha256, deps.workspace.home, target)) recovered.push(batch.id);
+    if (!(await restoreFileBytes(shared.store, batch.id, batch.sha256, deps.workspace.home, target))) continue;
+    // Whole (their hash is the batch's): marked so, as the claimed file was complete, for a workspace that requires a
+    // marker. A manifest is not kept in the database: with intake.manifest required, it is to be dropped again.
+    await writeFileSafely(deps.workspace.home, `${target}.done`, '');
+    recovered.push(batch.id);
   }
   return recovered;
 }

@@ -14,6 +14,7 @@
  * transaction, and recorded in a ledger (STYLE 4).
  */
 import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { UnsafePath } from '../workspace/safe-files.js';
 import Database from 'better-sqlite3';
 import { DatabaseUnusable } from '../errors.js';
@@ -70,7 +71,20 @@ export function checkIntegrity(db: SqliteDatabase, file: string): void {
   if (problems.length > 0) throw new DatabaseUnusable(`the database ${file} is damaged (${problems.join('; ')}): ${RESTORE_HINT}`);
 }
 
+/**
+ * SQLite's own temporary files (large sorts, statement journals) go beside the
+ * database, not in the system's temporary folder: the disk that holds the
+ * database is the one paybatch needs anyway, and a full or missing temporary
+ * folder then stops nothing. SQLite reads the folder once, when it first needs
+ * one: the first database opened sets it; one the user set is kept.
+ */
+function keepSqliteTemporaryFilesBeside(file: string): void {
+  if (file === ':memory:' || file === '') return;
+  process.env.SQLITE_TMPDIR ??= dirname(resolve(file));
+}
+
 export function openDatabase(file: string): SqliteDatabase {
+  keepSqliteTemporaryFilesBeside(file);
   refuseLinks(file);
   if (!existsSync(file)) closeSync(openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
   const db = new Database(file);

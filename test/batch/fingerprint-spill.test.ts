@@ -74,7 +74,7 @@ describe('the spill of a batch\'s fingerprints', () => {
     spill.get(at, into);
     expect(Array.from(into)).toEqual(Array.from(words(7)));
     expect(refusals).toHaveLength(1);
-    expect(refusals[0]).toMatch(/cannot write the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT/);
+    expect(refusals[0]).toMatch(/cannot make the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT/);
     spill.close();
     expect(readdirSync(dir)).toEqual([]);
   });

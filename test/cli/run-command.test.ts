@@ -41,7 +41,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
     await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
     const result = await runCli(['run', '--wait', '2s'], { env });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/scratch in memory: batch B\d{8}-[0-9a-f]{8}, file big\.csv, reason cannot write the scratch file for the rules across rows in .*missing .*ENOENT.*kept in memory instead/);
+    expect(result.stderr).toMatch(/scratch in memory: batch B\d{8}-[0-9a-f]{8}, file big\.csv, reason cannot make the scratch file for the rules across rows in .*missing .*ENOENT.*kept in memory instead/);
     expect(result.stderr).toMatch(/intake accepted: batch B\d{8}-[0-9a-f]{8}, file .*big\.csv/);
     expect(result.stdout).toMatch(/\(big\.csv\): 300 rows: /);
   });

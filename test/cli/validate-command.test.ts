@@ -133,7 +133,7 @@ describe('paybatch validate on a large file, through a pipe', () => {
       const env = { PAYBATCH_HOME: join(dir, 'none'), PAYBATCH_SCRATCH_AFTER_BYTES: '0' };
       const refused = await runCli(['validate', '--json', file], { env: { ...env, TMPDIR: join(dir, 'missing') } });
       expect(refused.stderr.trim().split('\n')).toEqual([
-        expect.stringMatching(/^paybatch: warning: cannot write the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT.*; the fingerprints of its rows are kept in memory instead/),
+        expect.stringMatching(/^paybatch: warning: cannot make the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT.*; the fingerprints of its rows are kept in memory instead/),
       ]);
       const onDisk = await runCli(['validate', '--json', file], { env: { ...env, TMPDIR: dir } });
       expect(onDisk.stderr).toBe('');

@@ -186,8 +186,9 @@ describe('an intake the process died in', () => {
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([]);
       // A file claimed by a process that died before recording its batch goes back too.
       copyFileSync(template('nga-cash.csv'), join(workspace.folders.processing, claimName('cash.csv', at)));
+      writeFileSync(join(workspace.folders.processing, `${claimName('cash.csv', at)}.done`), '');
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([claimName('cash.csv', at)]);
-      expect(readdirSync(workspace.folders.inbox)).toEqual(['cash.csv']);
+      expect(readdirSync(workspace.folders.inbox).sort()).toEqual(['cash.csv', 'cash.csv.done']);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,41 @@
+/**
+ * SQLite's own temporary files go beside the database, not in the system's
+ * temporary folder (a full one stopped `run` with a disk error). Checked in a
+ * process of its own, as SQLite reads the folder once per process: a temporary
+ * table spills to a file, whose path the process's open descriptors show.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const database = fileURLToPath(new URL('../../dist/src/store/database.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-sqlite-temp-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const script = `
+import { readdirSync, readlinkSync } from 'node:fs';
+const { openDatabase } = await import(${JSON.stringify(database)});
+const db = openDatabase(process.argv[1]);
+db.exec("CREATE TEMP TABLE t(x); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300000) INSERT INTO t SELECT randomblob(100) FROM c;");
+const open = readdirSync('/proc/self/fd').map((fd) => { try { return readlinkSync('/proc/self/fd/' + fd); } catch { return ''; } });
+console.log(JSON.stringify(open.filter((path) => path.includes('etilqs_'))));
+`;
+
+describe.skipIf(process.platform !== 'linux')('SQLite\'s temporary files', () => {
+  it('are made in the database\'s folder, whatever TMPDIR says', () => {
+    const workspace = join(dir, 'workspace');
+    const temporary = join(dir, 'temporary');
+    mkdirSync(workspace);
+    mkdirSync(temporary);
+    const env = { ...process.env, TMPDIR: temporary };
+    delete env.SQLITE_TMPDIR;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script, join(workspace, 'paybatch.db')], { env, encoding: 'utf8' });
+    expect(child.status, child.stderr).toBe(0);
+    const files = JSON.parse(child.stdout) as string[];
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(file).toMatch(new RegExp(`^${workspace}/etilqs_\\w+ \\(deleted\\)$`));
+  });
+});
