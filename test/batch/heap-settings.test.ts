@@ -35,7 +35,7 @@ process.stdout.write(JSON.stringify({ rows: report.rows, youngMb: young.space_si
 `;
 
 describe('the heap settings', () => {
-  it('keep the young generation at its first size while a large file is checked on worker threads', async () => {
+  it('keep the young generation at its set size while a large file is checked on worker threads', async () => {
     const file = join(dir, 'batch.csv');
     await generateBatch(file, 60_000);
     const checker = join(dir, 'check.mjs');
@@ -43,7 +43,7 @@ describe('the heap settings', () => {
     const out = execFileSync(process.execPath, [checker, file], { encoding: 'utf8', env: { ...process.env, PAYBATCH_PARALLEL_MIN_BYTES: '0' } });
     const { rows, youngMb } = JSON.parse(out) as { rows: number; youngMb: number };
     expect(rows).toBe(60_000);
-    // Two halves of 1 MB, or a step more when it grew before a worker was ready; 32 MB when the settings were lost.
+    // Two halves of 2 MB, or a step more when it grew before a worker was ready; 32 MB when the settings were lost.
     expect(youngMb).toBeLessThanOrEqual(8);
   }, 120_000);
 });

@@ -30,7 +30,7 @@ describe.skipIf(process.platform !== 'linux')('SQLite\'s temporary files', () =>
     const temporary = join(dir, 'temporary');
     mkdirSync(workspace);
     mkdirSync(temporary);
-    const env = { ...process.env, TMPDIR: temporary };
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: temporary };
     delete env.SQLITE_TMPDIR;
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script, join(workspace, 'paybatch.db')], { env, encoding: 'utf8' });
     expect(child.status, child.stderr).toBe(0);
