@@ -30,9 +30,18 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 const YOUNG_GENERATION_BYTES = 4 * 1024 * 1024;
 
 export function keepHeapNearLive(): void {
+  growYoungGeneration(YOUNG_GENERATION_BYTES);
+  holdHeapFlags();
+}
+
+/**
+ * The same flags, set again from a worker thread as its first step: a worker's
+ * start puts them back as at launch for the whole process, and the main
+ * thread's young generation would grow until they are set again.
+ */
+export function holdHeapFlags(): void {
   setFlagsFromString('--heap-growing-percent=25');
   setFlagsFromString('--liftoff-only');
-  growYoungGeneration(YOUNG_GENERATION_BYTES);
   setFlagsFromString('--semi-space-growth-factor=1');
 }
 

@@ -5,11 +5,12 @@
  * A worker is given up to two pieces at once, so that it has the next one
  * while this thread is busy (reading, or checking a piece of its own, which
  * holds its event loop for the piece's few milliseconds). A worker is free
- * once it says it is ready (its modules loaded): on Node 20 a worker's start
- * puts V8's flags back as they were at launch, so the heap's settings
- * (heap.ts) are set again then, or this thread's young generation grows to
- * 32 MB while the file is read. A worker that fails fails every piece not yet
- * checked.
+ * once it says it is ready (its modules loaded). On Node 20 a worker's start
+ * puts V8's flags back as they were at launch, for the whole process: the
+ * worker sets the heap's settings (heap.ts) again as its first step, and they
+ * are set again here once it is ready; without them this thread's young
+ * generation grows to 32 MB while the file is read. A worker that fails fails
+ * every piece not yet checked.
  */
 import { Worker } from 'node:worker_threads';
 import { keepHeapNearLive } from '../heap.js';

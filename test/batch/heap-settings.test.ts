@@ -34,7 +34,33 @@ const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new
 process.stdout.write(JSON.stringify({ rows: report.rows, youngMb: young.space_size / 1048576 }));
 `;
 
+/** A worker started on its own (no pool to set the flags again once it is ready), then garbage on this thread. */
+const workerScript = `
+import { getHeapSpaceStatistics } from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import { keepHeapNearLive } from '${built('src/heap.js')}';
+keepHeapNearLive();
+const worker = new Worker(new URL('${built('src/batch/check-worker.js')}'));
+await new Promise((resolve) => worker.once('message', resolve));
+let kept = [];
+for (let i = 0; i < 3_000_000; i++) {
+  kept.push({ i });
+  if (kept.length > 60_000) kept = [];
+}
+await worker.terminate();
+const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+process.stdout.write(JSON.stringify({ youngMb: young.space_size / 1048576 }));
+`;
+
 describe('the heap settings', () => {
+  it('are set again by a worker thread as it starts: its start had put them back for the whole process', () => {
+    const checker = join(dir, 'worker.mjs');
+    writeFileSync(checker, workerScript);
+    const { youngMb } = JSON.parse(execFileSync(process.execPath, [checker], { encoding: 'utf8' })) as { youngMb: number };
+    // Two halves of 2 MB; 32 MB when the worker's start put the growth back.
+    expect(youngMb).toBe(4);
+  }, 60_000);
+
   it('keep the young generation at its set size while a large file is checked on worker threads', async () => {
     const file = join(dir, 'batch.csv');
     await generateBatch(file, 60_000);
