@@ -25,6 +25,15 @@ export function countLineEnds(text: string, from = 0, to = text.length): number 
   return count;
 }
 
+/** Whether text[from, to) holds the delimiter or a character csv-parse does not trim (an empty line ends no record). */
+function hasContent(text: string, from: number, to: number, delimiter: number): boolean {
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at);
+    if (code === delimiter || !trimmable(code)) return true;
+  }
+  return false;
+}
+
 const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
@@ -76,11 +85,11 @@ export class RecordBoundaries {
     const delimiter = this.delimiter;
     const crlf = this.lineEnd === '\r\n';
     let { inQuotes, atFieldStart, quoteSeen, crSeen, lines, content } = this;
-    const delimiterText = String.fromCharCode(delimiter);
     const wholeLines = this.wholeLines;
-    // The next quote and the next LF at or after i (text.length when none), looked for again only once passed.
+    // The next quote, LF and CR at or after i (text.length when none), looked for again only once passed.
     let quoteAt = -1;
     let lfAt = -1;
+    let crAt = -1;
     for (let i = from; i < text.length; i++) {
       if (wholeLines && atFieldStart && !content && !inQuotes && !quoteSeen && !crSeen) {
         // At a line's start (or after blanks only): a line without a quote, up to the file's line end, at once.
@@ -94,10 +103,21 @@ export class RecordBoundaries {
         }
         const lf = lfAt;
         if (lf < quoteAt && (!crlf || (lf > i && text.charCodeAt(lf - 1) === CR))) {
-          // As read character by character: every CR and LF a line, but the two of a CRLF once.
-          lines += countLineEnds(text, i, lf + 1) - (crlf ? 1 : 0);
-          const body = text.slice(i, crlf ? lf - 1 : lf);
-          if (body.includes(delimiterText) || body.trim() !== '') {
+          // As read character by character: every CR and LF a line, but the two of a CRLF once. The line holds
+          // one LF (the first at or after i); its CRs are counted by stepping the next CR along.
+          let crs = 0;
+          for (;;) {
+            if (crAt < i) {
+              const found = text.indexOf('\r', i);
+              crAt = found === -1 ? text.length : found;
+            }
+            if (crAt > lf) break;
+            crs += 1;
+            const found = text.indexOf('\r', crAt + 1);
+            crAt = found === -1 ? text.length : found;
+          }
+          lines += 1 + crs - (crlf ? 1 : 0);
+          if (hasContent(text, i, crlf ? lf - 1 : lf, delimiter)) {
             last = lf + 1;
             this.linesToLastEnd = lines;
           }
