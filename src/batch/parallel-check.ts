@@ -63,8 +63,7 @@ function workerScript(): string {
 export function checkers(keepRows = false): { workers: number; thisThread: boolean } {
   const cores = availableParallelism();
   if (cores < 2) return { workers: 0, thisThread: false };
-  const count = Math.min(4, cores);
-  return keepRows ? { workers: count - 1, thisThread: false } : { workers: count - 1, thisThread: true };
+  return { workers: Math.min(4, cores) - 1, thisThread: !keepRows };
 }
 
 /** Opens `path` for checking in parallel, or null when it is to be read on one thread (see above). */
