@@ -38,6 +38,7 @@ export class CheckPool {
   private readonly queue: Waiting[] = [];
   private failure: unknown = null;
   private checkingHere = false;
+  private closing = false;
   private piecesHere = 0;
   private allReady: () => void = () => {};
   /** Resolves once every worker has said it is ready. */
@@ -50,6 +51,10 @@ export class CheckPool {
       const slot: Slot = { worker: new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [] };
       slot.worker.on('message', (answer: { ready?: true; checked?: CheckedSegment; failed?: string }) => this.answered(slot, answer));
       slot.worker.on('error', (error) => this.fail(error));
+      // A worker that ends without an error (it exited) would leave its pieces unanswered, and the file unread.
+      slot.worker.on('exit', (code) => {
+        if (slot.given.length > 0 || (this.queue.length > 0 && !this.closing)) this.fail(new Error(`a worker thread checking the file stopped (exit code ${code})`));
+      });
       this.slots.push(slot);
     }
     if (workers === 0) this.allReady();
@@ -122,6 +127,7 @@ export class CheckPool {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
   }
 }

@@ -77,4 +77,17 @@ describe('the checkers of a file\'s pieces', () => {
       await pool.close();
     }
   });
+
+  it('fails the pieces of a worker that ends without an error, instead of waiting for them forever', async () => {
+    const tasks = await pieces(600, 100);
+    const leaving = join(dir, 'leaving-worker.mjs');
+    writeFileSync(leaving, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\nparentPort.postMessage({ ready: true });\n");
+    const pool = new CheckPool(leaving, 1, false);
+    try {
+      const settled = await Promise.allSettled(tasks.map((task) => pool.check(task)));
+      expect(settled.every((s) => s.status === 'rejected' && /stopped \(exit code 3\)/.test(String(s.reason)))).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  }, 20_000);
 });
