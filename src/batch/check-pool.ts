@@ -98,7 +98,7 @@ export class CheckPool {
 
   private next(): void {
     while (this.queue.length > 0 && this.failure === null) {
-      const slot = this.slots.filter((s) => s.ready && s.given.length < AHEAD).sort((a, b) => a.given.length - b.given.length)[0];
+      const slot = this.leastLoaded();
       if (slot) {
         const waiting = this.queue.shift() as Waiting;
         slot.given.push(waiting);
@@ -112,6 +112,13 @@ export class CheckPool {
         return;
       }
     }
+  }
+
+  /** The ready worker with the fewest pieces, if one has room for another. */
+  private leastLoaded(): Slot | undefined {
+    let best: Slot | undefined;
+    for (const slot of this.slots) if (slot.ready && slot.given.length < AHEAD && (!best || slot.given.length < best.given.length)) best = slot;
+    return best;
   }
 
   private checkHere(waiting: Waiting): void {

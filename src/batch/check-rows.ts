@@ -103,13 +103,13 @@ export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, f
 export class RowChecker {
   private readonly batch: BatchRules;
 
-  /** `scratchRefused`: told once when the scratch file is refused and the fingerprints stay in memory instead. */
+  /** `scratchRefused`: told once, in words for a person, when the scratch file is refused and the fingerprints stay in memory instead. */
   constructor(
     private readonly columns: ColumnPlan,
     private readonly options: RowRuleOptions,
-    scratchRefused: (reason: string) => void,
+    scratchRefused: (message: string) => void,
   ) {
-    this.batch = new BatchRules(new FingerprintSpill(scratchRefused));
+    this.batch = new BatchRules(new FingerprintSpill((reason) => scratchRefused(`${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)`)));
   }
 
   private locate(line: number, issue: FieldIssue): Issue {

@@ -75,8 +75,8 @@ export interface ValidationHooks {
   row?(checked: RowChecked): void | Promise<void>;
   /** A finding across rows, once the file is read; an error makes that row invalid after all. */
   late?(finding: LateFinding): void | Promise<void>;
-  /** The scratch file of a large file's fingerprints was refused: they stay in memory, and the caller says so. */
-  scratchRefused?(reason: string): void;
+  /** The scratch file of a large file's fingerprints was refused: they stay in memory, and the caller says so (`message`: why, and what follows). */
+  scratchRefused?(message: string): void;
 }
 
 /** The report as it fills, and how issues are listed in it (up to the limit, all counted). */
@@ -112,7 +112,7 @@ export async function validateFile(
   const totals = new Map<string, bigint>();
   (place ? opened.columns.warnings.map(place) : opened.columns.warnings).forEach(listWarning);
 
-  const checker = new RowChecker(opened.columns, options.rules, (reason) => hooks.scratchRefused?.(reason));
+  const checker = new RowChecker(opened.columns, options.rules, (message) => hooks.scratchRefused?.(message));
   try {
     for await (const row of opened.rows) {
       const checked = checker.check(row);
@@ -148,7 +148,7 @@ async function validateInParallel(
   const { report, listError, listWarning } = listing;
   const totals = new Map<string, bigint>();
   parallel.columns.warnings.forEach(listWarning);
-  const checker = new RowChecker(parallel.columns, options.rules, (reason) => hooks.scratchRefused?.(reason));
+  const checker = new RowChecker(parallel.columns, options.rules, (message) => hooks.scratchRefused?.(message));
   try {
     const none: Issue[] = [];
     for await (const segment of parallel.segments) {

@@ -48,8 +48,8 @@ export function validateCommand(): Command {
           rules: ruleOptions(config.batch, systemClock),
           maxReportedIssues: config.batch.max_reported_issues,
         }, {
-          scratchRefused(reason) {
-            process.stderr.write(`paybatch: warning: ${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)\n`);
+          scratchRefused(message) {
+            process.stderr.write(`paybatch: warning: ${message}\n`);
           },
         });
         process.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(report));

@@ -341,8 +341,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
           await flush();
           await deps.store.invalidateRow(batch, finding.line, finding.issue);
         },
-        scratchRefused(reason) {
-          deps.log?.('scratch_in_memory', { batch, file: name, reason: `${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)` });
+        scratchRefused(message) {
+          deps.log?.('scratch_in_memory', { batch, file: name, reason: message });
         },
       });
       await flush();

@@ -64,30 +64,30 @@ describe('the checkers of a file\'s pieces', () => {
     }
   });
 
-  it('fails the pieces given to a worker that fails, and every piece after', async () => {
+  /** A pool of one worker running `body`, given every piece: how each settled, and `after` before the pool closes. */
+  async function settledWith(name: string, body: string, after: (pool: CheckPool, tasks: SegmentTask[]) => Promise<void> = async () => {}): Promise<PromiseSettledResult<CheckedSegment>[]> {
     const tasks = await pieces(600, 100);
-    const broken = join(dir, 'broken-worker.mjs');
-    writeFileSync(broken, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => { throw new Error('the worker broke'); });\nparentPort.postMessage({ ready: true });\n");
-    const pool = new CheckPool(broken, 1, false);
+    const script = join(dir, name);
+    writeFileSync(script, `import { parentPort } from 'node:worker_threads';\n${body}\nparentPort.postMessage({ ready: true });\n`);
+    const pool = new CheckPool(script, 1, false);
     try {
       const settled = await Promise.allSettled(tasks.map((task) => pool.check(task)));
-      expect(settled.every((s) => s.status === 'rejected' && /the worker broke/.test(String(s.reason)))).toBe(true);
-      await expect(pool.check(tasks[0] as SegmentTask)).rejects.toThrow(/the worker broke/);
+      await after(pool, tasks);
+      return settled;
     } finally {
       await pool.close();
     }
+  }
+
+  it('fails the pieces given to a worker that fails, and every piece after', async () => {
+    const settled = await settledWith('broken-worker.mjs', "parentPort.on('message', () => { throw new Error('the worker broke'); });", async (pool, tasks) => {
+      await expect(pool.check(tasks[0] as SegmentTask)).rejects.toThrow(/the worker broke/);
+    });
+    expect(settled.every((s) => s.status === 'rejected' && /the worker broke/.test(String(s.reason)))).toBe(true);
   });
 
   it('fails the pieces of a worker that ends without an error, instead of waiting for them forever', async () => {
-    const tasks = await pieces(600, 100);
-    const leaving = join(dir, 'leaving-worker.mjs');
-    writeFileSync(leaving, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\nparentPort.postMessage({ ready: true });\n");
-    const pool = new CheckPool(leaving, 1, false);
-    try {
-      const settled = await Promise.allSettled(tasks.map((task) => pool.check(task)));
-      expect(settled.every((s) => s.status === 'rejected' && /stopped \(exit code 3\)/.test(String(s.reason)))).toBe(true);
-    } finally {
-      await pool.close();
-    }
+    const settled = await settledWith('leaving-worker.mjs', "parentPort.on('message', () => process.exit(3));");
+    expect(settled.every((s) => s.status === 'rejected' && /stopped \(exit code 3\)/.test(String(s.reason)))).toBe(true);
   }, 20_000);
 });
