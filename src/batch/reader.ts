@@ -7,7 +7,6 @@
  * BatchFileError naming the line.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { RowFields } from '../validate/fields.js';
@@ -18,6 +17,7 @@ import { detectDelimiter } from './delimiter.js';
 import { binaryError, countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
 import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
+import { fileChunks } from './file-chunks.js';
 import { checkSize, tooLarge } from './file-size.js';
 import type { Issue } from '../validate/issue.js';
 
@@ -76,7 +76,8 @@ export async function* textChunks(path: string, options: ReaderOptions, state: B
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let first = true;
   let last: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 }) as AsyncIterable<Buffer>) {
+  // `last` is the last piece read, still as it was when the file ends (see fileChunks).
+  for await (const chunk of fileChunks(path)) {
     state.bytes += chunk.length;
     if (state.bytes > options.maxFileBytes) throw tooLarge(state.bytes, options.maxFileBytes);
     state.hash.update(chunk);

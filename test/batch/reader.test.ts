@@ -74,6 +74,17 @@ describe('reading real-world batch files', () => {
     expect(await fileError(file)).toMatchObject({ code: 'not_utf8', line: 602 });
   });
 
+  it('finds a file cut in the middle of a character at its very end, past the first chunk, and says what it looks like', async () => {
+    const good = (await import('node:fs')).readFileSync(fixture('valid-lf.csv'), 'utf8').trimEnd().split('\n');
+    const rows = Array.from({ length: 800 }, (_, i) => (good[1] as string).replace('GBR-2026-0001', `GBR-${i}`));
+    const file = join(tmp, 'cut-character.csv');
+    // The first of the two bytes of "é", and the file ends: only the decoder's last word finds it.
+    writeFileSync(file, Buffer.concat([Buffer.from([good[0], ...rows].join('\n') + '\nGBR-X,bank,USD,GBP,1.00,Caf'), Buffer.from([0xc3])]));
+    const error = await fileError(file);
+    expect(error).toMatchObject({ code: 'not_utf8', line: 802 });
+    expect(error.message).toMatch(/looks like/);
+  });
+
   it('refuses binary content and NUL bytes, naming the line', async () => {
     expect(await fileError(fixture('binary.csv'))).toMatchObject({ code: 'binary_content', line: 1 });
     expect(await fileError(fixture('nul-in-row.csv'))).toMatchObject({ code: 'binary_content', line: 3 });
