@@ -32,11 +32,11 @@ import { CheckPool } from './check-pool.js';
 
 /**
  * Characters per piece: large enough that handing it over costs little, small enough to keep every worker busy and
- * memory low. A piece of about 1,300 rows: at 512 K characters (5,000 rows), the pieces in flight and their checked
- * rows, in both threads, put `run`'s peak on 1,000,000 rows 15 MB higher (156 against 141 and 142 MB), at the same
- * speed (bench:validate alike).
+ * memory low. A piece of about 650 rows: what is in flight, in the worker and in this thread, is what the pieces
+ * and their checked rows hold. `run`'s peak on 1,000,000 rows: 156 MB at 512 K characters,
+ * 141 to 144 at 128 K, 133 and 134 at 64 K, 134 at 32 K, at the same speed; bench:validate alike.
  */
-const SEGMENT_CHARS = 128 * 1024;
+const SEGMENT_CHARS = 64 * 1024;
 /** Files smaller than this are read on one thread: starting workers would cost more than it saves. */
 export const PARALLEL_MIN_BYTES = Number(process.env.PAYBATCH_PARALLEL_MIN_BYTES ?? 4 * 1024 * 1024);
 
