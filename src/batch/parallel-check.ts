@@ -12,9 +12,6 @@
  */
 import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { RowRuleOptions } from '../validate/row-rules.js';
 import type { ColumnPlan } from './columns.js';
@@ -29,6 +26,7 @@ import type { LineEnd } from './record-boundaries.js';
 import { RecordBoundaries } from './record-boundaries.js';
 import type { CheckedSegment, SegmentTask } from './segment-check.js';
 import { CheckPool } from './check-pool.js';
+import { workerScript } from '../worker-script.js';
 
 /**
  * Characters per piece: large enough that handing it over costs little, small enough to keep every worker busy and
@@ -46,15 +44,6 @@ export interface ParallelCheck {
   /** The pieces, checked, in file order. The last one may carry the error that ends the file. */
   segments: AsyncGenerator<CheckedSegment>;
   sha256(): string;
-}
-
-/** The worker's script: beside this file once built; from the build when this runs from its TypeScript source (tests). */
-function workerScript(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return join(dirname(here), 'check-worker.js');
-  const built = join(dirname(here), '..', '..', 'dist', 'src', 'batch', 'check-worker.js');
-  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
-  return built;
 }
 
 /**
@@ -116,7 +105,7 @@ type Shared = Omit<SegmentTask, 'index' | 'text' | 'startLine'>;
 
 /** Cuts the text into pieces, has them checked, and yields them in order. */
 async function* inOrder(chunks: AsyncGenerator<string>, buffered: string, headerEnd: number, shared: Shared, who: { workers: number; thisThread: boolean }): AsyncGenerator<CheckedSegment> {
-  const pool = new CheckPool(workerScript(), who.workers, who.thisThread);
+  const pool = new CheckPool(workerScript(import.meta.url, 'check-worker.js'), who.workers, who.thisThread);
   const count = pool.checkers;
   const boundaries = new RecordBoundaries(shared.delimiter.charCodeAt(0), shared.lineEnd);
   const waiting: Promise<CheckedSegment>[] = [];

@@ -19,7 +19,8 @@ import { withoutUrlCredentials } from '../api/redact.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../audit/chain.js';
 import { systemClock } from '../clock.js';
-import { ExitCode } from '../errors.js';
+import { DatabaseUnusable, ExitCode } from '../errors.js';
+import { checkDatabaseInBackground } from '../store/background-check.js';
 import type { HeldWorkspace } from '../engine/workspace-lease.js';
 import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -64,6 +65,8 @@ export interface EngineSession {
   connection: ServiceConnection;
   /** With PostgreSQL, for `run` and `watch`: this worker among those sharing the database. */
   shared: SharedWork | null;
+  /** What SQLite's check of the whole database found wrong, said with what to do, or null; it runs beside the work. */
+  damage: Promise<string | null>;
 }
 
 /**
@@ -77,7 +80,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   const exclusive = options.exclusive !== false;
-  const { store, shared: sharedStore } = await openStore(config.store, workspace, { checkIntegrity: exclusive });
+  const { store, shared: sharedStore } = await openStore(config.store, workspace);
   let held: HeldWorkspace | null = null;
   let shared: SharedWork | null = null;
   // Lost (another process took the workspace or the worker name over): stop at once; every step is in the database, nothing is paid twice.
@@ -99,6 +102,8 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     await store.close();
     throw error;
   }
+  // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts).
+  const damage = held ? checkDatabaseInBackground(workspace.database) : Promise.resolve(null);
   await recordConfiguration(store, config);
   const { log: plainLog, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
   let notifications: RunningNotifications | null = null;
@@ -113,7 +118,11 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
     if (shared) process.stderr.write(`paybatch: worker ${shared.name} on ${config.store.url ? redactUrl(config.store.url) : ''}\n`);
     try {
-      return await work({ config, workspace, store, log, connection, shared });
+      const done = await work({ config, workspace, store, log, connection, shared, damage });
+      // Never ended as if all were well before the check has answered.
+      const problem = await damage;
+      if (problem) throw new DatabaseUnusable(problem);
+      return done;
     } finally {
       await connection.close();
     }

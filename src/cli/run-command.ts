@@ -41,7 +41,13 @@ export function runCommand(): Command {
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
-      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared }) => {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage }) => {
+        // Damage found by the check beside the work stops it at once, as at start: every step is in the database.
+        void damage.then((problem) => {
+          if (problem === null) return;
+          process.stderr.write(`paybatch: ${problem}\n`);
+          process.exit(ExitCode.dataError);
+        });
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
         let report;
         try {

@@ -18,11 +18,13 @@ export function watchCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
-      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared }) => {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage }) => {
         const daemon = new Daemon({
           workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force, shared,
           ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
         });
+        // Damage found by the check beside the work: the daemon takes no more work, as when SQLite reports it.
+        void damage.then((problem) => problem !== null && daemon.databaseDamaged(problem));
         let consoleServer: ConsoleServer | null = null;
         let signals = 0;
         const onSignal = (signal: NodeJS.Signals): void => {

@@ -57,18 +57,22 @@ export function isDamage(error: unknown): boolean {
 }
 
 /**
- * At start: the database is sound (SQLite's quick check). A damaged one is
- * refused with a clear message and what to do (exit 65), before anything runs.
+ * What SQLite's quick check finds wrong with the database (empty when it is
+ * sound): every page is read, about a second for a million rows. `run` and
+ * `watch` have it done beside their work (background-check.ts).
  */
-export function checkIntegrity(db: SqliteDatabase, file: string): void {
-  let problems: string[];
+export function quickCheckProblems(db: SqliteDatabase): string[] {
   try {
-    problems = (db.prepare('PRAGMA quick_check(5)').pluck().all() as string[]).filter((line) => line !== 'ok');
+    return (db.prepare('PRAGMA quick_check(5)').pluck().all() as string[]).filter((line) => line !== 'ok');
   } catch (error) {
     if (!isDamage(error)) throw error;
-    problems = [(error as Error).message];
+    return [(error as Error).message];
   }
-  if (problems.length > 0) throw new DatabaseUnusable(`the database ${file} is damaged (${problems.join('; ')}): ${RESTORE_HINT}`);
+}
+
+/** A damaged database, said with what to do. */
+export function damagedMessage(file: string, problems: readonly string[]): string {
+  return `the database ${file} is damaged (${problems.join('; ')}): ${RESTORE_HINT}`;
 }
 
 /**

@@ -17,12 +17,12 @@ export interface OpenedStore {
   describe: string;
 }
 
-export async function openStore(config: StoreConfig, workspace: Workspace, options: { checkIntegrity?: boolean } = {}): Promise<OpenedStore> {
+export async function openStore(config: StoreConfig, workspace: Workspace): Promise<OpenedStore> {
   if (config.url) {
     // Loaded only when configured: a SQLite workspace never holds the PostgreSQL driver in memory.
     const { PostgresStore } = await import('./postgres/store.js');
     const store = await PostgresStore.open(config.url, { max: config.pool_size });
     return { store, shared: store, describe: `PostgreSQL ${redactUrl(config.url)}` };
   }
-  return { store: SqliteStore.open(workspace.database, options), shared: null, describe: `SQLite ${workspace.database}` };
+  return { store: SqliteStore.open(workspace.database), shared: null, describe: `SQLite ${workspace.database}` };
 }

@@ -10,7 +10,7 @@ import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { SqliteDatabase } from './database.js';
-import { RESTORE_HINT, checkIntegrity, isDamage, migrate, openDatabase } from './database.js';
+import { damagedMessage, isDamage, migrate, openDatabase } from './database.js';
 import { DatabaseUnusable } from '../errors.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import { GENESIS } from '../audit/chain.js';
@@ -32,16 +32,15 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     super(db);
   }
 
-  /** Opens (and migrates) the database; with `checkIntegrity`, SQLite's quick check runs first (run and watch do it at start). */
-  static open(file: string, options: { checkIntegrity?: boolean } = {}): SqliteStore {
+  /** Opens (and migrates) the database. `run` and `watch` have it checked whole beside their work (background-check.ts). */
+  static open(file: string): SqliteStore {
     let db: SqliteDatabase | undefined;
     try {
       db = openDatabase(file);
-      if (options.checkIntegrity) checkIntegrity(db, file);
       migrate(db, MIGRATIONS);
     } catch (error) {
       db?.close();
-      if (isDamage(error)) throw new DatabaseUnusable(`the database ${file} is damaged (${(error as Error).message}): ${RESTORE_HINT}`);
+      if (isDamage(error)) throw new DatabaseUnusable(damagedMessage(file, [(error as Error).message]));
       throw error;
     }
     return new SqliteStore(db);

@@ -107,6 +107,8 @@ export class Daemon {
   /** The database file watched for deletion, replacement, truncation and damage. */
   private health: DatabaseHealth | null = null;
   private sick = false;
+  /** Damage the check of the whole database found, kept until the health watch exists. */
+  private damage: string | null = null;
   /** What was seen of each file not complete yet at its last look: stability is measured from it. */
   private readonly sightings = new Map<string, Seen>();
   /** Timers that take a file or send a batch again later (not complete yet, not released yet), cleared at stop. */
@@ -160,6 +162,7 @@ export class Daemon {
     const { store, workspace } = this.deps;
     // The SQLite file is watched for deletion, replacement and damage; PostgreSQL answers for itself.
     this.health = this.deps.shared ? null : new DatabaseHealth(workspace.database);
+    if (this.damage !== null) this.health?.damaged(this.damage);
     await this.recoverIntakes(true);
     await this.pipeline.resume();
     await this.receiver.listen();
@@ -228,7 +231,8 @@ export class Daemon {
   }
 
   private enqueue(path: string): void {
-    if (this.sick) return;
+    // Not only once the loop has seen it: damage found beside the work is known here first.
+    if (this.sick || this.health?.check()) return;
     if (this.queued.has(path)) return;
     this.queued.add(path);
     this.queue.push(path);
@@ -419,6 +423,12 @@ export class Daemon {
         await this.pause(this.deps.tickMs ?? 1000);
       }
     }
+  }
+
+  /** Damage found by the check of the whole database beside the work (background-check.ts): seen at the next tick. */
+  databaseDamaged(problem: string): void {
+    this.damage = problem;
+    this.health?.damaged(problem);
   }
 
   /**

@@ -37,6 +37,11 @@ export class DatabaseHealth {
     return true;
   }
 
+  /** Damage found by the check of the whole database (background-check.ts). */
+  damaged(problem: string): void {
+    this.problem ??= problem;
+  }
+
   /** What a person should do, said once the database is unhealthy. */
   static readonly advice = RESTORE_HINT;
 }

@@ -7,6 +7,7 @@
 import { copyFileSync, existsSync, openSync, closeSync, readdirSync, renameSync, rmSync, statSync, truncateSync, unlinkSync, writeSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonContext } from '../helpers/daemon.js';
 import { daemonContext, eventually } from '../helpers/daemon.js';
@@ -46,6 +47,20 @@ describe('the daemon\'s database taken from under it', () => {
     expect(readdirSync(ctx.workspace.folders.inbox).sort()).toEqual(['after.csv', 'after.csv.done']);
     expect([...ctx.sandbox.store.allTransactions()]).toEqual([]);
   });
+
+  it('damage the check of the whole database found beside the work: /healthz answers 503, no more files are taken', async () => {
+    ctx = await daemonContext();
+    ctx.daemon.databaseDamaged('the database x.db is damaged (Tree 7 page 9: btreeInitPage() returns error code 11): stop paybatch');
+    const sick = await eventually(async () => {
+      const now = await health(ctx);
+      return now.status === 503 ? now : null;
+    }, 5_000, 'the daemon noticing');
+    expect(sick.body).toMatchObject({ status: 'database', reason: expect.stringMatching(/Tree 7 page 9/) });
+    copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'after.csv'));
+    writeFileSync(join(ctx.workspace.folders.inbox, 'after.csv.done'), '');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(readdirSync(ctx.workspace.folders.inbox).sort()).toEqual(['after.csv', 'after.csv.done']);
+  });
 });
 
 describe('a damaged database at start, and backups', () => {
@@ -77,6 +92,28 @@ describe('a damaged database at start, and backups', () => {
     expect(refused.code, refused.stderr).toBe(65);
     expect(refused.stderr).toMatch(/the database .*paybatch\.db is damaged \(.*\): stop paybatch, move paybatch\.db .* aside, and restore the last backup made with `paybatch backup`/);
     expect(refused.stderr).not.toMatch(/a bug, please report it|\n\s+at /);
+
+    // Damage only the check of every page finds (a table nothing at start reads): run stops with 65 all the same, the
+    // check running beside its work and answering before it may end.
+    copyFileSync(backup, db);
+    for (const suffix of ['-wal', '-shm']) if (existsSync(`${db}${suffix}`)) unlinkSync(`${db}${suffix}`);
+    const padded = new Database(db);
+    padded.exec('CREATE TABLE padding (n INTEGER PRIMARY KEY, filler BLOB)');
+    const fill = padded.prepare('INSERT INTO padding (filler) VALUES (zeroblob(600))');
+    for (let i = 0; i < 2000; i++) fill.run();
+    const pages = padded.prepare("SELECT pageno FROM dbstat WHERE name = 'padding' AND pagetype = 'leaf' ORDER BY pageno").pluck().all() as number[];
+    const pageSize = padded.pragma('page_size', { simple: true }) as number;
+    padded.pragma('wal_checkpoint(TRUNCATE)');
+    padded.close();
+    const leaf = pages[Math.floor(pages.length / 2)] as number;
+    const fd2 = openSync(db, 'r+');
+    // The leaf's header says it is a page of an unknown kind.
+    writeSync(fd2, Buffer.from([0x77, 0x77, 0x77, 0x77]), 0, 4, (leaf - 1) * pageSize);
+    closeSync(fd2);
+    const quiet = await runCli(['run', '--wait', '1s'], { env });
+    expect(quiet.code, quiet.stderr).toBe(65);
+    expect(quiet.stderr).toMatch(/the database .*paybatch\.db is damaged \(.+\): stop paybatch/);
+    expect(quiet.stderr).not.toMatch(/a bug, please report it|\n\s+at /);
 
     // Restore as the README says: move the damaged files aside, copy the backup in.
     for (const suffix of ['', '-wal', '-shm']) if (existsSync(`${db}${suffix}`)) renameSync(`${db}${suffix}`, join(dir, `damaged.db${suffix}`));

@@ -1,0 +1,25 @@
+/** A worker thread that runs SQLite's quick check on the database (see background-check.ts). */
+import { parentPort, workerData } from 'node:worker_threads';
+import { holdHeapFlags } from '../heap.js';
+
+// First: this worker's start put the heap's flags back for the whole process (see heap.ts).
+holdHeapFlags();
+const { default: Database } = await import('better-sqlite3');
+const { isDamage, quickCheckProblems } = await import('./database.js');
+
+const file = (workerData as { file: string }).file;
+let problems: string[];
+try {
+  // Its own connection, reading only: a snapshot of the database while the work goes on beside it.
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    problems = quickCheckProblems(db);
+  } finally {
+    db.close();
+  }
+} catch (error) {
+  if (!isDamage(error)) throw error;
+  problems = [(error as Error).message];
+}
+parentPort?.postMessage({ problems });
