@@ -53,7 +53,7 @@ export class CheckPool {
       slot.worker.on('error', (error) => this.fail(error));
       // A worker that ends without an error (it exited) would leave its pieces unanswered, and the file unread.
       slot.worker.on('exit', (code) => {
-        if (slot.given.length > 0 || (this.queue.length > 0 && !this.closing)) this.fail(new Error(`a worker thread checking the file stopped (exit code ${code})`));
+        if (!this.closing && (!slot.ready || slot.given.length > 0 || this.queue.length > 0)) this.fail(new Error(`a worker thread checking the file stopped (exit code ${code})`));
       });
       this.slots.push(slot);
     }
@@ -93,6 +93,8 @@ export class CheckPool {
 
   private fail(error: unknown): void {
     this.failure ??= error;
+    // Whoever waits for the workers to be ready goes on, and meets the failure at its first piece.
+    this.allReady();
     for (const waiting of [...this.queue.splice(0), ...this.slots.flatMap((slot) => slot.given.splice(0))]) waiting.reject(error);
   }
 

@@ -68,6 +68,16 @@ export async function checkCsvInParallel(path: string, options: { reader: Reader
   if (size < PARALLEL_MIN_BYTES) return null;
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const chunks = textChunks(path, options.reader, state);
+  try {
+    return await openedInParallel(chunks, state, options, who);
+  } catch (error) {
+    // A file refused at its header is closed now, not when its handle is collected.
+    await chunks.return(undefined);
+    throw error;
+  }
+}
+
+async function openedInParallel(chunks: AsyncGenerator<string>, state: ByteState, options: { reader: ReaderOptions; rules: RowRuleOptions; keepRows: boolean }, who: { workers: number; thisThread: boolean }): Promise<ParallelCheck | null> {
   const { firstLine, buffered } = await readFirstLine(chunks, options.reader.maxRowCharacters);
   const lf = buffered.indexOf('\n');
   // Lines ended by a lone carriage return, no line end at all, a blank first line, or a header over the row limit: one

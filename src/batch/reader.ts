@@ -163,6 +163,18 @@ async function openCsv(path: string, options: ReaderOptions): Promise<OpenedBatc
   await checkSize(path, options.maxFileBytes);
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const chunks = textChunks(path, options, state);
+  let source: Readable | null = null;
+  try {
+    return await openedCsv(chunks, state, options, (made) => (source = made));
+  } catch (error) {
+    // A file refused at its header is closed now, not when its handle is collected (Node warns of that, DEP0137).
+    (source as Readable | null)?.destroy();
+    await chunks.return(undefined);
+    throw error;
+  }
+}
+
+async function openedCsv(chunks: AsyncGenerator<string>, state: ByteState, options: ReaderOptions, made: (source: Readable) => void): Promise<OpenedBatch> {
   const { firstLine, buffered } = await readFirstLine(chunks, options.maxRowCharacters);
   const delimiter = options.delimiter === 'auto' ? detectDelimiter(firstLine) : options.delimiter;
   const source = Readable.from((async function* () {
@@ -178,6 +190,7 @@ async function openCsv(path: string, options: ReaderOptions): Promise<OpenedBatc
     info: true,
     max_record_size: options.maxRowCharacters,
   });
+  made(source);
   pipeline(source, parser, () => {});
   const records = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number; empty_lines: number } }>;
 

@@ -19,7 +19,8 @@ import { withoutUrlCredentials } from '../api/redact.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../audit/chain.js';
 import { systemClock } from '../clock.js';
-import { DatabaseUnusable, ExitCode } from '../errors.js';
+import { ExitCode } from '../errors.js';
+import type { PaybatchError } from '../errors.js';
 import { checkDatabaseInBackground } from '../store/background-check.js';
 import type { HeldWorkspace } from '../engine/workspace-lease.js';
 import { holdWorkspace } from '../engine/workspace-lease.js';
@@ -65,8 +66,8 @@ export interface EngineSession {
   connection: ServiceConnection;
   /** With PostgreSQL, for `run` and `watch`: this worker among those sharing the database. */
   shared: SharedWork | null;
-  /** What SQLite's check of the whole database found wrong, said with what to do, or null; it runs beside the work. */
-  damage: Promise<string | null>;
+  /** What SQLite's check of the whole database found wrong (exit 65, or 74 unreadable), or null; it runs beside the work. */
+  damage: Promise<PaybatchError | null>;
 }
 
 /**
@@ -121,7 +122,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
       const done = await work({ config, workspace, store, log, connection, shared, damage });
       // Never ended as if all were well before the check has answered.
       const problem = await damage;
-      if (problem) throw new DatabaseUnusable(problem);
+      if (problem) throw problem;
       return done;
     } finally {
       await connection.close();

@@ -45,8 +45,8 @@ export function runCommand(): Command {
         // Damage found by the check beside the work stops it at once, as at start: every step is in the database.
         void damage.then((problem) => {
           if (problem === null) return;
-          process.stderr.write(`paybatch: ${problem}\n`);
-          process.exit(ExitCode.dataError);
+          process.stderr.write(`paybatch: ${problem.message}\n`);
+          process.exit(problem.exitCode);
         });
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
         let report;

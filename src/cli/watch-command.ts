@@ -24,7 +24,7 @@ export function watchCommand(): Command {
           ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
         });
         // Damage found by the check beside the work: the daemon takes no more work, as when SQLite reports it.
-        void damage.then((problem) => problem !== null && daemon.databaseDamaged(problem));
+        void damage.then((problem) => problem !== null && daemon.databaseDamaged(problem.message));
         let consoleServer: ConsoleServer | null = null;
         let signals = 0;
         const onSignal = (signal: NodeJS.Signals): void => {

@@ -7,33 +7,69 @@
  * soon as it is known (and never ends as if all were well before the check
  * has answered), `watch` takes no more work.
  *
- * Damage the work runs into meanwhile is SQLite's own error on the page it
- * reads, handled as before.
+ * What is done meanwhile (a second or two) is recorded as always: after a
+ * backup is restored, rows sent meanwhile are sent again under the same
+ * external_id, which the service refuses [D6], and the existing transaction is
+ * adopted: nothing is paid twice.
+ *
+ * A check the worker could not make (the thread refused, an error of its own)
+ * is made here instead, on this thread: the check is never skipped.
  */
 import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { DatabaseUnusable, DiskError, asDiskError } from '../errors.js';
+import type { PaybatchError } from '../errors.js';
 import { workerScript } from '../worker-script.js';
-import { damagedMessage } from './database.js';
+import { RESTORE_HINT, damagedMessage, isDamage, quickCheckProblems } from './database.js';
 
-/** Resolves with what is wrong with the database, said with what to do, or null when it is sound. */
-export function checkDatabaseInBackground(file: string): Promise<string | null> {
+/** What the worker answers: the problems found, or why it could not look. */
+export type CheckAnswer = { problems: string[] } | { failed: { code?: string; message: string } };
+
+/** Resolves with what is wrong with the database (exit 65 damaged, 74 unreadable), or null when it is sound; `script` for tests. */
+export function checkDatabaseInBackground(file: string, script = workerScript(import.meta.url, 'quick-check-worker.js')): Promise<PaybatchError | null> {
   return new Promise((resolve) => {
     let answered = false;
-    const answer = (problem: string | null): void => {
+    const answer = (found: CheckAnswer): void => {
       if (answered) return;
       answered = true;
-      resolve(problem);
+      resolve('problems' in found ? verdict(file, found.problems) : checkHere(file, found.failed.message));
     };
-    // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
-    const worker = new Worker(workerScript(import.meta.url, 'quick-check-worker.js'), { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
-    worker.on('message', (message: { problems: string[] }) => answer(message.problems.length > 0 ? damagedMessage(file, message.problems) : null));
-    // A check that could not run is said, and does not stop the work: the database answered everything else.
-    worker.on('error', (error) => {
-      process.stderr.write(`paybatch: warning: the database's quick check could not run: ${error.message}\n`);
-      answer(null);
-    });
-    worker.on('exit', (code) => {
-      if (!answered) process.stderr.write(`paybatch: warning: the database's quick check ended without an answer (exit code ${code})\n`);
-      answer(null);
-    });
+    try {
+      // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
+      const worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
+      worker.on('message', answer);
+      worker.on('error', (error) => answer({ failed: { message: error.message } }));
+      worker.on('exit', (code) => answer({ failed: { message: `it ended without an answer (exit code ${code})` } }));
+    } catch (error) {
+      answer({ failed: { message: (error as Error).message } });
+    }
   });
+}
+
+function verdict(file: string, problems: readonly string[]): PaybatchError | null {
+  return problems.length > 0 ? new DatabaseUnusable(damagedMessage(file, problems)) : null;
+}
+
+/** The same check on this thread, its connection of its own: holds the event loop for its second or two. */
+function checkHere(file: string, why: string): PaybatchError | null {
+  process.stderr.write(`paybatch: warning: the database's check on a thread of its own failed (${why}); checking it here\n`);
+  try {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma('cache_size = -2000');
+      return verdict(file, quickCheckProblems(db));
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    return unchecked(file, error);
+  }
+}
+
+/** A check that failed: damage, a disk that refused the reads, or a database that cannot be checked at all. */
+export function unchecked(file: string, error: unknown): PaybatchError {
+  if (isDamage(error)) return new DatabaseUnusable(damagedMessage(file, [(error as Error).message]));
+  const disk = asDiskError(error);
+  if (disk instanceof DiskError) return new DiskError(`the database ${file} could not be read whole (${(error as { code?: string }).code}): ${RESTORE_HINT}`, { cause: error });
+  return new DatabaseUnusable(`the database ${file} could not be checked (${(error as Error).message}): ${RESTORE_HINT}`, { cause: error });
 }

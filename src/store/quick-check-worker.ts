@@ -8,7 +8,6 @@ const { default: Database } = await import('better-sqlite3');
 const { isDamage, quickCheckProblems } = await import('./database.js');
 
 const file = (workerData as { file: string }).file;
-let problems: string[];
 try {
   // Its own connection, reading only: a snapshot of the database while the work goes on beside it.
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -16,12 +15,12 @@ try {
     db.pragma('busy_timeout = 5000');
     // SQLite's own default cache, as the main connection's (database.ts): every page passes through it once.
     db.pragma('cache_size = -2000');
-    problems = quickCheckProblems(db);
+    parentPort?.postMessage({ problems: quickCheckProblems(db) });
   } finally {
     db.close();
   }
 } catch (error) {
-  if (!isDamage(error)) throw error;
-  problems = [(error as Error).message];
+  const { code, message } = error as { code?: string; message: string };
+  // Damage SQLite raised on opening is an answer; anything else is checked again on the main thread.
+  parentPort?.postMessage(isDamage(error) ? { problems: [message] } : { failed: { code, message } });
 }
-parentPort?.postMessage({ problems });

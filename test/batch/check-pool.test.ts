@@ -86,6 +86,24 @@ describe('the checkers of a file\'s pieces', () => {
     expect(settled.every((s) => s.status === 'rejected' && /the worker broke/.test(String(s.reason)))).toBe(true);
   });
 
+  it('is ready, and fails its pieces, when a worker fails or ends before it says it is ready', async () => {
+    for (const [name, body, why] of [
+      ['failing-at-start.mjs', "throw new Error('no modules');", /no modules/],
+      ['leaving-at-start.mjs', 'process.exit(4);', /stopped \(exit code 4\)/],
+    ] as const) {
+      const script = join(dir, name);
+      writeFileSync(script, `${body}\n`);
+      const pool = new CheckPool(script, 1, false);
+      try {
+        // Intake waits for this before reading: it waited for ever.
+        await pool.ready;
+        await expect(pool.check((await pieces(10, 10))[0] as SegmentTask)).rejects.toThrow(why);
+      } finally {
+        await pool.close();
+      }
+    }
+  }, 20_000);
+
   it('fails the pieces of a worker that ends without an error, instead of waiting for them forever', async () => {
     const settled = await settledWith('leaving-worker.mjs', "parentPort.on('message', () => process.exit(3));");
     expect(settled.every((s) => s.status === 'rejected' && /stopped \(exit code 3\)/.test(String(s.reason)))).toBe(true);

@@ -85,6 +85,16 @@ describe('reading real-world batch files', () => {
     expect(error.message).toMatch(/looks like/);
   });
 
+  it('closes a file refused at its header at once, not when its handle is collected', async () => {
+    const { readdirSync } = await import('node:fs');
+    const file = join(tmp, 'wrong-header.csv');
+    writeFileSync(file, `name,amount\n${'Ada,1.00\n'.repeat(100)}`);
+    const open = (): number => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 30; i++) expect((await fileError(file)).code).toBe('missing_columns');
+    expect(open()).toBe(before);
+  });
+
   it('refuses binary content and NUL bytes, naming the line', async () => {
     expect(await fileError(fixture('binary.csv'))).toMatchObject({ code: 'binary_content', line: 1 });
     expect(await fileError(fixture('nul-in-row.csv'))).toMatchObject({ code: 'binary_content', line: 3 });

@@ -1,0 +1,60 @@
+/** SQLite's check of the whole database beside the work: never skipped, and every failure said as what it is. */
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { checkDatabaseInBackground, unchecked } from '../../src/store/background-check.js';
+import { ExitCode } from '../../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A database of one table over many pages; with `damaged`, one of its leaves says it is a page of no known kind. */
+function database(name: string, damaged: boolean): string {
+  const file = join(dir, name);
+  const db = new Database(file);
+  db.exec('CREATE TABLE filler (n INTEGER PRIMARY KEY, bytes BLOB)');
+  const add = db.prepare('INSERT INTO filler (bytes) VALUES (zeroblob(600))');
+  db.transaction(() => {
+    for (let i = 0; i < 2000; i++) add.run();
+  })();
+  const leaves = db.prepare("SELECT pageno FROM dbstat WHERE name = 'filler' AND pagetype = 'leaf'").pluck().all() as number[];
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  db.close();
+  if (damaged) {
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.from([0x77, 0x77, 0x77, 0x77]), 0, 4, ((leaves[Math.floor(leaves.length / 2)] as number) - 1) * pageSize);
+    closeSync(fd);
+  }
+  return file;
+}
+
+describe('the database checked beside the work', () => {
+  it('finds damage on its worker thread, and a sound database sound', async () => {
+    expect(await checkDatabaseInBackground(database('sound.db', false))).toBeNull();
+    const found = await checkDatabaseInBackground(database('damaged.db', true));
+    expect(found).toMatchObject({ exitCode: ExitCode.dataError, message: expect.stringMatching(/damaged.db is damaged \(.+\): stop paybatch/) });
+  });
+
+  it('checks on this thread when its worker cannot, and says so: damage is never left unseen', async () => {
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const broken = join(dir, 'broken-worker.mjs');
+      writeFileSync(broken, "throw new Error('cannot start');\n");
+      const found = await checkDatabaseInBackground(database('damaged-2.db', true), broken);
+      expect(found).toMatchObject({ exitCode: ExitCode.dataError, message: expect.stringMatching(/is damaged/) });
+      expect(await checkDatabaseInBackground(database('sound-2.db', false), join(dir, 'no-such-worker.mjs'))).toBeNull();
+      expect(said.mock.calls.map(([text]) => String(text)).join('')).toMatch(/the database's check on a thread of its own failed \(cannot start\); checking it here/);
+    } finally {
+      said.mockRestore();
+    }
+  });
+
+  it('says a check that failed as what it is: damage 65, a disk that refused the reads 74, anything else 65', () => {
+    const error = (code: string): Error => Object.assign(new Error(`${code} happened`), { code });
+    expect(unchecked('x.db', error('SQLITE_CORRUPT'))).toMatchObject({ exitCode: ExitCode.dataError, message: expect.stringMatching(/x\.db is damaged \(SQLITE_CORRUPT happened\)/) });
+    expect(unchecked('x.db', error('SQLITE_IOERR_READ'))).toMatchObject({ exitCode: ExitCode.ioError, message: expect.stringMatching(/x\.db could not be read whole \(SQLITE_IOERR_READ\)/) });
+    expect(unchecked('x.db', error('SQLITE_NOMEM'))).toMatchObject({ exitCode: ExitCode.dataError, message: expect.stringMatching(/x\.db could not be checked \(SQLITE_NOMEM happened\)/) });
+  });
+});
