@@ -55,6 +55,9 @@ export function runCommand(): Command {
         } finally {
           await progress.stop();
         }
+        // A damaged database is said before any report of work done, not after "nothing to do".
+        const problem = await damage;
+        if (problem) throw problem;
         process.stdout.write(renderRun(report));
         if (report.serviceTrouble) throw new ServiceUnavailable(`the payout service stopped answering: ${report.serviceTrouble}`);
         // Finished, but a person must look: cron and systemd see it in the exit code.

@@ -84,7 +84,7 @@ class SortSpace {
 const grown = (length: number): number => Math.ceil(length * 1.1);
 
 export class KeyPartitions {
-  private readonly space = new SortSpace();
+  private space = new SortSpace();
   private readonly buffers = Array.from({ length: PARTITIONS }, () => new Uint32Array(BUFFERED_RECORDS * WIDTH));
   private readonly filled = new Uint32Array(PARTITIONS);
   /** Where each partition's spilled buffers are. */
@@ -112,7 +112,12 @@ export class KeyPartitions {
 
   /** Every group of two rows or more. */
   *groups(): Generator<KeyGroup> {
-    for (let partition = 0; partition < PARTITIONS; partition++) yield* this.groupsIn(partition);
+    try {
+      for (let partition = 0; partition < PARTITIONS; partition++) yield* this.groupsIn(partition);
+    } finally {
+      // Sized for the largest partition (all of a file whose rows share one sender): not kept past the grouping.
+      this.space = new SortSpace();
+    }
   }
 
   private *groupsIn(partition: number): Generator<KeyGroup> {
