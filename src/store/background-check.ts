@@ -16,11 +16,10 @@
  * is made here instead, on this thread: the check is never skipped.
  */
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import { DatabaseUnusable, DiskError, asDiskError } from '../errors.js';
 import type { PaybatchError } from '../errors.js';
 import { workerScript } from '../worker-script.js';
-import { RESTORE_HINT, damagedMessage, isDamage, quickCheckProblems } from './database.js';
+import { RESTORE_HINT, damagedMessage, isDamage, quickCheckFile } from './database.js';
 
 /** What the worker answers: the problems found, or why it could not look. */
 export type CheckAnswer = { problems: string[] } | { failed: { code?: string; message: string } };
@@ -54,13 +53,7 @@ function verdict(file: string, problems: readonly string[]): PaybatchError | nul
 function checkHere(file: string, why: string): PaybatchError | null {
   process.stderr.write(`paybatch: warning: the database's check on a thread of its own failed (${why}); checking it here\n`);
   try {
-    const db = new Database(file, { readonly: true, fileMustExist: true });
-    try {
-      db.pragma('cache_size = -2000');
-      return verdict(file, quickCheckProblems(db));
-    } finally {
-      db.close();
-    }
+    return verdict(file, quickCheckFile(file));
   } catch (error) {
     return unchecked(file, error);
   }
