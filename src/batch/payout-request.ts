@@ -44,12 +44,16 @@ export interface StoredRequest {
   outputAmount: string;
   outputCurrency: string;
   recipientName: string | null;
+  /** Its corridor's country and payout type, as the store's corridor summary reads them from the JSON. */
+  country: string | null;
+  type: string;
 }
 
 export function storedRequest(request: PayoutRequest): StoredRequest {
   return {
     json: JSON.stringify(request), inputCurrency: request.input_currency_code, outputAmount: request.output_amount_in_cents,
     outputCurrency: request.output_currency_code, recipientName: recipientName(request),
+    country: request.recipient.country_code ?? null, type: request.type,
   };
 }
 

@@ -48,6 +48,9 @@ export interface KeptRows {
   requests: (string | null)[];
   inputCurrencies: (string | null)[];
   recipientNames: (string | null)[];
+  /** The corridor's country and payout type, for the corridor summary. */
+  countries: (string | null)[];
+  types: (string | null)[];
   /** The row's values as read, as JSON: kept for a row with no request. */
   fields: (string | null)[];
   /** A correction's original: "batch line", "malformed", or null. */
@@ -78,7 +81,7 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
   const prints = new Uint32Array(most * PRINTS_PER_ROW);
   const valid = new Uint8Array(most);
   const issues: CheckedSegment['issues'] = [];
-  const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], fields: [], origins: [] } : null;
+  const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], countries: [], types: [], fields: [], origins: [] } : null;
   const totals = new Map<string, bigint>();
   let rows = 0;
   const width = task.columns.fields.length;
@@ -115,6 +118,8 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
       kept.requests.push(stored?.json ?? null);
       kept.inputCurrencies.push(stored?.inputCurrency ?? null);
       kept.recipientNames.push(stored?.recipientName ?? null);
+      kept.countries.push(stored?.country ?? null);
+      kept.types.push(stored?.type ?? null);
       kept.fields.push(stored === null ? JSON.stringify(checked.fields()) : null);
       kept.origins.push(origin === null || origin === 'malformed' ? origin : `${origin.batch} ${origin.line}`);
     }
@@ -149,7 +154,8 @@ export function keptRow(segment: CheckedSegment, at: number, errors: Issue[], wa
     },
     stored: () => {
       if (!request || !minor || !currency) throw new Error(`line ${line} is not valid: it has no request`);
-      return { json: request, inputCurrency: kept.inputCurrencies[at] as string, outputAmount: minor, outputCurrency: currency, recipientName: kept.recipientNames[at] ?? null };
+      return { json: request, inputCurrency: kept.inputCurrencies[at] as string, outputAmount: minor, outputCurrency: currency, recipientName: kept.recipientNames[at] ?? null,
+        country: kept.countries[at] ?? null, type: kept.types[at] as string };
     },
     origin: () => {
       if (origin === null || origin === undefined || origin === 'malformed') return origin ?? null;

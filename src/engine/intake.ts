@@ -314,6 +314,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     };
     // What the file holds, for its manifest: every data row, and every amount that could be read.
     const figures = { rows: 0, totals: new Map<string, bigint>() };
+    // Rows naming an original to pay again: only then is the file checked as a corrections file.
+    let corrections = 0;
     let report: ValidationReport;
     try {
       report = await validateFile(claimed, {
@@ -325,6 +327,7 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
           figures.rows += 1;
           if (checked.amount) figures.totals.set(checked.amount.currency, (figures.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
           const origin = checked.origin();
+          if (origin !== null && origin !== 'malformed') corrections += 1;
           const malformed = origin === 'malformed'
             ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
             : [];
@@ -376,8 +379,9 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
       await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
       return { kind: 'rejected', batch, file: failedPath, reportFile, report };
     }
-    // A corrections file: each row checked against its original (a refused one stays unpaid, with why).
-    await checkCorrections(batch, deps.store);
+    // A corrections file: each row checked against its original (a refused one stays unpaid, with why). Asked only of
+    // one: finding none in the store reads the whole batch (0.3 s at a million rows).
+    if (corrections > 0) await checkCorrections(batch, deps.store);
     // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
     const counts = await deps.store.acceptBatch(batch);

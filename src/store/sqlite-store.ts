@@ -5,7 +5,7 @@
  */
 import type { RowColumns } from './row-record.js';
 import { storedOf, toRowRecord } from './row-record.js';
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest, StoredRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
@@ -18,6 +18,7 @@ import { MIGRATIONS } from './migrations.js';
 import { ROW_RECORD_COLUMNS, phaseList } from './sql-lists.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import { SQLITE_CORRIDORS } from './corridor-sql.js';
+import { CorridorCounts } from './corridor-counts.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
@@ -76,9 +77,11 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
       // A batch no longer in intake (rejected as interrupted by whoever took the workspace over) gets its last rows
       // as its rejection left the others: not sent.
       const open = this.inIntake(batchId);
+      const corridors = new CorridorCounts();
       for (const row of rows) {
         const stored = storedOf(row);
         const phase = !stored ? 'invalid' : !open ? 'not_sent' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
+        if (phase === 'ready') corridors.add(stored as StoredRequest);
         insert.run(
           batchId,
           row.line,
@@ -95,6 +98,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
           !stored && row.fields ? JSON.stringify(row.fields) : null,
         );
       }
+      const count = this.sql(SQLITE_CORRIDORS.count);
+      for (const c of corridors.values()) count.run(batchId, c.country, c.type, c.inputCurrency, c.outputCurrency, c.rows);
       this.sql('UPDATE batches SET rows_total = rows_total + ? WHERE id = ?').run(rows.length, batchId);
     });
   }
@@ -103,6 +108,7 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     this.atomic(() => {
       const row = this.sql('SELECT errors FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { errors: string | null } | undefined;
       if (!row) return;
+      this.sql(SQLITE_CORRIDORS.uncount).run(batchId, line);
       const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
       this.sql("UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?").run(JSON.stringify(errors), batchId, line);
     });
@@ -163,9 +169,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
           WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking' AND EXISTS (
             SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.batch_id <> rows.batch_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)})`)
           .run(batchId, after, after + ACCEPT_CHUNK_LINES);
+        // The corridors of the rows made ready, with them (those stored ready were counted as stored): the check
+        // before sending reads these, not the rows.
+        this.sql(SQLITE_CORRIDORS.summariseChecking).run(batchId, after, after + ACCEPT_CHUNK_LINES);
         this.sql("UPDATE rows INDEXED BY rows_batch_phase SET phase = 'ready' WHERE batch_id = ? AND line > ? AND line <= ? AND phase = 'checking'").run(batchId, after, after + ACCEPT_CHUNK_LINES);
-        // The corridors of the rows made ready, with them: the check before sending reads these, not the rows.
-        this.sql(SQLITE_CORRIDORS.summariseChunk).run(batchId, after, after + ACCEPT_CHUNK_LINES);
         return true;
       });
       if (!accepted) return null;

@@ -63,11 +63,11 @@ describe('taking files in from the inbox', () => {
   });
 
   it('an intake failing for another reason than its file gives back its external ids: the file dropped again is paid', async () => {
-    // A database error after the rows are stored, before the acceptance.
+    // A database error after the rows are stored, as the acceptance begins.
     let failed = false;
     const failing = new Proxy(store, {
       get(target, property) {
-        if (property === 'correctionLinks' && !failed) {
+        if (property === 'acceptBatch' && !failed) {
           return async () => {
             failed = true;
             throw new Error('disk I/O error');

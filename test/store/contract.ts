@@ -127,6 +127,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       const cash = corridor('NGA', 'cash', 'USD', 'NGN');
       const eur = corridor('DEU', 'bank', 'EUR', 'EUR');
       const earlier = await accepted(['USED']);
+      const withdrawn = await accepted(['FREED']);
       const batch = await store.beginBatch({ file_name: 'c.csv', sha256: 'c'.repeat(64), size_bytes: 10, policy: 'skip_invalid', received_at: AT, file_mtime_ms: 1, send_after: 0 });
       // Lines far apart: acceptance may make rows ready in chunks of lines, each adding to the summary.
       await store.addRows(batch, [
@@ -134,9 +135,14 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         { line: 6, external_id: 'BAD', request: null, errors: [{ line: 6, column: 'type', code: 'required', message: 'm' }] },
         on(7, 'D', eur), on(12_002, 'E', gbr), on(12_003, 'F', cash),
       ]);
-      expect(await store.acceptBatch(batch)).toEqual({ ready: 6, refused: 1, invalid: 1 });
-      // Refused and invalid rows are not counted; the batch accepted first has its own.
-      expect(await store.batchCorridors(batch)).toEqual([{ ...eur, rows: 1 }, { ...gbr, rows: 3 }, { ...cash, rows: 2 }]);
+      // Taken when stored (checking), freed before the acceptance, which makes it ready; and a row stored ready that a
+      // late finding makes invalid before it.
+      await store.addRows(batch, [on(12_004, 'FREED', cash), on(12_005, 'G', gbr)]);
+      expect(await store.endReadyRows(withdrawn, 'approval_invalid', 'withdrawn')).toBe(1);
+      await store.invalidateRow(batch, 12_005, { line: 12_005, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
+      expect(await store.acceptBatch(batch)).toEqual({ ready: 7, refused: 1, invalid: 2 });
+      // Refused and invalid rows are not counted, rows made ready are; the batch accepted first has its own.
+      expect(await store.batchCorridors(batch)).toEqual([{ ...eur, rows: 1 }, { ...gbr, rows: 3 }, { ...cash, rows: 3 }]);
       expect(await store.batchCorridors(earlier)).toEqual([{ ...gbr, rows: 1 }]);
       const before = await row(batch, 4);
       expect(await store.endReadyRowsOfCorridor(batch, gbr, 'corridor_inactive', 'the bank corridor to GBR is not active')).toEqual([
@@ -150,8 +156,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect((await store.batchCorridors(batch)).map((c) => c.country_code)).toEqual(['DEU', 'NGA']);
       const d = await row(batch, 7);
       await store.commitRow(batch, 7, d.revision, { changes: { phase: 'creating' } });
-      expect(await store.batchCorridors(batch)).toEqual([{ ...cash, rows: 2 }]);
-      expect(await store.endReadyRows(batch, 'approval_invalid', 'held')).toBe(2);
+      expect(await store.batchCorridors(batch)).toEqual([{ ...cash, rows: 3 }]);
+      expect(await store.endReadyRows(batch, 'approval_invalid', 'held')).toBe(3);
       expect(await store.batchCorridors(batch)).toEqual([]);
     });
 
