@@ -136,7 +136,11 @@ export async function lookAtInboxFile(path: string, deps: Pick<IntakeDeps, 'inta
   return { readiness: readiness(seen, deps.clock.now(), policy), seen, marker, manifest };
 }
 
-const STORE_CHUNK = 1000;
+/**
+ * Rows stored per transaction. Rows waiting for their chunk outlive the young generation's collections, which copy
+ * them each time: a million-row intake took 27.2 and 28.0 s at 500, 28.8 and 30.1 at 1,000, 28.3 to 28.7 at 250.
+ */
+const STORE_CHUNK = 500;
 
 /** A name unique in processing/ and failed/: the time, then the file's own name. */
 export function claimName(name: string, at: number): string {
