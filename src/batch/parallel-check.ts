@@ -3,7 +3,7 @@
  * size limit, UTF-8), cuts the text into pieces of whole records (see
  * record-boundaries.ts) and hands them to worker threads, which parse and check
  * them (segment-check.ts), and checks some itself when it has no rows to store
- * (check-pool.ts); the pieces come back in file order. At most six pieces per
+ * (check-pool.ts); the pieces come back in file order. At most four pieces per
  * checker are in flight, so memory stays bounded whatever the file.
  *
  * Used for files large enough to gain from it; a file whose lines end with a
@@ -37,11 +37,12 @@ import { workerScript } from '../worker-script.js';
 const SEGMENT_CHARS = 64 * 1024;
 /**
  * Pieces in flight per checker. The pieces are handed out only as the rows of the earlier ones are taken, so a
- * checker whose queue is short waits whenever this thread stores a chunk of rows in one go: at two per checker,
- * intake of 1,000,000 rows took 38 to 45 s with each thread busy little more than half the time; at six, 30 to 34 s
- * (24: 29.5, in one run). Each costs a piece and its checked rows, some 0.5 MB.
+ * checker whose queue is short waits whenever this thread stores a chunk of rows in one go. `run` taking in
+ * 1,000,000 rows (the file's pages on disk first, one run each unless said): at two, 27.5 to 28.4 s (three runs),
+ * peak 131 to 132 MB; at three, 26.2 s, 136 MB; at four, 22.5 to 24.0 s (three runs), 134 to 137 MB; at six,
+ * 25.2 to 27.4 s (three runs), 134 to 136 MB.
  */
-const PIECES_PER_CHECKER = 6;
+const PIECES_PER_CHECKER = 4;
 /** Files smaller than this are read on one thread: starting workers would cost more than it saves. */
 export const PARALLEL_MIN_BYTES = Number(process.env.PAYBATCH_PARALLEL_MIN_BYTES ?? 4 * 1024 * 1024);
 
