@@ -6,7 +6,7 @@
  * to the caller, who resolves it before doing anything else [D7].
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { PayoutRequest } from '../batch/payout-request.js';
 import type { ServiceErrorItem } from './errors.js';
@@ -93,9 +93,11 @@ export function retryAfterMs(header: string | string[] | undefined, now: number)
  * WHATWG-normalised form (a quote in a query becomes %27), so that is what is
  * signed. Path and query parts are percent-encoded strictly beforehand, so that
  * normalising changes nothing a person would recognise.
+ * Returned with the origin and path undici is given for it.
  */
-export function urlAsSent(base: string, path: string): string {
-  return new URL(`${base}${path}`).href;
+function requestTarget(base: string, path: string): { url: string; origin: string; path: string } {
+  const url = new URL(`${base}${path}`);
+  return { url: url.href, origin: url.origin, path: `${url.pathname}${url.search}` };
 }
 
 /** encodeURIComponent, and also ! ' ( ) *, which it leaves alone and some servers treat as delimiters. */
@@ -271,17 +273,19 @@ export class PayoutClient {
 
   /** One request. A read ends at once on a stop; a write runs to its timeout, since cutting it off would leave its outcome unknown. */
   private async send(kind: Kind, method: string, path: string, body: unknown, what: string, stop?: AbortSignal): Promise<Answer> {
-    const url = urlAsSent(this.base, path);
+    const target = requestTarget(this.base, path);
     const text = body === undefined ? '' : JSON.stringify(body);
-    const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.options.credentials, method, url, text) };
+    const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.options.credentials, method, target.url, text) };
     if (text) headers['content-type'] = 'application/json';
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, {
+      // The agent itself, given the URL already parsed: undici's request() would parse it again.
+      response = await this.dispatcher.request({
+        origin: target.origin,
+        path: target.path,
         method: method as Dispatcher.HttpMethod,
         headers,
         body: text || undefined,
-        dispatcher: this.dispatcher,
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
         signal: kind === 'read' && stop ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), stop]) : AbortSignal.timeout(this.options.timeoutMs),
@@ -306,6 +310,19 @@ export class PayoutClient {
   }
 
   private async readCapped(response: Dispatcher.ResponseData): Promise<{ bytes: Buffer; complete: boolean }> {
+    // A length given and within the cap: read whole (undici holds the answer to it, and fails one that runs past it).
+    const declared = Number(response.headers['content-length'] ?? Number.NaN);
+    if (Number.isSafeInteger(declared) && declared >= 0) {
+      if (declared > this.options.maxAnswerBytes) {
+        response.body.destroy();
+        return { bytes: Buffer.alloc(0), complete: false };
+      }
+      try {
+        return { bytes: Buffer.from(await response.body.arrayBuffer()), complete: true };
+      } catch {
+        return { bytes: Buffer.alloc(0), complete: false };
+      }
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     try {

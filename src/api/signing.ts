@@ -3,7 +3,7 @@
  * carries the API key, a fresh nonce and an HMAC-SHA512 signature of
  * `nonce & METHOD & full URL as sent & sha512hex(body)`, keyed with the secret.
  */
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createHmac, hash, randomUUID } from 'node:crypto';
 
 export interface Credentials {
   apiKey: string;
@@ -11,7 +11,7 @@ export interface Credentials {
 }
 
 export function requestSignature(secret: string, nonce: string, method: string, url: string, body: string | Buffer): string {
-  const bodyHash = createHash('sha512').update(body).digest('hex');
+  const bodyHash = hash('sha512', body, 'hex');
   const stringToSign = [nonce, method.toUpperCase(), url, bodyHash].join('&');
   return createHmac('sha512', secret).update(stringToSign).digest('hex');
 }

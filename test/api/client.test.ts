@@ -234,6 +234,28 @@ describe('payout client against hostile answers', () => {
     expect(read).toBeInstanceOf(Retryable);
   });
 
+  it('refuses a huge answer sent in pieces, no length given, without holding it', async () => {
+    const { write, read } = await both((res) => {
+      res.write(JSON.stringify({ id: 't', external_id: 'e', state: 'paid' }).slice(0, -1));
+      for (let piece = 0; piece < 64; piece++) res.write(`,"pad${piece}":"${'x'.repeat(16 * 1024)}"`);
+      res.end('}');
+    });
+    expect(write).toBeInstanceOf(OutcomeUnknown);
+    expect(read).toBeInstanceOf(Retryable);
+  });
+
+  it('reads an answer sent in pieces, no length given, as a whole', async () => {
+    answer = (res) => {
+      const text = JSON.stringify({ id: 't1', external_id: 'e', state: 'paid', input_amount_in_cents: '100', input_currency: 'USD', output_amount_in_cents: '100', output_currency: 'USD' });
+      res.write(text.slice(0, 20));
+      res.end(text.slice(20));
+    };
+    const { client } = clientFor(target, { retry: { ...RETRY, attempts: 1 } });
+    const read = await client.getTransaction('t1').catch((e: unknown) => e);
+    await client.close();
+    expect(read).toMatchObject({ id: 't1', state: 'paid' });
+  });
+
   it('treats invalid JSON and a transaction without its fields as unreadable', async () => {
     let outcome = await both((res) => res.end('{"id": "t1", '));
     expect(outcome.write).toBeInstanceOf(OutcomeUnknown);
