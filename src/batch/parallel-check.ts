@@ -3,7 +3,7 @@
  * size limit, UTF-8), cuts the text into pieces of whole records (see
  * record-boundaries.ts) and hands them to worker threads, which parse and check
  * them (segment-check.ts), and checks some itself when it has no rows to store
- * (check-pool.ts); the pieces come back in file order. At most four pieces per
+ * (check-pool.ts); the pieces come back in file order. At most two pieces per
  * checker are in flight, so memory stays bounded whatever the file.
  *
  * Used for files large enough to gain from it; a file whose lines end with a
@@ -37,12 +37,12 @@ import { workerScript } from '../worker-script.js';
 const SEGMENT_CHARS = 64 * 1024;
 /**
  * Pieces in flight per checker. The pieces are handed out only as the rows of the earlier ones are taken, so a
- * checker whose queue is short waits whenever this thread stores a chunk of rows in one go. `run` taking in
- * 1,000,000 rows (the file's pages on disk first, one run each unless said): at two, 27.5 to 28.4 s (three runs),
- * peak 131 to 132 MB; at three, 26.2 s, 136 MB; at four, 22.5 to 24.0 s (three runs), 134 to 137 MB; at six,
- * 25.2 to 27.4 s (three runs), 134 to 136 MB.
+ * checker waits whenever this thread stores a chunk of rows in one go; intake stores small chunks (intake.ts) so
+ * that two are enough. `run` taking in 1,000,000 rows, the file's pages on disk first, chunks of 500: at two,
+ * 27.5 to 28.4 s (three runs), peak 131 to 132 MB; at four, 22.5 to 24.0 s, 134 to 137 MB; at six, 25.2 to 27.4 s,
+ * 134 to 136 MB. At two with chunks of 250: 24.8 and 26.0 s, 133 and 135 MB. (Peaks vary by some 5 MB run to run.)
  */
-const PIECES_PER_CHECKER = 4;
+const PIECES_PER_CHECKER = 2;
 /** Files smaller than this are read on one thread: starting workers would cost more than it saves. */
 export const PARALLEL_MIN_BYTES = Number(process.env.PAYBATCH_PARALLEL_MIN_BYTES ?? 4 * 1024 * 1024);
 

@@ -137,10 +137,12 @@ export async function lookAtInboxFile(path: string, deps: Pick<IntakeDeps, 'inta
 }
 
 /**
- * Rows stored per transaction. Rows waiting for their chunk outlive the young generation's collections, which copy
- * them each time: a million-row intake took 27.2 and 28.0 s at 500, 28.8 and 30.1 at 1,000, 28.3 to 28.7 at 250.
+ * Rows stored per transaction. While this thread stores a chunk, the workers checking the file wait for their next
+ * piece (see parallel-check.ts), and rows waiting for their chunk are copied by every young-generation collection:
+ * a million-row intake took 27.5 to 28.4 s at 500 (three runs), 24.8 and 26.0 at 250, 24.6 and 25.4 at 100; at
+ * 1,000, 28.8 and 30.1 s in an earlier comparison.
  */
-const STORE_CHUNK = 500;
+const STORE_CHUNK = 250;
 
 /** A name unique in processing/ and failed/: the time, then the file's own name. */
 export function claimName(name: string, at: number): string {
