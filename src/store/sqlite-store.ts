@@ -149,15 +149,16 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
 
   /**
    * A batch's rows are stored sendable ('ready') as they are taken in (see
-   * addRows): once each, not written again here. The batch stays in intake, so
+   * addRows), their corridors counted in the batch's summary then: once each,
+   * neither written nor read again here. The batch stays in intake, so
    * nothing of it is sent, until the last transaction here accepts it; a
    * rejection (a bad file, an interrupted intake) ends its ready rows as not
    * sent, and a late finding (a duplicate external_id) makes a row invalid.
    * Here, in chunks of lines, each its own transaction (one over a million rows
    * would put every page of the batch in the write-ahead log at once): the rows
    * left in 'checking' (an external_id taken when stored) are refused when
-   * another batch has sent or will send it, else made ready; and the corridors
-   * of the ready rows are added to the batch's summary.
+   * another batch has sent or will send it, else made ready, their corridors
+   * added to the batch's summary.
    */
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
     const lastLine = (this.sql('SELECT MAX(line) FROM rows WHERE batch_id = ?').pluck().get(batchId) as number | null) ?? 0;
