@@ -17,8 +17,8 @@ export class CorridorCounts {
   private readonly counts = new Map<string, CorridorCount>();
 
   add(stored: StoredRequest): void {
-    // The parts are codes (letters, digits, underscores): a space cannot occur in any of them.
-    const key = `${stored.country ?? ''} ${stored.type} ${stored.inputCurrency} ${stored.outputCurrency}`;
+    // Unambiguous whatever the parts hold (validated rows carry codes, but the store does not rely on it).
+    const key = JSON.stringify([stored.country, stored.type, stored.inputCurrency, stored.outputCurrency]);
     const count = this.counts.get(key);
     if (count) count.rows += 1;
     else this.counts.set(key, { country: stored.country, type: stored.type, inputCurrency: stored.inputCurrency, outputCurrency: stored.outputCurrency, rows: 1 });
