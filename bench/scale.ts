@@ -151,12 +151,14 @@ async function csvParseSeconds(file: string): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-function rowFigures(home: string): { rows: number; sent: number; funded: number; ready: number; dbBytes: number } {
-  if (!existsSync(join(home, 'paybatch.db'))) return { rows: 0, sent: 0, funded: 0, ready: 0, dbBytes: 0 };
+const NO_ROWS = { rows: 0, sent: 0, funded: 0, ready: 0, dbBytes: 0 };
+
+function rowFigures(home: string): typeof NO_ROWS {
+  if (!existsSync(join(home, 'paybatch.db'))) return NO_ROWS;
   const db = new Database(join(home, 'paybatch.db'), { readonly: true });
   try {
     // The file is made a moment before its tables.
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'rows'").get() === undefined) return { rows: 0, sent: 0, funded: 0, ready: 0, dbBytes: 0 };
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'rows'").get() === undefined) return NO_ROWS;
     const counted = db.prepare("SELECT COUNT(*) AS rows, COUNT(transaction_id) AS sent, COUNT(funded_at) AS funded, COUNT(*) FILTER (WHERE phase = 'ready') AS ready FROM rows").get() as { rows: number; sent: number; funded: number; ready: number };
     return { ...counted, dbBytes: sizeOf(join(home, 'paybatch.db')) };
   } finally {

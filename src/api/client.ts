@@ -310,33 +310,29 @@ export class PayoutClient {
   }
 
   private async readCapped(response: Dispatcher.ResponseData): Promise<{ bytes: Buffer; complete: boolean }> {
-    // A length given and within the cap: read whole (undici holds the answer to it, and fails one that runs past it).
+    const unread = { bytes: Buffer.alloc(0), complete: false };
     const declared = Number(response.headers['content-length'] ?? Number.NaN);
-    if (Number.isSafeInteger(declared) && declared >= 0) {
-      if (declared > this.options.maxAnswerBytes) {
-        response.body.destroy();
-        return { bytes: Buffer.alloc(0), complete: false };
-      }
-      try {
-        return { bytes: Buffer.from(await response.body.arrayBuffer()), complete: true };
-      } catch {
-        return { bytes: Buffer.alloc(0), complete: false };
-      }
+    const known = Number.isSafeInteger(declared) && declared >= 0;
+    if (known && declared > this.options.maxAnswerBytes) {
+      response.body.destroy();
+      return unread;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
     try {
+      // A length given and within the cap: read whole (undici holds the answer to it, and fails one that runs past it).
+      if (known) return { bytes: Buffer.from(await response.body.arrayBuffer()), complete: true };
+      const chunks: Buffer[] = [];
+      let size = 0;
       for await (const chunk of response.body) {
         size += (chunk as Buffer).length;
         if (size > this.options.maxAnswerBytes) {
           response.body.destroy();
-          return { bytes: Buffer.alloc(0), complete: false };
+          return unread;
         }
         chunks.push(chunk as Buffer);
       }
+      return { bytes: Buffer.concat(chunks), complete: true };
     } catch {
-      return { bytes: Buffer.alloc(0), complete: false };
+      return unread;
     }
-    return { bytes: Buffer.concat(chunks), complete: true };
   }
 }

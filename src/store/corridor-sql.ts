@@ -42,7 +42,7 @@ export const SQLITE_CORRIDORS = {
   /** Params: batch, line. A ready row made invalid before its batch was accepted (a late finding) no longer counts. */
   uncount: `INSERT INTO batch_corridors (${COLUMNS})
     SELECT batch_id, ${sqliteCountry()}, ${sqliteType()}, input_currency, output_currency, -1 FROM rows
-    WHERE batch_id = ? AND line = ? AND phase = 'ready' ${ADD}`,
+    WHERE batch_id = ? AND line = ? ${ADD}`,
   /** Params: batch, after line, last line. One chunk of an acceptance: its rows still checking, about to be made ready. */
   summariseChecking: `INSERT INTO batch_corridors (${COLUMNS})
     SELECT batch_id, ${sqliteCountry()}, ${sqliteType()}, input_currency, output_currency, COUNT(*) FROM rows ${READY_BY_INDEX}

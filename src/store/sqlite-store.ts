@@ -5,7 +5,7 @@
  */
 import type { RowColumns } from './row-record.js';
 import { storedOf, toRowRecord } from './row-record.js';
-import type { PayoutRequest, StoredRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
@@ -81,7 +81,7 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
       for (const row of rows) {
         const stored = storedOf(row);
         const phase = !stored ? 'invalid' : !open ? 'not_sent' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
-        if (phase === 'ready') corridors.add(stored as StoredRequest);
+        if (phase === 'ready' && stored) corridors.add(stored);
         insert.run(
           batchId,
           row.line,
@@ -106,9 +106,9 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
 
   async invalidateRow(batchId: string, line: number, error: Issue): Promise<void> {
     this.atomic(() => {
-      const row = this.sql('SELECT errors FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { errors: string | null } | undefined;
+      const row = this.sql('SELECT errors, phase FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { errors: string | null; phase: string } | undefined;
       if (!row) return;
-      this.sql(SQLITE_CORRIDORS.uncount).run(batchId, line);
+      if (row.phase === 'ready') this.sql(SQLITE_CORRIDORS.uncount).run(batchId, line);
       const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
       this.sql("UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?").run(JSON.stringify(errors), batchId, line);
     });
