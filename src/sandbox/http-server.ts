@@ -97,6 +97,8 @@ export function createSandboxServer(deps: HttpDeps): Server {
   const { config } = deps;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    /** Set when an API request's latency starts (below); every answer waits for it. */
+    let latency: Promise<unknown> | null = null;
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const isOperator = url.pathname.startsWith('/_sandbox/');
@@ -118,11 +120,15 @@ export function createSandboxServer(deps: HttpDeps): Server {
     }
 
     let resettable = false;
+    // An API request's latency starts as it is read, and its work is done meanwhile: the answer leaves when the
+    // latency has passed (a service's latency includes its own work). Work done after the wait would add to it, and
+    // requests that arrive together would then be worked one after another, each answer later than the one before.
     if (!isOperator) {
       const faults = deps.faults.current();
       const fault = drawFault(faults, deps.random);
-      if (fault.delayMs > 0) await sleep(fault.delayMs);
+      if (fault.delayMs > 0) latency = sleep(fault.delayMs);
       if (fault.refusal === 429) {
+        await latency;
         return send(res, 429, { errors: ['rate limited'] }, { 'retry-after': String(faults.retry_after_s) });
       }
       if (fault.refusal) return sendReply(failure(fault.refusal, 'service trouble (injected fault)'));
@@ -134,14 +140,16 @@ export function createSandboxServer(deps: HttpDeps): Server {
     const parsed = parseJson(body);
     if (!parsed.ok) return sendReply(failure(400, 'the body is not valid JSON'));
     const result = match.handler({ params: match.params, query: url.searchParams, body: parsed.value });
+    await latency;
     if (resettable && result.resettable && drawResetAfterCommit(deps.faults.current(), result.resettable, deps.random)) {
       deps.log(`fault: ${result.resettable} took effect; connection reset before the answer`);
       req.socket.destroy();
       return;
     }
-    sendReply(result);
+    return sendReply(result);
 
-    function sendReply(r: Reply): void {
+    async function sendReply(r: Reply): Promise<void> {
+      await latency;
       send(res, r.status, isOperator ? r.body : shape(r, config.live_style));
     }
   }

@@ -40,6 +40,20 @@ describe('injected faults', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(115);
   });
 
+  it('does the work as the request arrives, and answers when the latency has passed', async () => {
+    await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 600, max_ms: 600 } });
+    const body = createBody('gbr');
+    const started = performance.now();
+    const answer = call(sandbox, 'POST', '/transactions', body);
+    // Well inside the latency, the transaction exists already (the operator's routes have no latency).
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const made = (await operator(sandbox, 'GET', '/transactions')).body as { external_id: string }[];
+    expect(performance.now() - started).toBeLessThan(550);
+    expect(made.map((tx) => tx.external_id)).toContain(body.external_id);
+    expect((await answer).status).toBe(201);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(595);
+  });
+
   it('draws a fraction of requests, not all or none, at a fractional rate', async () => {
     await operator(sandbox, 'PUT', '/faults', { http_503_rate: 0.5 });
     const statuses = [];
