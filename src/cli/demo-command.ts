@@ -35,7 +35,7 @@ export function demoCommand(): Command {
       const config = loadConfig({ home, env: {} });
       const store = SqliteStore.open(workspace.database);
       const { log, close } = engineLog(home, (line) => process.stderr.write(`paybatch: ${line}\n`));
-      const connection = await connectService(config.service);
+      const connection = await connectService(config.service, { connections: config.engine.concurrency });
       process.stdout.write(`paybatch demo: workspace ${home}\npaybatch demo: using ${connection.describe}\n`);
       try {
         const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, waitMs: 15_000, tickMs: 200 });

@@ -115,7 +115,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     notifications = told ? (await import('../notify/start.js')).startNotifications(config.notifications, store, plainLog, systemClock) : null;
     const log = notifications?.log ?? plainLog;
     // Commands that only read and write the store (approve, reject) need no service.
-    const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log });
+    const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log, connections: config.engine.concurrency });
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
     if (shared) process.stderr.write(`paybatch: worker ${shared.name} on ${config.store.url ? redactUrl(config.store.url) : ''}\n`);
     try {

@@ -44,10 +44,12 @@ function readSecret(file: string): string {
 
 export async function connectService(
   service: ServiceConfig,
-  options: { clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void } = {},
+  options: { clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void; connections?: number } = {},
 ): Promise<ServiceConnection> {
   const clientOptions = {
     clock: options.clock,
+    // As many connections as calls may be in flight (engine.concurrency): with fewer, the calls past them wait for one.
+    connections: options.connections,
     log: options.log,
     timeoutMs: service.timeout_ms,
     maxAnswerBytes: service.max_answer_bytes,

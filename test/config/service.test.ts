@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -61,5 +63,40 @@ describe('configuring the payout service', () => {
     }
     const missing = loadConfig({ home, env: { PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: 'k', PAYBATCH_API_SECRET_FILE: join(dir, 'nope') } });
     await expect(connectService(missing.service)).rejects.toThrow(/cannot read the API secret file/);
+  });
+
+  it('opens as many connections as calls may be in flight (engine.concurrency), past the client\'s default of 16', async () => {
+    let open = 0;
+    let most = 0;
+    // Every call is held until the first 24 are in, or 1.5 s have passed: with fewer connections, the most in at once says how many.
+    const held: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      open += 1;
+      most = Math.max(most, open);
+      const answer = (): void => {
+        open -= 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+      };
+      held.push(answer);
+      if (held.length >= 24) for (const release of held.splice(0)) release();
+      else {
+        setTimeout(() => {
+          const at = held.indexOf(answer);
+          if (at >= 0) held.splice(at, 1).forEach((release) => release());
+        }, 1_500).unref();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const config = loadConfig({ home, env: { PAYBATCH_BASE_URL: url, PAYBATCH_API_KEY: 'k', PAYBATCH_API_SECRET: 's' } });
+    const connection = await connectService(config.service, { connections: 24 });
+    try {
+      await Promise.all(Array.from({ length: 24 }, (_, i) => connection.client.listCorridors(`C${String(i).padStart(2, '0')}`)));
+      expect(most).toBe(24);
+    } finally {
+      await connection.close();
+      server.close();
+    }
   });
 });
