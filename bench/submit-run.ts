@@ -78,6 +78,12 @@ function byPart(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: 
   return parts;
 }
 
+/** The median of call durations, in ms. */
+function medianMs(seconds: number[]): number {
+  const sorted = [...seconds].sort((a, b) => a - b);
+  return (sorted[Math.floor(sorted.length / 2)] ?? 0) * 1000;
+}
+
 async function profiled<T>(work: () => Promise<T>): Promise<{ result: T; parts: Map<string, number> }> {
   const session = new Session();
   session.connect();
@@ -94,7 +100,7 @@ async function profiled<T>(work: () => Promise<T>): Promise<{ result: T; parts: 
   }
 }
 
-async function submitOnce(dir: string, label: string, latency: number, profile = false): Promise<{ rate: number; seconds: number; cpuMicros: number; parts: Map<string, number> | null }> {
+async function submitOnce(dir: string, label: string, latency: number, profile = false): Promise<{ rate: number; seconds: number; cpuMicros: number; callMs: number; parts: Map<string, number> | null }> {
   const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency));
   const workspace = openWorkspace(join(dir, label));
   const store = SqliteStore.open(workspace.database);
@@ -113,6 +119,8 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     if (intake.kind !== 'accepted') throw new Error(`the generated batch was not accepted: ${intake.kind}`);
     await releaseBatch((await store.batch(intake.batch)) as BatchRecord, { workspace, store, clock: systemClock });
     const pipeline = new Pipeline({ store, client, clock: systemClock, engine: config.engine, log: () => {} });
+    const calls: number[] = [];
+    client.observeCalls((_endpoint, _outcome, seconds) => calls.push(seconds));
     const started = performance.now();
     const cpu = process.cpuUsage();
     let parts: Map<string, number> | null = null;
@@ -122,7 +130,7 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     const seconds = (performance.now() - started) / 1000;
     const funded = (await store.rowsInPhases(intake.batch, ['funded'], 0, 1_000_000)).length;
     if (funded !== intake.ready) throw new Error(`${funded} of ${intake.ready} rows funded`);
-    return { rate: intake.ready / seconds, seconds, cpuMicros: (used.user + used.system) / intake.ready, parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])) };
+    return { rate: intake.ready / seconds, seconds, cpuMicros: (used.user + used.system) / intake.ready, callMs: medianMs(calls), parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])) };
   } finally {
     await client.close();
     await store.close();
@@ -151,20 +159,23 @@ async function inParallel(count: number, each: (index: number) => Promise<void>)
   return count / ((performance.now() - started) / 1000);
 }
 
-/** Rows/s of the calls alone: the batch's requests created and funded through the same client, nothing stored. */
-async function callsOnly(dir: string, requests: PayoutRequest[]): Promise<number> {
+/** Rows/s of the calls alone: the batch's requests created and funded through the same client, nothing stored; and a call's median, in ms. */
+async function callsOnly(dir: string, requests: PayoutRequest[]): Promise<{ rate: number; callMs: number }> {
   const sandbox = await startSandboxProcess(sandboxConfig(dir, 'calls-only', latencyMs));
   const client = new PayoutClient({
     baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
     timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
   });
+  const calls: number[] = [];
+  client.observeCalls((_endpoint, _outcome, seconds) => calls.push(seconds));
   try {
-    return await inParallel(requests.length, async (index) => {
+    const rate = await inParallel(requests.length, async (index) => {
       const created = await client.createTransaction(requests[index] as PayoutRequest);
       const { input_amount_in_cents: amount, input_currency: currency } = created;
       if (amount === null || currency === null) throw new Error(`transaction ${created.id} came back without its input amount`);
       await client.fundTransaction(created.id, { input_amount_in_cents: amount, input_currency: currency });
     });
+    return { rate, callMs: medianMs(calls) };
   } finally {
     await client.close();
     sandbox.stop();
@@ -219,11 +230,11 @@ try {
   const floor = await plainFloor(Math.min(rows, 5_000));
   const met = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
   console.log(`bench:submit  ${rows} generated rows (every hundredth invalid, skipped), concurrency ${concurrency}, sandbox in its own process`);
-  console.log(`  with ${latencyMs} ms latency per call  ${slow.rate.toFixed(0).padStart(6)} rows/s  (${slow.seconds.toFixed(1)} s)`);
+  console.log(`  with ${latencyMs} ms latency per call  ${slow.rate.toFixed(0).padStart(6)} rows/s  (${slow.seconds.toFixed(1)} s; a call's median ${slow.callMs.toFixed(1)} ms)`);
   console.log(`  bound C/(2L)                   ${bound.toFixed(0).padStart(6)} rows/s`);
   console.log(`  ratio to the bound             ${(slow.rate / bound).toFixed(2)}   (goal: at least 0.90: ${met(slow.rate / bound >= 0.9)})`);
   console.log(`  what this machine allows at ${latencyMs} ms, C ${concurrency}:`);
-  console.log(`    the calls alone, nothing stored  ${ceiling.toFixed(0).padStart(6)} rows/s  (${(ceiling / bound).toFixed(2)} of the bound; the engine at ${(slow.rate / ceiling).toFixed(2)} of it)`);
+  console.log(`    the calls alone, nothing stored  ${ceiling.rate.toFixed(0).padStart(6)} rows/s  (${(ceiling.rate / bound).toFixed(2)} of the bound, a call's median ${ceiling.callMs.toFixed(1)} ms; the engine at ${(slow.rate / ceiling.rate).toFixed(2)} of it)`);
   console.log(`    a plain Node server and client   ${floor.toFixed(0).padStart(6)} rows/s  (${(floor / bound).toFixed(2)} of the bound)`);
   console.log(`  with no added latency          ${fast.rate.toFixed(0).padStart(6)} rows/s  (${fast.seconds.toFixed(1)} s; goal: at least 2000: ${met(fast.rate >= 2000)})`);
   console.log(`  paybatch's CPU per row         ${fast.cpuMicros.toFixed(0).padStart(6)} µs  (no added latency; by part, from a profiled run at ${profiledRun.rate.toFixed(0)} rows/s:)`);

@@ -192,9 +192,14 @@ export class Pipeline {
     await this.refuseInactiveCorridors(batchId);
     const inFlight = new Set<Promise<unknown>>();
     const window = this.deps.engine.concurrency * 2;
+    // Woken when a row leaves the window. Not Promise.race over the window: each race leaves a reaction on every
+    // promise in it, so each row's end ran as many callbacks as races were made while it was in flight.
+    let roomMade: (() => void) | null = null;
     // Past the run's deadline (--wait) nothing new is sent: the rows wait, ready, for the next run.
     const over = (): boolean => this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
     const { shared } = this.deps;
+    // Shared only: one worker's pass over the batch (its lines, not the rows: at a million rows, a set of the lines
+    // sent alone would hold megabytes for nothing on a single worker).
     const tried = new Set<number>();
     for (let after = 0; !over(); ) {
       // Shared with other workers: each takes pages of the rows nobody holds (a window's worth, so that the work
@@ -207,12 +212,17 @@ export class Pipeline {
         break;
       }
       for (const row of rows) {
-        tried.add(row.line);
-        while (inFlight.size >= window) await Promise.race(inFlight);
+        if (shared) tried.add(row.line);
+        while (inFlight.size >= window) await new Promise<void>((resolve) => { roomMade = resolve; });
         if (over()) break;
         const sent = this.limit(() => this.guarded(row, (fresh) => this.steps.send(fresh)));
         inFlight.add(sent);
-        void sent.finally(() => inFlight.delete(sent));
+        void sent.finally(() => {
+          inFlight.delete(sent);
+          const waiting = roomMade;
+          roomMade = null;
+          waiting?.();
+        });
       }
       after = (rows[rows.length - 1] as PipelineRow).line;
     }
