@@ -32,6 +32,7 @@ export interface ClientOptions {
   maxAnswerBytes: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /** Connections to the service (16 at least): as many as calls may be in flight. */
   connections?: number;
   /** Deadlines given to calls are read on this clock. */
   clock?: Clock;
@@ -105,6 +106,9 @@ export function encodePart(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/** Connections to the service at least, whatever the engine's concurrency. */
+const MIN_CONNECTIONS = 16;
+
 export class PayoutClient {
   private readonly dispatcher: Dispatcher;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -120,7 +124,8 @@ export class PayoutClient {
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.dispatcher = new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 10_000 });
+    // At least 16: calls outside the engine's limit (listing corridors, registering webhooks) keep room beside it.
+    this.dispatcher = new Agent({ connections: Math.max(options.connections ?? 0, MIN_CONNECTIONS), keepAliveTimeout: 10_000 });
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? systemClock;

@@ -195,8 +195,11 @@ export class Pipeline {
     // Woken when a row leaves the window. Not Promise.race over the window: each race leaves a reaction on every
     // promise in it, so each row's end ran as many callbacks as races were made while it was in flight.
     let roomMade: (() => void) | null = null;
+    // A step that failed for good (the service refused our credentials; the store failed): nothing more is sent, and
+    // once the steps in flight have ended, submit fails with the first such error (the run stops with its exit code).
+    let failed: { error: unknown } | null = null;
     // Past the run's deadline (--wait) nothing new is sent: the rows wait, ready, for the next run.
-    const over = (): boolean => this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
+    const over = (): boolean => failed !== null || this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
     const { shared } = this.deps;
     // Shared only: one worker's pass over the batch (its lines, not the rows: at a million rows, a set of the lines
     // sent alone would hold megabytes for nothing on a single worker).
@@ -215,18 +218,24 @@ export class Pipeline {
         if (shared) tried.add(row.line);
         while (inFlight.size >= window) await new Promise<void>((resolve) => { roomMade = resolve; });
         if (over()) break;
-        const sent = this.limit(() => this.guarded(row, (fresh) => this.steps.send(fresh)));
+        // A row still waiting for a slot when a step failed is not sent: it stays ready, untouched, for the next run.
+        const sent = this.limit(() => (failed ? Promise.resolve(false) : this.guarded(row, (fresh) => this.steps.send(fresh))));
         inFlight.add(sent);
-        void sent.finally(() => {
+        const ended = (): void => {
           inFlight.delete(sent);
           const waiting = roomMade;
           roomMade = null;
           waiting?.();
+        };
+        sent.then(ended, (error: unknown) => {
+          failed ??= { error };
+          ended();
         });
       }
       after = (rows[rows.length - 1] as PipelineRow).line;
     }
-    await Promise.all(inFlight);
+    await Promise.allSettled(inFlight);
+    if (failed) throw (failed as { error: unknown }).error;
   }
 
   /**

@@ -139,8 +139,13 @@ export function createSandboxServer(deps: HttpDeps): Server {
 
     const parsed = parseJson(body);
     if (!parsed.ok) return sendReply(failure(400, 'the body is not valid JSON'));
-    const result = match.handler({ params: match.params, query: url.searchParams, body: parsed.value });
-    await latency;
+    let result: Reply;
+    try {
+      result = match.handler({ params: match.params, query: url.searchParams, body: parsed.value });
+    } finally {
+      // Even its internal error (a 500, below) answers no sooner than the latency.
+      await latency;
+    }
     if (resettable && result.resettable && drawResetAfterCommit(deps.faults.current(), result.resettable, deps.random)) {
       deps.log(`fault: ${result.resettable} took effect; connection reset before the answer`);
       req.socket.destroy();

@@ -1,4 +1,6 @@
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -66,6 +68,42 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(result.code).toBe(77);
     expect(result.stderr).toMatch(/refused our credentials \(401/);
     expect(result.stderr).not.toContain('wrong-secret');
+  });
+
+  it('stops sending and exits 77 with one line when the credentials are refused in the middle of a batch', async () => {
+    const { generateBatch } = await import('../../bench/generate-batch.js');
+    // In front of the sandbox: every create after the third is refused with 401, as when a key is revoked mid-run.
+    const target = new URL(suite.sandbox.url);
+    let creates = 0;
+    const proxy = createServer((req, res) => {
+      if (req.method === 'POST' && req.url?.endsWith('/transactions') && ++creates > 3) {
+        req.resume();
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: ['key revoked'] }));
+        return;
+      }
+      req.pipe(request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      }));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const home = join(dir, 'revoked');
+      const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
+      expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+      writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: { ...FAST_ENGINE, concurrency: 2 }, batch: { invalid_rows: 'skip_invalid' } }));
+      await generateBatch(join(home, 'inbox', 'forty.csv'), 40);
+      writeFileSync(join(home, 'inbox', 'forty.csv.done'), '');
+      const result = await runCli(['run', '--wait', '5s'], { env });
+      expect(result.code, result.stderr).toBe(77);
+      expect(result.stderr).toMatch(/refused our credentials \(401: key revoked\)/);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      // The refusal stops the sending: only a step already under way in the other slot may still have called.
+      expect(creates).toBeGreaterThan(3);
+      expect(creates).toBeLessThanOrEqual(3 + 2);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('run prints progress lines when not on a terminal; status lists the rows needing attention; report reconciles the batch', async () => {
