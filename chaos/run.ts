@@ -188,6 +188,7 @@ async function main(): Promise<number> {
           http_429_rate: 0.02,
           retry_after_s: 1,
           reset_after_commit: { create: 0.03, fund: 0.03 },
+          late_commit_rate: 0.5,
           webhook_drop_rate: 0.3,
         },
       },

@@ -33,6 +33,7 @@ const faultsSchema = z.strictObject({
   http_429_rate: rate,
   retry_after_s: z.number().int().min(0),
   reset_after_commit: z.strictObject({ create: rate, fund: rate }),
+  late_commit_rate: rate,
   webhook_drop_rate: rate,
 });
 

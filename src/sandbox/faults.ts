@@ -9,6 +9,8 @@ export interface FaultDecision {
   delayMs: number;
   /** An answer given instead of processing the request. */
   refusal: 429 | 500 | 503 | null;
+  /** With a latency: the request takes effect only once it has passed, not as it arrives. */
+  late: boolean;
 }
 
 /** Drawn before a request is processed: a latency spike and/or a refusal. */
@@ -18,7 +20,9 @@ export function drawFault(faults: FaultConfig, random: Random): FaultDecision {
   if (random.chance(faults.http_429_rate)) refusal = 429;
   else if (random.chance(faults.http_500_rate)) refusal = 500;
   else if (random.chance(faults.http_503_rate)) refusal = 503;
-  return { delayMs, refusal };
+  // Drawn last, and only for a request with a latency: sequences drawn without it stay as they were.
+  const late = delayMs > 0 && random.chance(faults.late_commit_rate);
+  return { delayMs, refusal, late };
 }
 
 /** Drawn after a create or fund took effect: drop the connection instead of answering. */

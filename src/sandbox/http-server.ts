@@ -132,6 +132,8 @@ export function createSandboxServer(deps: HttpDeps): Server {
         return send(res, 429, { errors: ['rate limited'] }, { 'retry-after': String(faults.retry_after_s) });
       }
       if (fault.refusal) return sendReply(failure(fault.refusal, 'service trouble (injected fault)'));
+      // A write that lands late: a client that timed out and looked it up may find nothing yet [D7], then see it appear.
+      if (fault.late) await latency;
       const refusal = authenticate(req, body, config, deps.store);
       if (refusal) return sendReply(failure(401, refusal));
       resettable = true;

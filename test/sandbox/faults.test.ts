@@ -54,6 +54,20 @@ describe('injected faults', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(595);
   });
 
+  it('with late_commit_rate, a request takes effect only once its latency has passed', async () => {
+    await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 600, max_ms: 600 }, late_commit_rate: 1 });
+    const body = createBody('gbr');
+    const started = performance.now();
+    const answer = call(sandbox, 'POST', '/transactions', body);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const early = (await operator(sandbox, 'GET', '/transactions')).body as { external_id: string }[];
+    expect(performance.now() - started).toBeLessThan(550);
+    expect(early.map((tx) => tx.external_id)).not.toContain(body.external_id);
+    expect((await answer).status).toBe(201);
+    const late = (await operator(sandbox, 'GET', '/transactions')).body as { external_id: string }[];
+    expect(late.map((tx) => tx.external_id)).toContain(body.external_id);
+  });
+
   it('draws a fraction of requests, not all or none, at a fractional rate', async () => {
     await operator(sandbox, 'PUT', '/faults', { http_503_rate: 0.5 });
     const statuses = [];
