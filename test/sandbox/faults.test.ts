@@ -54,6 +54,23 @@ describe('injected faults', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(595);
   });
 
+  it('answers its own internal error no sooner than the latency either', async () => {
+    await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 300, max_ms: 300 } });
+    const service = sandbox.service as unknown as { getTransaction: (id: string) => unknown };
+    const original = service.getTransaction;
+    service.getTransaction = () => {
+      throw new Error('a bug in the sandbox');
+    };
+    try {
+      const started = performance.now();
+      const answer = await call(sandbox, 'GET', '/transactions/tr_any');
+      expect(answer.status).toBe(500);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(295);
+    } finally {
+      service.getTransaction = original;
+    }
+  });
+
   it('with late_commit_rate, a request takes effect only once its latency has passed', async () => {
     await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 600, max_ms: 600 }, late_commit_rate: 1 });
     const body = createBody('gbr');
