@@ -78,6 +78,13 @@ function byPart(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: 
   return parts;
 }
 
+/** Every call `client` makes from now on, its duration in seconds. */
+function recordCalls(client: PayoutClient): number[] {
+  const calls: number[] = [];
+  client.observeCalls((_endpoint, _outcome, seconds) => calls.push(seconds));
+  return calls;
+}
+
 /** The median of call durations, in ms. */
 function medianMs(seconds: number[]): number {
   const sorted = [...seconds].sort((a, b) => a - b);
@@ -119,8 +126,7 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     if (intake.kind !== 'accepted') throw new Error(`the generated batch was not accepted: ${intake.kind}`);
     await releaseBatch((await store.batch(intake.batch)) as BatchRecord, { workspace, store, clock: systemClock });
     const pipeline = new Pipeline({ store, client, clock: systemClock, engine: config.engine, log: () => {} });
-    const calls: number[] = [];
-    client.observeCalls((_endpoint, _outcome, seconds) => calls.push(seconds));
+    const calls = recordCalls(client);
     const started = performance.now();
     const cpu = process.cpuUsage();
     let parts: Map<string, number> | null = null;
@@ -167,8 +173,7 @@ async function callsOnly(dir: string, requests: PayoutRequest[]): Promise<{ rate
     baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
     timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
   });
-  const calls: number[] = [];
-  client.observeCalls((_endpoint, _outcome, seconds) => calls.push(seconds));
+  const calls = recordCalls(client);
   try {
     const rate = await inParallel(requests.length, async (index) => {
       const created = await client.createTransaction(requests[index] as PayoutRequest);

@@ -106,7 +106,7 @@ export function encodePart(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** Connections to the service at least, whatever the engine's concurrency. */
+/** Connections to the service at least, whatever the engine's concurrency: calls outside the engine's limit (listing corridors, registering webhooks) keep room beside it. */
 const MIN_CONNECTIONS = 16;
 
 export class PayoutClient {
@@ -124,7 +124,6 @@ export class PayoutClient {
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    // At least 16: calls outside the engine's limit (listing corridors, registering webhooks) keep room beside it.
     this.dispatcher = new Agent({ connections: Math.max(options.connections ?? 0, MIN_CONNECTIONS), keepAliveTimeout: 10_000 });
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;

@@ -197,9 +197,9 @@ export class Pipeline {
     let roomMade: (() => void) | null = null;
     // A step that failed for good (the service refused our credentials; the store failed): nothing more is sent, and
     // once the steps in flight have ended, submit fails with the first such error (the run stops with its exit code).
-    let failed: { error: unknown } | null = null;
+    const failures: unknown[] = [];
     // Past the run's deadline (--wait) nothing new is sent: the rows wait, ready, for the next run.
-    const over = (): boolean => failed !== null || this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
+    const over = (): boolean => failures.length > 0 || this.stopping.signal.aborted || (this.deadline !== undefined && this.deps.clock.now() >= this.deadline);
     const { shared } = this.deps;
     // Shared only: one worker's pass over the batch (its lines, not the rows: at a million rows, a set of the lines
     // sent alone would hold megabytes for nothing on a single worker).
@@ -219,7 +219,7 @@ export class Pipeline {
         while (inFlight.size >= window) await new Promise<void>((resolve) => { roomMade = resolve; });
         if (over()) break;
         // A row still waiting for a slot when a step failed is not sent: it stays ready, untouched, for the next run.
-        const sent = this.limit(() => (failed ? Promise.resolve(false) : this.guarded(row, (fresh) => this.steps.send(fresh))));
+        const sent = this.limit(() => (failures.length > 0 ? Promise.resolve(false) : this.guarded(row, (fresh) => this.steps.send(fresh))));
         inFlight.add(sent);
         const ended = (): void => {
           inFlight.delete(sent);
@@ -228,14 +228,14 @@ export class Pipeline {
           waiting?.();
         };
         sent.then(ended, (error: unknown) => {
-          failed ??= { error };
+          failures.push(error);
           ended();
         });
       }
       after = (rows[rows.length - 1] as PipelineRow).line;
     }
     await Promise.allSettled(inFlight);
-    if (failed) throw (failed as { error: unknown }).error;
+    if (failures.length > 0) throw failures[0];
   }
 
   /**

@@ -127,10 +127,7 @@ export function createSandboxServer(deps: HttpDeps): Server {
       const faults = deps.faults.current();
       const fault = drawFault(faults, deps.random);
       if (fault.delayMs > 0) latency = sleep(fault.delayMs);
-      if (fault.refusal === 429) {
-        await latency;
-        return send(res, 429, { errors: ['rate limited'] }, { 'retry-after': String(faults.retry_after_s) });
-      }
+      if (fault.refusal === 429) return answer(429, { errors: ['rate limited'] }, { 'retry-after': String(faults.retry_after_s) });
       if (fault.refusal) return sendReply(failure(fault.refusal, 'service trouble (injected fault)'));
       // A write that lands late: a client that timed out and looked it up may find nothing yet [D7], then see it appear.
       if (fault.late) await latency;
@@ -155,9 +152,14 @@ export function createSandboxServer(deps: HttpDeps): Server {
     }
     return sendReply(result);
 
-    async function sendReply(r: Reply): Promise<void> {
+    function sendReply(r: Reply): Promise<void> {
+      return answer(r.status, isOperator ? r.body : shape(r, config.live_style));
+    }
+
+    /** Every answer leaves once the latency, if any, has passed. */
+    async function answer(status: number, body: unknown, headers?: Record<string, string>): Promise<void> {
       await latency;
-      send(res, r.status, isOperator ? r.body : shape(r, config.live_style));
+      send(res, status, body, headers);
     }
   }
 
