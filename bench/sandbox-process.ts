@@ -10,6 +10,8 @@ export interface SandboxProcess {
   key: string;
   secret: string;
   pid: number;
+  /** The CPU time the sandbox process has used so far (user and system), in seconds. */
+  cpuSeconds(): number;
   stop(): void;
 }
 
@@ -21,7 +23,7 @@ export function startSandboxProcess(configFile: string, nodeArgs: string[] = [])
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /base URL\s+(\S+)\n\s+API key\s+(\S+)\n\s+API secret\s+(\S+)/.exec(out);
-      if (m) resolve({ url: m[1] as string, key: m[2] as string, secret: m[3] as string, pid: child.pid as number, stop: () => child.kill('SIGTERM') });
+      if (m) resolve({ url: m[1] as string, key: m[2] as string, secret: m[3] as string, pid: child.pid as number, cpuSeconds: () => cpuSecondsOf(child.pid as number), stop: () => child.kill('SIGTERM') });
     });
   });
 }
@@ -30,3 +32,14 @@ export function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
+
+/** User and system CPU time of a process so far, in seconds (from /proc: fields 14 and 15 of its stat, in clock ticks). */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces: the fields counted from after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Linux's USER_HZ, 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
