@@ -21,6 +21,8 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { CallObserver, Endpoint } from './calls.js';
 import { callOutcome } from './calls.js';
+import type { Exchanged } from './exchange.js';
+import { exchange } from './exchange.js';
 
 export interface ClientOptions {
   /** Includes any version prefix, e.g. https://payouts.example/v1 [D1]. */
@@ -281,62 +283,27 @@ export class PayoutClient {
     const text = body === undefined ? '' : JSON.stringify(body);
     const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.options.credentials, method, target.url, text) };
     if (text) headers['content-type'] = 'application/json';
-    let response: Dispatcher.ResponseData;
+    let answer: Exchanged;
     try {
       // The agent itself, given the URL already parsed: undici's request() would parse it again.
-      response = await this.dispatcher.request({
-        origin: target.origin,
-        path: target.path,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body: text || undefined,
-        headersTimeout: this.options.timeoutMs,
-        bodyTimeout: this.options.timeoutMs,
-        signal: kind === 'read' && stop ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), stop]) : AbortSignal.timeout(this.options.timeoutMs),
+      answer = await exchange(this.dispatcher, { origin: target.origin, path: target.path, method: method as Dispatcher.HttpMethod, headers, body: text || undefined }, {
+        timeoutMs: this.options.timeoutMs, maxAnswerBytes: this.options.maxAnswerBytes, stop: kind === 'read' ? stop : undefined,
       });
     } catch (error) {
       // No answer (timeout, reset, refused): for a write, it may have taken effect all the same.
       const message = `${what}: no answer (${(error as Error).message})`;
       throw kind === 'write' ? new OutcomeUnknown(message, { cause: error }) : new Retryable(message, undefined, { cause: error });
     }
-    const { bytes, complete } = await this.readCapped(response);
     let parsed: unknown;
-    let readable = complete;
-    if (complete && bytes.length > 0) {
+    let readable = answer.complete;
+    if (answer.complete && answer.bytes.length > 0) {
       try {
-        parsed = JSON.parse(bytes.toString('utf8'));
+        parsed = JSON.parse(answer.bytes.toString('utf8'));
       } catch {
         readable = false;
       }
     }
-    const location = response.headers.location;
-    return { status: response.statusCode, body: parsed, readable, retryAfterMs: retryAfterMs(response.headers['retry-after'], Date.now()), location: Array.isArray(location) ? location[0] : location };
-  }
-
-  private async readCapped(response: Dispatcher.ResponseData): Promise<{ bytes: Buffer; complete: boolean }> {
-    const unread = { bytes: Buffer.alloc(0), complete: false };
-    const declared = Number(response.headers['content-length'] ?? Number.NaN);
-    const known = Number.isSafeInteger(declared) && declared >= 0;
-    if (known && declared > this.options.maxAnswerBytes) {
-      response.body.destroy();
-      return unread;
-    }
-    try {
-      // A length given and within the cap: read whole (undici holds the answer to it, and fails one that runs past it).
-      if (known) return { bytes: Buffer.from(await response.body.arrayBuffer()), complete: true };
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body) {
-        size += (chunk as Buffer).length;
-        if (size > this.options.maxAnswerBytes) {
-          response.body.destroy();
-          return unread;
-        }
-        chunks.push(chunk as Buffer);
-      }
-      return { bytes: Buffer.concat(chunks), complete: true };
-    } catch {
-      return unread;
-    }
+    const { location } = answer.headers;
+    return { status: answer.status, body: parsed, readable, retryAfterMs: retryAfterMs(answer.headers['retry-after'], Date.now()), location: Array.isArray(location) ? location[0] : location };
   }
 }

@@ -265,6 +265,41 @@ describe('payout client against hostile answers', () => {
     expect(outcome.read).toBeInstanceOf(Retryable);
   });
 
+  it('ends a read in flight at once on a stop; a write runs to its timeout (cutting it off would leave its outcome unknown)', async () => {
+    answer = () => {}; // never answers
+    const { client } = clientFor(target, { retry: { ...RETRY, attempts: 1 }, timeoutMs: 600 });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 50);
+    let started = performance.now();
+    const read = await client.getTransaction('t1', { signal: stop.signal }).catch((e: unknown) => e);
+    expect(read).toBeInstanceOf(Retryable);
+    expect(performance.now() - started).toBeLessThan(400);
+    started = performance.now();
+    const write = await client.createTransaction(request(), { signal: stop.signal }).catch((e: unknown) => e);
+    expect(write).toBeInstanceOf(OutcomeUnknown);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(590);
+    await client.close();
+  });
+
+  it('bounds the whole exchange: an answer begun and never finished is unreadable once the timeout passed', async () => {
+    // Headers and the first bytes come at once, the rest never: only a timeout on the whole exchange ends it.
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"id": "t1", ');
+      const drip = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(drip));
+    };
+    const { client } = clientFor(target, { retry: { ...RETRY, attempts: 1 }, timeoutMs: 400 });
+    const started = performance.now();
+    const write = await client.createTransaction(request()).catch((e: unknown) => e);
+    expect(write).toBeInstanceOf(OutcomeUnknown);
+    expect((write as Error).message).toMatch(/could not be read/);
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(390);
+    expect(took).toBeLessThan(2000);
+    await client.close();
+  });
+
   it('does not follow a redirect to another host, so our signature goes nowhere else', async () => {
     const { write, read } = await both((res) => res.writeHead(302, { location: elsewhereUrl }).end());
     expect(write).toBeInstanceOf(OutcomeUnknown);
