@@ -277,7 +277,9 @@ describe('payout client against hostile answers', () => {
     started = performance.now();
     const write = await client.createTransaction(request(), { signal: stop.signal }).catch((e: unknown) => e);
     expect(write).toBeInstanceOf(OutcomeUnknown);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(590);
+    // The stop fired long before: a write it ended would have failed at once. (A timer may fire a few ms early on the
+    // event loop's cached clock.)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(500);
     await client.close();
   });
 
@@ -295,7 +297,7 @@ describe('payout client against hostile answers', () => {
     expect(write).toBeInstanceOf(OutcomeUnknown);
     expect((write as Error).message).toMatch(/could not be read/);
     const took = performance.now() - started;
-    expect(took).toBeGreaterThanOrEqual(390);
+    expect(took).toBeGreaterThanOrEqual(300);
     expect(took).toBeLessThan(2000);
     await client.close();
   });
