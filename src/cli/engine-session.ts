@@ -26,7 +26,6 @@ import type { HeldWorkspace } from '../engine/workspace-lease.js';
 import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
-import type { RunningNotifications } from '../notify/start.js';
 
 /** Stands for the service where a command needs none: using it is a bug. */
 const offline: ServiceConnection = {
@@ -68,6 +67,46 @@ export interface EngineSession {
   shared: SharedWork | null;
   /** What SQLite's check of the whole database found wrong (exit 65, or 74 unreadable), or null; it runs beside the work. */
   damage: Promise<PaybatchError | null>;
+  /**
+   * Ends the process mid-work with the problem's line and exit code, once what
+   * the session holds is let go as at its end: the lease released, the log
+   * closed, notifications stopped. Never returns; the session's own end then
+   * waits for it.
+   */
+  stop(problem: PaybatchError): Promise<never>;
+}
+
+/** Lets go of one thing the session holds: once, however many ask (the session's end, a stop mid-work). */
+type LetGo = () => Promise<void>;
+
+function once(letGo: () => unknown): LetGo {
+  let done: Promise<void> | undefined;
+  return () => (done ??= Promise.resolve().then(letGo).then(() => undefined));
+}
+
+/** At the session's end: each in turn, every one tried; the first failure is thrown once all were. */
+async function letGoAll(holding: readonly LetGo[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const letGo of holding) await letGo().catch((error: unknown) => failures.push(error));
+  if (failures.length > 0) throw failures[0];
+}
+
+/**
+ * What each thing held gets when the session stops the process mid-work: a
+ * close that hangs (the client waiting on a call the service never answers)
+ * neither keeps the process alive nor keeps the lease from being released.
+ * More than notifications take at most to stop (STOP_GRACE_MS, and a quarter
+ * second to close their channels).
+ */
+export const STOP_STEP_MS = 1_500;
+
+/** The process ends next: each in turn, given at most `ms`; one that fails or hangs does not keep the others held. */
+async function letGoWithin(holding: readonly LetGo[], ms: number): Promise<void> {
+  for (const letGo of holding) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([letGo().catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -82,56 +121,67 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   const workspace = openWorkspace(workspaceHome(opts.home));
   const exclusive = options.exclusive !== false;
   const { store, shared: sharedStore } = await openStore(config.store, workspace);
-  let held: HeldWorkspace | null = null;
-  let shared: SharedWork | null = null;
-  // Lost (another process took the workspace or the worker name over): stop at once; every step is in the database, nothing is paid twice.
+  // What the session holds, each added as it is taken and let go in the reverse order, however the session ends.
+  const holding: LetGo[] = [once(() => store.close())];
+  // Lost (another process took the workspace or the worker name over): stop at once, not through `stop` below, whose
+  // letting go would go on working in a workspace that may be another's; every step is in the database, nothing is
+  // paid twice.
   const stopOnLoss = (why: string): void => {
     process.stderr.write(`paybatch: ${why}; stopping\n`);
     process.exit(ExitCode.tempFail);
   };
+  // Stopped mid-work (damage found beside it): the workspace is still this process's, so what the session holds is
+  // let go as at its end before the process ends, each part within STOP_STEP_MS.
+  let stopping: Promise<never> | null = null;
+  const stop = (problem: PaybatchError): Promise<never> => (stopping ??= (async () => {
+    process.stderr.write(`paybatch: ${problem.message}\n`);
+    await letGoWithin([...holding].reverse(), STOP_STEP_MS);
+    process.exit(problem.exitCode);
+  })());
   try {
+    let held: HeldWorkspace | null = null;
+    let shared: SharedWork | null = null;
     if (exclusive && sharedStore) {
-      shared = await SharedWork.join(sharedStore, systemClock, {
+      const joined = await SharedWork.join(sharedStore, systemClock, {
         name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
       });
-      void shared.lost.then(stopOnLoss);
+      shared = joined;
+      holding.push(once(() => joined.leave()));
+      void joined.lost.then(stopOnLoss);
     } else if (exclusive) {
-      held = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
-      void held.lost.then(stopOnLoss);
+      const lease = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
+      held = lease;
+      holding.push(once(() => lease.release()));
+      void lease.lost.then(stopOnLoss);
     }
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts).
-  const damage = held ? checkDatabaseInBackground(workspace.database) : Promise.resolve(null);
-  await recordConfiguration(store, config);
-  const { log: plainLog, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
-  let notifications: RunningNotifications | null = null;
-  try {
+    // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts);
+    // stopped if the session ends before it answers.
+    const check = held ? checkDatabaseInBackground(workspace.database) : null;
+    if (check) holding.push(once(() => check.stop()));
+    // A check stopped (only as the session ends) found nothing to act on.
+    const damage = check ? check.found.then((found) => (found === 'stopped' ? null : found)) : Promise.resolve(null);
+    await recordConfiguration(store, config);
+    const { log: plainLog, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
+    holding.push(once(close));
     // run and watch tell the configured channels what happened; a notification never waits on, nor stops, a payout.
     // Loaded only when a channel is configured: mail and HTTP senders stay out of the process otherwise.
     const told = exclusive && Object.keys(config.notifications.channels).length > 0;
-    notifications = told ? (await import('../notify/start.js')).startNotifications(config.notifications, store, plainLog, systemClock) : null;
+    const notifications = told ? (await import('../notify/start.js')).startNotifications(config.notifications, store, plainLog, systemClock) : null;
+    if (notifications) holding.push(once(() => notifications.stop()));
     const log = notifications?.log ?? plainLog;
     // Commands that only read and write the store (approve, reject) need no service.
     const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log, connections: config.engine.concurrency });
+    holding.push(once(() => connection.close()));
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
     if (shared) process.stderr.write(`paybatch: worker ${shared.name} on ${config.store.url ? redactUrl(config.store.url) : ''}\n`);
-    try {
-      const done = await work({ config, workspace, store, log, connection, shared, damage });
-      // Never ended as if all were well before the check has answered.
-      const problem = await damage;
-      if (problem) throw problem;
-      return done;
-    } finally {
-      await connection.close();
-    }
+    const done = await work({ config, workspace, store, log, connection, shared, damage, stop });
+    // Never ended as if all were well before the check has answered.
+    const problem = await damage;
+    if (problem) throw problem;
+    return done;
   } finally {
-    await notifications?.stop();
-    close();
-    await held?.release();
-    await shared?.leave();
-    await store.close();
+    // Stopping: the stop lets go and ends the process; how the work ended meanwhile is not said.
+    if (stopping) await stopping;
+    await letGoAll([...holding].reverse());
   }
 }

@@ -41,13 +41,10 @@ export function runCommand(): Command {
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
-      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage }) => {
+      await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage, stop }) => {
         // Damage found by the check beside the work stops it at once, as at start: every step is in the database.
-        void damage.then((problem) => {
-          if (problem === null) return;
-          process.stderr.write(`paybatch: ${problem.message}\n`);
-          process.exit(problem.exitCode);
-        });
+        // The session lets go of the workspace, its log and notifications first (the lease is released).
+        void damage.then((problem) => problem !== null && stop(problem));
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
         let report;
         try {

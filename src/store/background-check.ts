@@ -13,7 +13,10 @@
  * adopted: nothing is paid twice.
  *
  * A check the worker could not make (the thread refused, an error of its own)
- * is made here instead, on this thread: the check is never skipped.
+ * is made here instead, on this thread: the check is never skipped. But a
+ * session that ends early (the service refused our credentials, say) stops it:
+ * nothing waits for its answer any more, and it is neither reported nor made
+ * here.
  */
 import { Worker } from 'node:worker_threads';
 import { DatabaseUnusable, DiskError, asDiskError } from '../errors.js';
@@ -24,25 +27,49 @@ import { RESTORE_HINT, damagedMessage, isDamage, quickCheckFile } from './databa
 /** What the worker answers: the problems found, or why it could not look. */
 export type CheckAnswer = { problems: string[] } | { failed: { code?: string; message: string } };
 
-/** Resolves with what is wrong with the database (exit 65 damaged, 74 unreadable), or null when it is sound; `script` for tests. */
-export function checkDatabaseInBackground(file: string, script = workerScript(import.meta.url, 'quick-check-worker.js')): Promise<PaybatchError | null> {
-  return new Promise((resolve) => {
-    let answered = false;
-    const answer = (found: CheckAnswer): void => {
+/** What is wrong with the database (exit 65 damaged, 74 unreadable); null when it is sound; 'stopped' when stopped before it answered. */
+export type CheckFinding = PaybatchError | null | 'stopped';
+
+export interface BackgroundCheck {
+  found: Promise<CheckFinding>;
+  /**
+   * Stops a check that has not answered: `found` is then 'stopped'. Resolves
+   * once its thread is gone, which waits for SQLite's pass if one is under way:
+   * a call into SQLite is not cut short, the thread ends when it returns.
+   */
+  stop(): Promise<void>;
+}
+
+/** The check, started on a worker thread; `script` for tests. */
+export function checkDatabaseInBackground(file: string, script = workerScript(import.meta.url, 'quick-check-worker.js')): BackgroundCheck {
+  let answered = false;
+  let settle: (finding: CheckFinding) => void = () => {};
+  const found = new Promise<CheckFinding>((resolve) => (settle = resolve));
+  const answer = (reply: CheckAnswer): void => {
+    if (answered) return;
+    answered = true;
+    settle('problems' in reply ? verdict(file, reply.problems) : checkHere(file, reply.failed.message));
+  };
+  let worker: Worker | null = null;
+  try {
+    // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
+    worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
+    worker.on('message', answer);
+    worker.on('error', (error) => answer({ failed: { message: error.message } }));
+    worker.on('exit', (code) => answer({ failed: { message: `it ended without an answer (exit code ${code})` } }));
+  } catch (error) {
+    answer({ failed: { message: (error as Error).message } });
+  }
+  return {
+    found,
+    async stop() {
       if (answered) return;
+      // Answered first: the exit that terminate() causes is then not taken for a failed check.
       answered = true;
-      resolve('problems' in found ? verdict(file, found.problems) : checkHere(file, found.failed.message));
-    };
-    try {
-      // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
-      const worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
-      worker.on('message', answer);
-      worker.on('error', (error) => answer({ failed: { message: error.message } }));
-      worker.on('exit', (code) => answer({ failed: { message: `it ended without an answer (exit code ${code})` } }));
-    } catch (error) {
-      answer({ failed: { message: (error as Error).message } });
-    }
-  });
+      settle('stopped');
+      await worker?.terminate();
+    },
+  };
 }
 
 function verdict(file: string, problems: readonly string[]): PaybatchError | null {

@@ -1,5 +1,5 @@
 /** SQLite's check of the whole database beside the work: never skipped, and every failure said as what it is. */
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -32,8 +32,8 @@ function database(name: string, damaged: boolean): string {
 
 describe('the database checked beside the work', () => {
   it('finds damage on its worker thread, and a sound database sound', async () => {
-    expect(await checkDatabaseInBackground(database('sound.db', false))).toBeNull();
-    const found = await checkDatabaseInBackground(database('damaged.db', true));
+    expect(await checkDatabaseInBackground(database('sound.db', false)).found).toBeNull();
+    const found = await checkDatabaseInBackground(database('damaged.db', true)).found;
     expect(found).toMatchObject({ exitCode: ExitCode.dataError, message: expect.stringMatching(/damaged.db is damaged \(.+\): stop paybatch/) });
   });
 
@@ -42,10 +42,42 @@ describe('the database checked beside the work', () => {
     try {
       const broken = join(dir, 'broken-worker.mjs');
       writeFileSync(broken, "throw new Error('cannot start');\n");
-      const found = await checkDatabaseInBackground(database('damaged-2.db', true), broken);
+      const found = await checkDatabaseInBackground(database('damaged-2.db', true), broken).found;
       expect(found).toMatchObject({ exitCode: ExitCode.dataError, message: expect.stringMatching(/is damaged/) });
-      expect(await checkDatabaseInBackground(database('sound-2.db', false), join(dir, 'no-such-worker.mjs'))).toBeNull();
+      expect(await checkDatabaseInBackground(database('sound-2.db', false), join(dir, 'no-such-worker.mjs')).found).toBeNull();
       expect(said.mock.calls.map(([text]) => String(text)).join('')).toMatch(/the database's check on a thread of its own failed \(cannot start\); checking it here/);
+    } finally {
+      said.mockRestore();
+    }
+  });
+
+  it('stopped before it answered: found is \'stopped\' (neither damage nor a failure), nothing is checked here, and its thread ends', async () => {
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      // A worker that never answers nor ends by itself, and ticks into a file while its thread runs.
+      const silent = join(dir, 'silent-worker.mjs');
+      writeFileSync(silent, "import { appendFileSync } from 'node:fs';\nimport { workerData } from 'node:worker_threads';\nsetInterval(() => appendFileSync(`${workerData.file}.ticks`, '.'), 5);\n");
+      const file = database('damaged-3.db', true);
+      const ticks = (): number => (existsSync(`${file}.ticks`) ? statSync(`${file}.ticks`).size : 0);
+      const waiting = checkDatabaseInBackground(file, silent);
+      await vi.waitFor(() => expect(ticks()).toBeGreaterThan(0), { timeout: 5_000 });
+      await waiting.stop();
+      expect(await waiting.found).toBe('stopped');
+      const afterStop = ticks();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(ticks()).toBe(afterStop);
+
+      // The real worker, stopped before it answered, on a damaged database: the damage is not said.
+      const real = checkDatabaseInBackground(database('damaged-4.db', true));
+      await real.stop();
+      expect(await real.found).toBe('stopped');
+      expect(said.mock.calls.map(([text]) => String(text)).join('')).not.toMatch(/checking it here/);
+
+      // Once it answered, a stop changes nothing.
+      const answered = checkDatabaseInBackground(database('damaged-5.db', true));
+      const found = await answered.found;
+      await answered.stop();
+      expect(found).toMatchObject({ exitCode: ExitCode.dataError });
     } finally {
       said.mockRestore();
     }

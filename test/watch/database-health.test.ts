@@ -1,10 +1,13 @@
 /**
  * The database under the daemon: deleted, replaced, truncated. The daemon
  * notices, takes no more work and says so on /healthz; a damaged database is
- * refused at start with what to do; `paybatch backup` makes an online copy that
- * can be restored.
+ * refused at start with what to do, and one found while `run` works stops it,
+ * the workspace let go; `paybatch backup` makes an online copy that can be
+ * restored.
  */
 import { copyFileSync, existsSync, openSync, closeSync, readdirSync, renameSync, rmSync, statSync, truncateSync, unlinkSync, writeSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -63,6 +66,22 @@ describe('the daemon\'s database taken from under it', () => {
   });
 });
 
+/** Damage in a table nothing at start reads: a padding table whose middle leaf says it is a page of an unknown kind. */
+function damageOnlyTheCheckFinds(db: string): void {
+  const padded = new Database(db);
+  padded.exec('CREATE TABLE padding (n INTEGER PRIMARY KEY, filler BLOB)');
+  const fill = padded.prepare('INSERT INTO padding (filler) VALUES (zeroblob(600))');
+  for (let i = 0; i < 2000; i++) fill.run();
+  const pages = padded.prepare("SELECT pageno FROM dbstat WHERE name = 'padding' AND pagetype = 'leaf' ORDER BY pageno").pluck().all() as number[];
+  const pageSize = padded.pragma('page_size', { simple: true }) as number;
+  padded.pragma('wal_checkpoint(TRUNCATE)');
+  padded.close();
+  const leaf = pages[Math.floor(pages.length / 2)] as number;
+  const fd = openSync(db, 'r+');
+  writeSync(fd, Buffer.from([0x77, 0x77, 0x77, 0x77]), 0, 4, (leaf - 1) * pageSize);
+  closeSync(fd);
+}
+
 describe('a damaged database at start, and backups', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-db-health-'));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -97,19 +116,7 @@ describe('a damaged database at start, and backups', () => {
     // check running beside its work and answering before it may end.
     copyFileSync(backup, db);
     for (const suffix of ['-wal', '-shm']) if (existsSync(`${db}${suffix}`)) unlinkSync(`${db}${suffix}`);
-    const padded = new Database(db);
-    padded.exec('CREATE TABLE padding (n INTEGER PRIMARY KEY, filler BLOB)');
-    const fill = padded.prepare('INSERT INTO padding (filler) VALUES (zeroblob(600))');
-    for (let i = 0; i < 2000; i++) fill.run();
-    const pages = padded.prepare("SELECT pageno FROM dbstat WHERE name = 'padding' AND pagetype = 'leaf' ORDER BY pageno").pluck().all() as number[];
-    const pageSize = padded.pragma('page_size', { simple: true }) as number;
-    padded.pragma('wal_checkpoint(TRUNCATE)');
-    padded.close();
-    const leaf = pages[Math.floor(pages.length / 2)] as number;
-    const fd2 = openSync(db, 'r+');
-    // The leaf's header says it is a page of an unknown kind.
-    writeSync(fd2, Buffer.from([0x77, 0x77, 0x77, 0x77]), 0, 4, (leaf - 1) * pageSize);
-    closeSync(fd2);
+    damageOnlyTheCheckFinds(db);
     const quiet = await runCli(['run', '--wait', '1s'], { env });
     expect(quiet.code, quiet.stderr).toBe(65);
     expect(quiet.stderr).toMatch(/the database .*paybatch\.db is damaged \(.+\): stop paybatch/);
@@ -121,5 +128,42 @@ describe('a damaged database at start, and backups', () => {
     const status = await runCli(['status', '--json'], { env });
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout).batches[0]).toMatchObject({ file: 'gbr.csv', status: 'settled' });
+  });
+});
+
+describe('damage found beside the work while run is mid-call', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('run stops with exit 65 and the one line, having released the workspace lease', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-db-mid-work-'));
+    const home = join(dir, 'ws');
+    expect((await runCli(['run', '--wait', '1s'], { env: { PAYBATCH_HOME: home } })).code).toBe(0);
+    const db = join(home, 'paybatch.db');
+    damageOnlyTheCheckFinds(db);
+    // A payout service that takes every call and never answers: the run cannot end before the check has answered.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, service: { timeout_ms: 60_000 } }));
+      copyFileSync(template('templates/gbr-bank.csv'), join(home, 'inbox', 'gbr.csv'));
+      writeFileSync(join(home, 'inbox', 'gbr.csv.done'), '');
+      const baseUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+      const stopped = await runCli(['run', '--wait', '5m'], { env: { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: baseUrl, PAYBATCH_API_KEY: 'key', PAYBATCH_API_SECRET: 'secret' } });
+      expect(stopped.code, stopped.stderr).toBe(65);
+      // The stop's line is the last said.
+      expect(stopped.stderr).toMatch(/\npaybatch: the database .*paybatch\.db is damaged \(.+\): stop paybatch[^\n]*\n$/);
+      expect(stopped.stderr).not.toMatch(/a bug, please report it|\n\s+at /);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+    // Released before the exit, not left to be taken over from a dead process.
+    const after = new Database(db);
+    try {
+      expect(after.prepare('SELECT holder, pid FROM workspace_lease').all()).toEqual([]);
+    } finally {
+      after.close();
+    }
   });
 });
