@@ -12,11 +12,17 @@ import { join } from 'node:path';
 import { DiskError } from '../errors.js';
 import type { Spill } from '../validate/key-partitions.js';
 
+/** Reads `length` bytes at `position` of an open file into `into` from `offset`, as fs.readSync does; a test's double fails as a disk can. */
+export type ReadAt = (fd: number, into: Uint8Array, offset: number, length: number, position: number) => number;
+
 export class ScratchFile implements Spill {
   private fd: number | null = null;
   private size = 0;
 
-  constructor(private readonly folder: string = tmpdir()) {}
+  constructor(
+    private readonly folder: string = tmpdir(),
+    private readonly readAt: ReadAt = readSync,
+  ) {}
 
   put(words: Uint32Array): number {
     const at = this.size;
@@ -43,7 +49,7 @@ export class ScratchFile implements Spill {
     for (let done = 0; done < bytes.length; ) {
       let read: number;
       try {
-        read = readSync(this.fd, bytes, done, bytes.length - done, at + done);
+        read = this.readAt(this.fd, bytes, done, bytes.length - done, at + done);
       } catch (error) {
         throw this.refused('read', error);
       }

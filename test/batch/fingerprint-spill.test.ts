@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FingerprintSpill } from '../../src/batch/fingerprint-spill.js';
 import { ScratchFile } from '../../src/batch/scratch-file.js';
+import { DiskError, ExitCode } from '../../src/errors.js';
 import { MemorySpill } from '../../src/validate/key-partitions.js';
 import type { Spill } from '../../src/validate/key-partitions.js';
 
@@ -75,6 +76,32 @@ describe('the spill of a batch\'s fingerprints', () => {
     expect(Array.from(into)).toEqual(Array.from(words(7)));
     expect(refusals).toHaveLength(1);
     expect(refusals[0]).toMatch(/cannot make the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT/);
+    spill.close();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a read of the scratch file the disk refuses (EIO) is a DiskError, exit 74, naming the file and its folder: those fingerprints are nowhere else', () => {
+    // The reader the scratch file is given fails as a failing disk does; making and writing the file are real.
+    const reads: number[] = [];
+    const failingDisk = (fd: number): number => {
+      reads.push(fd);
+      throw Object.assign(new Error('EIO: i/o error, read'), { errno: -5, code: 'EIO', syscall: 'read' });
+    };
+    const spill = new FingerprintSpill(() => expect.fail('the scratch file was made and written: nothing to keep in memory'), new ScratchFile(dir, failingDisk), 0);
+    const at = spill.put(words(1));
+    let thrown: unknown;
+    try {
+      spill.get(at, new Uint32Array(4));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(reads).toHaveLength(1);
+    expect(thrown).toBeInstanceOf(DiskError);
+    expect(thrown).toMatchObject({
+      exitCode: ExitCode.ioError,
+      message: `cannot read the scratch file for the rules across rows in ${dir} (the temporary folder; TMPDIR sets another): EIO: i/o error, read`,
+      cause: { code: 'EIO' },
+    });
     spill.close();
     expect(readdirSync(dir)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -46,6 +46,31 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(result.stderr).toMatch(/scratch in memory: batch B\d{8}-[0-9a-f]{8}, file big\.csv, reason cannot make the scratch file for the rules across rows in .*missing .*ENOENT.*kept in memory instead/);
     expect(result.stderr).toMatch(/intake accepted: batch B\d{8}-[0-9a-f]{8}, file .*big\.csv/);
     expect(result.stdout).toMatch(/\(big\.csv\): 300 rows: /);
+  });
+
+  it('stops with exit 74 and one line when the disk fails a read of the scratch file (EIO); the next run takes the batch in', async () => {
+    const { generateBatch } = await import('../../bench/generate-batch.js');
+    const home = join(dir, 'eio-scratch');
+    const scratch = join(dir, 'eio-tmp');
+    mkdirSync(scratch);
+    const env = {
+      PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret,
+      TMPDIR: scratch, PAYBATCH_SCRATCH_AFTER_BYTES: '0',
+    };
+    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
+    await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
+    // The child's reads of its scratch file fail (test/helpers/eio-on-scratch-read.mjs); the rest of its disk is sound.
+    const failingDisk = `--import ${new URL('../helpers/eio-on-scratch-read.mjs', import.meta.url).href}`;
+    const failed = await runCli(['run', '--wait', '2s'], { env: { ...env, NODE_OPTIONS: [process.env.NODE_OPTIONS, failingDisk].filter(Boolean).join(' ') } });
+    expect(failed.code, failed.stderr).toBe(74);
+    expect(failed.stderr).toMatch(/\npaybatch: cannot read the scratch file for the rules across rows in .*eio-tmp \(the temporary folder; TMPDIR sets another\): EIO: i\/o error, read\n$/);
+    expect(failed.stderr).not.toMatch(/a bug, please report it|\n\s+at /);
+    expect(failed.stdout).toBe('');
+    // Nothing is lost: the batch waits in intake, and the next run, its disk sound, takes it in.
+    const again = await runCli(['run', '--wait', '2s'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/\(big\.csv\): 300 rows: /);
   });
 
   it('cancel: says when there is no such batch, and exits 1', async () => {
