@@ -5,6 +5,11 @@
  * an event target and a timer): at a thousand calls a second that machinery was
  * a tenth of paybatch's CPU per row (bench:submit). Here the answer's pieces are
  * gathered as they come, and one plain timer bounds the whole exchange.
+ *
+ * A timeout or a stop that comes before the request is on a connection (one
+ * still being made, or all of them busy) ends the exchange at once: undici
+ * asks this handler whether to go on before it writes anything, and then
+ * writes nothing.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -37,6 +42,11 @@ export interface Exchanged {
 /** Resolves with the answer once it is read (or known unreadable); rejects when no answer came at all. */
 export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limits: ExchangeLimits): Promise<Exchanged> {
   return new Promise<Exchanged>((resolve, reject) => {
+    // Stopped before it began: nothing is sent.
+    if (limits.stop?.aborted) {
+      reject(new Error('stopped'));
+      return;
+    }
     let controller: Dispatcher.DispatchController | null = null;
     /** Why the exchange was ended from here (timeout, stop, too long), for an abort asked before undici started it. */
     let endedBecause: Error | null = null;
@@ -47,17 +57,18 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
 
     const end = (reason: Error): void => {
       endedBecause ??= reason;
-      if (controller && !controller.aborted) controller.abort(reason);
+      // Not on a connection yet: nothing was written, nothing will be (onRequestStart below).
+      if (!controller) cutOff(reason);
+      else if (!controller.aborted) controller.abort(reason);
     };
     const timer = setTimeout(() => end(new Error(`no answer within ${limits.timeoutMs} ms`)), limits.timeoutMs);
-    const onStop = (): void => end(new Error('stopped'));
-    limits.stop?.addEventListener('abort', onStop, { once: true });
+    const forgetStop = limits.stop ? whenStopped(limits.stop, () => end(new Error('stopped'))) : () => {};
 
     const settle = (outcome: () => void): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      limits.stop?.removeEventListener('abort', onStop);
+      forgetStop();
       outcome();
     };
     /** The answer had begun: what came of it is told, unreadable (a reset, a timeout, too long: it may have taken effect). */
@@ -92,14 +103,39 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
       },
     };
     try {
+      // undici's own timeouts off: they run on a coarse clock of its own and ended calls up to a fifth early; the timer
+      // above bounds the whole exchange alone.
       dispatcher.dispatch({
         origin: request.origin, path: request.path, method: request.method, headers: request.headers, body: request.body,
-        headersTimeout: limits.timeoutMs, bodyTimeout: limits.timeoutMs,
+        headersTimeout: 0, bodyTimeout: 0,
       }, handler);
     } catch (error) {
       cutOff(error as Error);
     }
-    // A stop that came before the call was made.
-    if (limits.stop?.aborted) onStop();
   });
+}
+
+/** The exchanges under way on each stop signal, told when it fires. */
+const underWay = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `end` when `stop` fires (not fired yet), until forgotten. One listener
+ * a signal however many exchanges share it: the engine gives every step the
+ * same one, and a listener each would have Node warn of a leak past ten
+ * (MaxListenersExceededWarning).
+ */
+function whenStopped(stop: AbortSignal, end: () => void): () => void {
+  let ends = underWay.get(stop);
+  if (!ends) {
+    const these = new Set<() => void>();
+    ends = these;
+    underWay.set(stop, these);
+    stop.addEventListener('abort', () => {
+      for (const ended of [...these]) ended();
+      these.clear();
+    }, { once: true });
+  }
+  ends.add(end);
+  const registered = ends;
+  return () => registered.delete(end);
 }
