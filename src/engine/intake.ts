@@ -26,7 +26,7 @@ import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } fr
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
-import { keepFileBytes, restoreFileBytes } from './kept-files.js';
+import { keepFileBytes, keepManifest, restoreFileBytes, restoreManifest } from './kept-files.js';
 
 export type IntakeOutcome =
   | { kind: 'accepted'; batch: string; file: string; ready: number; refused: number; invalid: number; report: ValidationReport }
@@ -242,8 +242,11 @@ async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { k
     const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
     // Bytes cut short (the taker died while keeping them) are not a file to take: the original stays where it arrived.
     if (!(await restoreFileBytes(shared.store, batch.id, batch.sha256, deps.workspace.home, target))) continue;
+    // With its manifest, if it came with one (checked again when it is taken), and before its marker: a file that
+    // shows itself complete is taken at once.
+    await restoreManifest(shared.store, batch.id, deps.workspace.home, `${target}.manifest.json`);
     // Whole (their hash is the batch's): marked so, as the claimed file was complete, for a workspace that requires a
-    // marker. A manifest is not kept in the database: with intake.manifest required, it is to be dropped again.
+    // marker.
     await writeFileSafely(deps.workspace.home, `${target}.done`, '');
     recovered.push(batch.id);
   }
@@ -311,6 +314,7 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
   try {
     // Shared: the bytes go to the database before any row does, so that any worker can take the file in again.
     if (deps.shared && (await keepFileBytes(deps.shared.store, batch, claimed)) !== sha256) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
+    if (deps.shared && look.manifest) await keepManifest(deps.shared.store, batch, `${claimed}.manifest.json`);
     let pending: NewRow[] = [];
     const flush = async (): Promise<void> => {
       if (pending.length === 0) return;

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { openSafely } from '../workspace/safe-files.js';
+import { readFile } from 'node:fs/promises';
+import { openSafely, writeFileSafely } from '../workspace/safe-files.js';
 import type { SharedWorkStore } from '../store/store.js';
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -57,4 +58,20 @@ export async function restoreFileBytes(store: SharedWorkStore, batchId: string, 
   }
   await file.commit();
   return true;
+}
+
+/**
+ * Keeps the manifest that came with the file (`path`, when there is one): a
+ * file taken again on another machine needs it where a manifest is required,
+ * and would otherwise wait for it in the inbox.
+ */
+export async function keepManifest(store: SharedWorkStore, batchId: string, path: string): Promise<void> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  if (text !== null) await store.keepManifest(batchId, text);
+}
+
+/** Writes the kept manifest of a batch's file to `target`, when one was kept. */
+export async function restoreManifest(store: SharedWorkStore, batchId: string, home: string, target: string): Promise<void> {
+  const text = await store.keptManifest(batchId);
+  if (text !== null) await writeFileSafely(home, target, text);
 }

@@ -585,6 +585,9 @@ export interface SharedWorkStore {
   /** Keeps a taken file's bytes, a piece at a time: any worker can carry the batch, or take the file again. */
   addFileChunk(batchId: string, seq: number, bytes: Buffer): Promise<void>;
   fileChunks(batchId: string): AsyncIterable<Buffer>;
+  /** Keeps the manifest that came with a taken file (its text), so that the file taken again elsewhere has it too. */
+  keepManifest(batchId: string, text: string): Promise<void>;
+  keptManifest(batchId: string): Promise<string | null>;
   /**
    * Intakes left unfinished by a worker that is dead now; with `ownToo`, also
    * those of `worker` itself (at its start: they are of an earlier life).

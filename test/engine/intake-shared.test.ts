@@ -4,7 +4,7 @@
  * inbox from the bytes kept in the database, whole and marked complete, and
  * takes it in afresh.
  */
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { claimName, recoverInterruptedIntakes, takeFile } from '../../src/engine/intake.js';
-import { keepFileBytes } from '../../src/engine/kept-files.js';
+import { keepFileBytes, keepManifest } from '../../src/engine/kept-files.js';
 import { SharedWork } from '../../src/engine/shared-work.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
@@ -53,6 +53,60 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
       expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
     } finally {
       await other?.leave();
+      await store.close();
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the manifest a file came with, and writes it back with the file: taken in again with a manifest required', async () => {
+    const database = await freshDatabase();
+    const dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-shared-'));
+    const store = await PostgresStore.open(database.url);
+    const workers: SharedWork[] = [];
+    try {
+      const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
+      const config = configSchema.parse({ intake: { marker: 'required', manifest: 'required' } });
+      const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
+      const manifest = JSON.stringify({ rows: 3, sha256 });
+
+      // Taken in by a worker: its manifest is kept beside its bytes.
+      const first = openWorkspace(join(dir, 'first'));
+      const taker = await SharedWork.join(store, clock, { name: 'first', leaseMs: 30_000, serviceConcurrency: 2 });
+      workers.push(taker);
+      const gbr = fileURLToPath(new URL('../../fixtures/templates/gbr-bank.csv', import.meta.url));
+      const gbrManifest = JSON.stringify({ rows: 2, sha256: createHash('sha256').update(readFileSync(gbr)).digest('hex') });
+      copyFileSync(gbr, join(first.folders.inbox, 'gbr.csv'));
+      writeFileSync(join(first.folders.inbox, 'gbr.csv.manifest.json'), gbrManifest);
+      writeFileSync(join(first.folders.inbox, 'gbr.csv.done'), '');
+      const taken = await takeFile(join(first.folders.inbox, 'gbr.csv'), { workspace: first, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: taker });
+      expect(taken).toMatchObject({ kind: 'accepted', ready: 2 });
+      expect(await store.keptManifest((taken as { batch: string }).batch)).toBe(gbrManifest);
+
+      // What worker 'gone' left of another file: claimed, begun under its name, its bytes and its manifest kept.
+      const gone = openWorkspace(join(dir, 'gone'));
+      const claimed = join(gone.folders.processing, claimName('eur.csv', clock.now()));
+      copyFileSync(template, claimed);
+      writeFileSync(`${claimed}.manifest.json`, manifest);
+      const batch = await store.beginBatch({
+        file_name: 'eur.csv', sha256, size_bytes: statSync(claimed).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(),
+        file_mtime_ms: null, send_after: 0, taken_by: 'gone',
+      });
+      expect(await keepFileBytes(store, batch, claimed)).toBe(sha256);
+      await keepManifest(store, batch, `${claimed}.manifest.json`);
+
+      const alive = openWorkspace(join(dir, 'alive'));
+      const other = await SharedWork.join(store, clock, { name: 'alive', leaseMs: 30_000, serviceConcurrency: 2 });
+      workers.push(other);
+      expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([batch]);
+      expect(readdirSync(alive.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done', 'eur.csv.manifest.json']);
+      expect(readFileSync(join(alive.folders.inbox, 'eur.csv.manifest.json'), 'utf8')).toBe(manifest);
+      const outcome = await takeFile(join(alive.folders.inbox, 'eur.csv'), {
+        workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other,
+      });
+      expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
+    } finally {
+      for (const worker of workers) await worker.leave();
       await store.close();
       await database.drop();
       rmSync(dir, { recursive: true, force: true });

@@ -230,4 +230,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX rows_unscheduled ON rows(batch_id) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL;
     `,
   },
+  {
+    version: 7,
+    name: 'the manifest that came with a taken file, kept beside its bytes',
+    sql: `
+      CREATE TABLE batch_manifests (
+        batch_id TEXT PRIMARY KEY REFERENCES batches(id),
+        text TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -137,6 +137,14 @@ export class PgSharedWork extends PgPipeline implements SharedWorkStore {
     }
   }
 
+  async keepManifest(batchId: string, text: string): Promise<void> {
+    await this.run('INSERT INTO batch_manifests (batch_id, text) VALUES ($1, $2) ON CONFLICT (batch_id) DO UPDATE SET text = excluded.text', [batchId, text]);
+  }
+
+  async keptManifest(batchId: string): Promise<string | null> {
+    return (await this.first<{ text: string }>('SELECT text FROM batch_manifests WHERE batch_id = $1', [batchId]))?.text ?? null;
+  }
+
   async orphanedIntakes(worker: string, now: number, ownToo: boolean): Promise<BatchRecord[]> {
     // A live worker's own intakes are running now: only at its start are they of an earlier life.
     return this.all<BatchRecord>(`SELECT * FROM batches b WHERE status = 'intake' AND ${claimable('b.taken_by', '$1', '$2')} AND ($3 OR b.taken_by IS DISTINCT FROM $1)
