@@ -71,7 +71,7 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
       forgetStop();
       outcome();
     };
-    /** The answer had begun: what came of it is told, unreadable (a reset, a timeout, too long: it may have taken effect). */
+    /** Ends the exchange: its answer unreadable if it had begun (a reset, a timeout, too long: it may have taken effect), else no answer. */
     const cutOff = (error: Error): void => settle(() => (answer ? resolve({ ...answer, bytes: Buffer.alloc(0), complete: false }) : reject(error)));
 
     const handler: Dispatcher.DispatchHandler = {
