@@ -15,8 +15,8 @@
  * A check the worker could not make (the thread refused, an error of its own)
  * is made here instead, on this thread: the check is never skipped. But a
  * session that ends early (the service refused our credentials, say) stops it:
- * nothing waits for its answer any more, and it is neither reported nor made
- * here.
+ * its answer is then neither reported nor made here, and the session ends once
+ * its thread has.
  */
 import { Worker } from 'node:worker_threads';
 import { DatabaseUnusable, DiskError, asDiskError } from '../errors.js';
@@ -34,8 +34,10 @@ export interface BackgroundCheck {
   found: Promise<CheckFinding>;
   /**
    * Stops a check that has not answered: `found` is then 'stopped'. Resolves
-   * once its thread is gone, which waits for SQLite's pass if one is under way:
-   * a call into SQLite is not cut short, the thread ends when it returns.
+   * once its thread has ended by itself, its pass done (about a second on a
+   * million rows): a thread ended from outside while SQLite's pass is under way
+   * takes the whole process down when that pass ends in an error, as it does on
+   * a damaged database (V8's fatal "ToLocalChecked Empty MaybeLocal", exit 134).
    */
   stop(): Promise<void>;
 }
@@ -50,10 +52,11 @@ export function checkDatabaseInBackground(file: string, script = workerScript(im
     answered = true;
     settle('problems' in reply ? verdict(file, reply.problems) : checkHere(file, reply.failed.message));
   };
-  let worker: Worker | null = null;
+  let ended: Promise<void> = Promise.resolve();
   try {
     // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
-    worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
+    const worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
+    ended = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', answer);
     worker.on('error', (error) => answer({ failed: { message: error.message } }));
     worker.on('exit', (code) => answer({ failed: { message: `it ended without an answer (exit code ${code})` } }));
@@ -63,11 +66,13 @@ export function checkDatabaseInBackground(file: string, script = workerScript(im
   return {
     found,
     async stop() {
-      if (answered) return;
-      // Answered first: the exit that terminate() causes is then not taken for a failed check.
-      answered = true;
-      settle('stopped');
-      await worker?.terminate();
+      if (!answered) {
+        // Answered first: its thread's end is then not taken for a failed check (nor checked again here).
+        answered = true;
+        settle('stopped');
+      }
+      // Never terminated (see BackgroundCheck.stop): the process ends only once the thread has.
+      await ended;
     },
   };
 }

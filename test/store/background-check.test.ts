@@ -1,5 +1,6 @@
 /** SQLite's check of the whole database beside the work: never skipped, and every failure said as what it is. */
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -51,21 +52,20 @@ describe('the database checked beside the work', () => {
     }
   });
 
-  it('stopped before it answered: found is \'stopped\' (neither damage nor a failure), nothing is checked here, and its thread ends', async () => {
+  it('stopped before it answered: found is \'stopped\' (neither damage nor a failure), nothing is checked here, and the stop ends when its thread has', async () => {
     const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      // A worker that never answers nor ends by itself, and ticks into a file while its thread runs.
+      // A worker that never answers, ticks into a file 40 times, then ends by itself.
       const silent = join(dir, 'silent-worker.mjs');
-      writeFileSync(silent, "import { appendFileSync } from 'node:fs';\nimport { workerData } from 'node:worker_threads';\nsetInterval(() => appendFileSync(`${workerData.file}.ticks`, '.'), 5);\n");
+      writeFileSync(silent, "import { appendFileSync } from 'node:fs';\nimport { workerData } from 'node:worker_threads';\nlet n = 0;\nconst t = setInterval(() => { appendFileSync(`${workerData.file}.ticks`, '.'); if (++n === 40) clearInterval(t); }, 5);\n");
       const file = database('damaged-3.db', true);
       const ticks = (): number => (existsSync(`${file}.ticks`) ? statSync(`${file}.ticks`).size : 0);
       const waiting = checkDatabaseInBackground(file, silent);
       await vi.waitFor(() => expect(ticks()).toBeGreaterThan(0), { timeout: 5_000 });
       await waiting.stop();
       expect(await waiting.found).toBe('stopped');
-      const afterStop = ticks();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(ticks()).toBe(afterStop);
+      // Not cut short: the thread did all it does before the stop resolved.
+      expect(ticks()).toBe(40);
 
       // The real worker, stopped before it answered, on a damaged database: the damage is not said.
       const real = checkDatabaseInBackground(database('damaged-4.db', true));
@@ -82,6 +82,36 @@ describe('the database checked beside the work', () => {
       said.mockRestore();
     }
   });
+
+  it('stopped in the middle of its pass over a damaged database, the process lives on (a thread terminated there took it down: exit 134)', () => {
+    // In a process of its own: the failure is the whole process aborting. The database is large enough for its pass to
+    // outlast the stop, which comes once the worker is under way.
+    const script = join(dir, 'stop-mid-pass.mjs');
+    const file = join(dir, 'large-damaged.db');
+    const built = new URL('../../dist/src/store/background-check.js', import.meta.url).href;
+    writeFileSync(script, `
+      import { createRequire } from 'node:module';
+      import { openSync, writeSync, closeSync } from 'node:fs';
+      const Database = createRequire(${JSON.stringify(new URL('../../package.json', import.meta.url).pathname)})('better-sqlite3');
+      const { checkDatabaseInBackground } = await import(${JSON.stringify(built)});
+      const db = new Database(${JSON.stringify(file)});
+      db.exec('CREATE TABLE filler (n INTEGER PRIMARY KEY, bytes BLOB)');
+      const add = db.prepare('INSERT INTO filler (bytes) VALUES (zeroblob(600))');
+      db.transaction(() => { for (let i = 0; i < 150000; i++) add.run(); })();
+      const leaves = db.prepare("SELECT pageno FROM dbstat WHERE name = 'filler' AND pagetype = 'leaf'").pluck().all();
+      const pageSize = db.pragma('page_size', { simple: true });
+      db.close();
+      const fd = openSync(${JSON.stringify(file)}, 'r+');
+      writeSync(fd, Buffer.from([0x77, 0x77, 0x77, 0x77]), 0, 4, (leaves[Math.floor(leaves.length / 2)] - 1) * pageSize);
+      closeSync(fd);
+      const check = checkDatabaseInBackground(${JSON.stringify(file)});
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      await check.stop();
+      console.log('stopped:', await check.found);
+    `);
+    const child = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 });
+    expect({ status: child.status, signal: child.signal, out: child.stdout.trim() }).toEqual({ status: 0, signal: null, out: 'stopped: stopped' });
+  }, 90_000);
 
   it('says a check that failed as what it is: damage 65, a disk that refused the reads 74, anything else 65', () => {
     const error = (code: string): Error => Object.assign(new Error(`${code} happened`), { code });
