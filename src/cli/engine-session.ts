@@ -138,6 +138,13 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     await letGoWithin([...holding].reverse(), STOP_STEP_MS);
     process.exit(problem.exitCode);
   })());
+  // At the session's end, however it ends. Stopping: the stop lets go and ends the process; how the work ended meanwhile
+  // is not said.
+  const letGoAtEnd = async (): Promise<void> => {
+    if (stopping) await stopping;
+    await letGoAll([...holding].reverse());
+  };
+  let result: { done: T };
   try {
     let held: HeldWorkspace | null = null;
     let shared: SharedWork | null = null;
@@ -178,10 +185,12 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     // Never ended as if all were well before the check has answered.
     const problem = await damage;
     if (problem) throw problem;
-    return done;
-  } finally {
-    // Stopping: the stop lets go and ends the process; how the work ended meanwhile is not said.
-    if (stopping) await stopping;
-    await letGoAll([...holding].reverse());
+    result = { done };
+  } catch (error) {
+    // The session's own failure is the one told (its exit code, its line); a close that fails after it only warns.
+    await letGoAtEnd().catch((closing: unknown) => process.stderr.write(`paybatch: warning: ${(closing as Error).message}\n`));
+    throw error;
   }
+  await letGoAtEnd();
+  return result.done;
 }
