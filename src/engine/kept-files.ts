@@ -5,11 +5,14 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
+import { parseManifest } from '../batch/manifest.js';
 import { openSafely, writeFileSafely } from '../workspace/safe-files.js';
 import type { SharedWorkStore } from '../store/store.js';
 
 const CHUNK_BYTES = 1024 * 1024;
+/** A manifest holds a few figures; one larger than this is not kept (the file's check still reads it). */
+const MANIFEST_MAX_BYTES = 64 * 1024;
 
 /** Keeps the file's bytes for the batch, a MiB at a time; returns the SHA-256 of the bytes kept. */
 export async function keepFileBytes(store: SharedWorkStore, batchId: string, path: string): Promise<string> {
@@ -66,8 +69,12 @@ export async function restoreFileBytes(store: SharedWorkStore, batchId: string, 
  * and would otherwise wait for it in the inbox.
  */
 export async function keepManifest(store: SharedWorkStore, batchId: string, path: string): Promise<void> {
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
-  if (text !== null) await store.keepManifest(batchId, text);
+  const entry = await lstat(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  if (!entry?.isFile() || entry.size > MANIFEST_MAX_BYTES) return;
+  const text = await readFile(path, 'utf8');
+  // Only a manifest that reads as one: the file's own check refuses it otherwise, and must be the one to say so
+  // (PostgreSQL's text refuses a NUL, which failed the whole intake with a database error, the file left claimed).
+  if ('manifest' in parseManifest(text)) await store.keepManifest(batchId, text);
 }
 
 /** Writes the kept manifest of a batch's file to `target`, when one was kept. */

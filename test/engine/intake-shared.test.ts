@@ -112,4 +112,31 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('keeps only a manifest that reads as one: a NUL in it is the file\'s refusal, not a database error that left the intake hanging', async () => {
+    const database = await freshDatabase();
+    const dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-shared-'));
+    const store = await PostgresStore.open(database.url);
+    let worker: SharedWork | null = null;
+    try {
+      const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
+      const config = configSchema.parse({ intake: { marker: 'required', manifest: 'required' } });
+      const workspace = openWorkspace(join(dir, 'w'));
+      worker = await SharedWork.join(store, clock, { name: 'w', leaseMs: 30_000, serviceConcurrency: 2 });
+      copyFileSync(template, join(workspace.folders.inbox, 'eur.csv'));
+      writeFileSync(join(workspace.folders.inbox, 'eur.csv.manifest.json'), '{"rows": 3}\0');
+      writeFileSync(join(workspace.folders.inbox, 'eur.csv.done'), '');
+      const outcome = await takeFile(join(workspace.folders.inbox, 'eur.csv'), { workspace, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: worker });
+      expect(outcome).toMatchObject({ kind: 'not_read', reason: expect.stringMatching(/manifest cannot be read: it is not valid JSON/) });
+      const [batch] = await store.recentBatches('2026-01-01T00:00:00.000Z');
+      expect(batch?.file_name).toBe('eur.csv');
+      expect(await store.keptManifest(batch?.id as string)).toBeNull();
+      expect(readdirSync(workspace.folders.failed)).toContainEqual(expect.stringMatching(/eur\.csv$/));
+    } finally {
+      await worker?.leave();
+      await store.close();
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
