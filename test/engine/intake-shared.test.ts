@@ -22,121 +22,111 @@ import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 const available = await postgresAvailable('the recovery of an intake a worker died in, on PostgreSQL');
 const template = fileURLToPath(new URL('../../fixtures/templates/eur-iban-bank.csv', import.meta.url));
 
+/** What a test works on: a fresh database, a folder, the store, a clock, and workers it joins; all let go however it ends. */
+interface Setting {
+  store: PostgresStore;
+  dir: string;
+  clock: ManualClock;
+  worker(name: string): Promise<SharedWork>;
+}
+
+async function onFreshDatabase(test: (setting: Setting) => Promise<void>): Promise<void> {
+  const database = await freshDatabase();
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-shared-'));
+  const store = await PostgresStore.open(database.url);
+  const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
+  const workers: SharedWork[] = [];
+  const worker = async (name: string): Promise<SharedWork> => {
+    const joined = await SharedWork.join(store, clock, { name, leaseMs: 30_000, serviceConcurrency: 2 });
+    workers.push(joined);
+    return joined;
+  };
+  try {
+    await test({ store, dir, clock, worker });
+  } finally {
+    for (const joined of workers) await joined.leave();
+    await store.close();
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
-  it('is written back into another worker\'s inbox from the bytes kept, with its marker, and taken in with the marker required', async () => {
-    const database = await freshDatabase();
-    const dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-shared-'));
-    const store = await PostgresStore.open(database.url);
-    let other: SharedWork | null = null;
-    try {
-      const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
-      const [gone, alive] = [openWorkspace(join(dir, 'gone')), openWorkspace(join(dir, 'alive'))];
-      // What worker 'gone' left: the file claimed in its own processing/, the batch begun under its name, the bytes kept.
-      const claimed = join(gone.folders.processing, claimName('eur.csv', clock.now()));
-      copyFileSync(template, claimed);
-      const sha256 = createHash('sha256').update(readFileSync(claimed)).digest('hex');
-      const batch = await store.beginBatch({
-        file_name: 'eur.csv', sha256, size_bytes: statSync(claimed).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(),
-        file_mtime_ms: null, send_after: 0, taken_by: 'gone',
-      });
-      expect(await keepFileBytes(store, batch, claimed)).toBe(sha256);
+  it('is written back into another worker\'s inbox from the bytes kept, with its marker, and taken in with the marker required', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    const [gone, alive] = [openWorkspace(join(dir, 'gone')), openWorkspace(join(dir, 'alive'))];
+    // What worker 'gone' left: the file claimed in its own processing/, the batch begun under its name, the bytes kept.
+    const claimed = join(gone.folders.processing, claimName('eur.csv', clock.now()));
+    copyFileSync(template, claimed);
+    const sha256 = createHash('sha256').update(readFileSync(claimed)).digest('hex');
+    const batch = await store.beginBatch({
+      file_name: 'eur.csv', sha256, size_bytes: statSync(claimed).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(),
+      file_mtime_ms: null, send_after: 0, taken_by: 'gone',
+    });
+    expect(await keepFileBytes(store, batch, claimed)).toBe(sha256);
 
-      other = await SharedWork.join(store, clock, { name: 'alive', leaseMs: 30_000, serviceConcurrency: 2 });
-      expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([batch]);
-      expect(readdirSync(alive.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done']);
-      expect(readFileSync(join(alive.folders.inbox, 'eur.csv'))).toEqual(readFileSync(template));
+    const other = await worker('alive');
+    expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([batch]);
+    expect(readdirSync(alive.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done']);
+    expect(readFileSync(join(alive.folders.inbox, 'eur.csv'))).toEqual(readFileSync(template));
 
-      const config = configSchema.parse({ intake: { marker: 'required' } });
-      const outcome = await takeFile(join(alive.folders.inbox, 'eur.csv'), {
-        workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other,
-      });
-      expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
-    } finally {
-      await other?.leave();
-      await store.close();
-      await database.drop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    const config = configSchema.parse({ intake: { marker: 'required' } });
+    const outcome = await takeFile(join(alive.folders.inbox, 'eur.csv'), {
+      workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other,
+    });
+    expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
+  }));
 
-  it('keeps the manifest a file came with, and writes it back with the file: taken in again with a manifest required', async () => {
-    const database = await freshDatabase();
-    const dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-shared-'));
-    const store = await PostgresStore.open(database.url);
-    const workers: SharedWork[] = [];
-    try {
-      const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
-      const config = configSchema.parse({ intake: { marker: 'required', manifest: 'required' } });
-      const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
-      const manifest = JSON.stringify({ rows: 3, sha256 });
+  it('keeps the manifest a file came with, and writes it back with the file: taken in again with a manifest required', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    const config = configSchema.parse({ intake: { marker: 'required', manifest: 'required' } });
+    const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
+    const manifest = JSON.stringify({ rows: 3, sha256 });
 
-      // Taken in by a worker: its manifest is kept beside its bytes.
-      const first = openWorkspace(join(dir, 'first'));
-      const taker = await SharedWork.join(store, clock, { name: 'first', leaseMs: 30_000, serviceConcurrency: 2 });
-      workers.push(taker);
-      const gbr = fileURLToPath(new URL('../../fixtures/templates/gbr-bank.csv', import.meta.url));
-      const gbrManifest = JSON.stringify({ rows: 2, sha256: createHash('sha256').update(readFileSync(gbr)).digest('hex') });
-      copyFileSync(gbr, join(first.folders.inbox, 'gbr.csv'));
-      writeFileSync(join(first.folders.inbox, 'gbr.csv.manifest.json'), gbrManifest);
-      writeFileSync(join(first.folders.inbox, 'gbr.csv.done'), '');
-      const taken = await takeFile(join(first.folders.inbox, 'gbr.csv'), { workspace: first, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: taker });
-      expect(taken).toMatchObject({ kind: 'accepted', ready: 2 });
-      expect(await store.keptManifest((taken as { batch: string }).batch)).toBe(gbrManifest);
+    // Taken in by a worker: its manifest is kept beside its bytes.
+    const first = openWorkspace(join(dir, 'first'));
+    const taker = await worker('first');
+    const gbr = fileURLToPath(new URL('../../fixtures/templates/gbr-bank.csv', import.meta.url));
+    const gbrManifest = JSON.stringify({ rows: 2, sha256: createHash('sha256').update(readFileSync(gbr)).digest('hex') });
+    copyFileSync(gbr, join(first.folders.inbox, 'gbr.csv'));
+    writeFileSync(join(first.folders.inbox, 'gbr.csv.manifest.json'), gbrManifest);
+    writeFileSync(join(first.folders.inbox, 'gbr.csv.done'), '');
+    const taken = await takeFile(join(first.folders.inbox, 'gbr.csv'), { workspace: first, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: taker });
+    expect(taken).toMatchObject({ kind: 'accepted', ready: 2 });
+    expect(await store.keptManifest((taken as { batch: string }).batch)).toBe(gbrManifest);
 
-      // What worker 'gone' left of another file: claimed, begun under its name, its bytes and its manifest kept.
-      const gone = openWorkspace(join(dir, 'gone'));
-      const claimed = join(gone.folders.processing, claimName('eur.csv', clock.now()));
-      copyFileSync(template, claimed);
-      writeFileSync(`${claimed}.manifest.json`, manifest);
-      const batch = await store.beginBatch({
-        file_name: 'eur.csv', sha256, size_bytes: statSync(claimed).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(),
-        file_mtime_ms: null, send_after: 0, taken_by: 'gone',
-      });
-      expect(await keepFileBytes(store, batch, claimed)).toBe(sha256);
-      await keepManifest(store, batch, `${claimed}.manifest.json`);
+    // What worker 'gone' left of another file: claimed, begun under its name, its bytes and its manifest kept.
+    const gone = openWorkspace(join(dir, 'gone'));
+    const claimed = join(gone.folders.processing, claimName('eur.csv', clock.now()));
+    copyFileSync(template, claimed);
+    writeFileSync(`${claimed}.manifest.json`, manifest);
+    const batch = await store.beginBatch({
+      file_name: 'eur.csv', sha256, size_bytes: statSync(claimed).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(),
+      file_mtime_ms: null, send_after: 0, taken_by: 'gone',
+    });
+    expect(await keepFileBytes(store, batch, claimed)).toBe(sha256);
+    await keepManifest(store, batch, `${claimed}.manifest.json`);
 
-      const alive = openWorkspace(join(dir, 'alive'));
-      const other = await SharedWork.join(store, clock, { name: 'alive', leaseMs: 30_000, serviceConcurrency: 2 });
-      workers.push(other);
-      expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([batch]);
-      expect(readdirSync(alive.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done', 'eur.csv.manifest.json']);
-      expect(readFileSync(join(alive.folders.inbox, 'eur.csv.manifest.json'), 'utf8')).toBe(manifest);
-      const outcome = await takeFile(join(alive.folders.inbox, 'eur.csv'), {
-        workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other,
-      });
-      expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
-    } finally {
-      for (const worker of workers) await worker.leave();
-      await store.close();
-      await database.drop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    const alive = openWorkspace(join(dir, 'alive'));
+    const other = await worker('alive');
+    expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([batch]);
+    expect(readdirSync(alive.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done', 'eur.csv.manifest.json']);
+    expect(readFileSync(join(alive.folders.inbox, 'eur.csv.manifest.json'), 'utf8')).toBe(manifest);
+    const outcome = await takeFile(join(alive.folders.inbox, 'eur.csv'), {
+      workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other,
+    });
+    expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
+  }));
 
-  it('keeps only a manifest that reads as one: a NUL in it is the file\'s refusal, not a database error that left the intake hanging', async () => {
-    const database = await freshDatabase();
-    const dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-shared-'));
-    const store = await PostgresStore.open(database.url);
-    let worker: SharedWork | null = null;
-    try {
-      const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
-      const config = configSchema.parse({ intake: { marker: 'required', manifest: 'required' } });
-      const workspace = openWorkspace(join(dir, 'w'));
-      worker = await SharedWork.join(store, clock, { name: 'w', leaseMs: 30_000, serviceConcurrency: 2 });
-      copyFileSync(template, join(workspace.folders.inbox, 'eur.csv'));
-      writeFileSync(join(workspace.folders.inbox, 'eur.csv.manifest.json'), '{"rows": 3}\0');
-      writeFileSync(join(workspace.folders.inbox, 'eur.csv.done'), '');
-      const outcome = await takeFile(join(workspace.folders.inbox, 'eur.csv'), { workspace, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: worker });
-      expect(outcome).toMatchObject({ kind: 'not_read', reason: expect.stringMatching(/manifest cannot be read: it is not valid JSON/) });
-      const [batch] = await store.recentBatches('2026-01-01T00:00:00.000Z');
-      expect(batch?.file_name).toBe('eur.csv');
-      expect(await store.keptManifest(batch?.id as string)).toBeNull();
-      expect(readdirSync(workspace.folders.failed)).toContainEqual(expect.stringMatching(/eur\.csv$/));
-    } finally {
-      await worker?.leave();
-      await store.close();
-      await database.drop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it('keeps only a manifest that reads as one: a NUL in it is the file\'s refusal, not a database error that left the intake hanging', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    const config = configSchema.parse({ intake: { marker: 'required', manifest: 'required' } });
+    const workspace = openWorkspace(join(dir, 'w'));
+    copyFileSync(template, join(workspace.folders.inbox, 'eur.csv'));
+    writeFileSync(join(workspace.folders.inbox, 'eur.csv.manifest.json'), '{"rows": 3}\0');
+    writeFileSync(join(workspace.folders.inbox, 'eur.csv.done'), '');
+    const outcome = await takeFile(join(workspace.folders.inbox, 'eur.csv'), { workspace, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: await worker('w') });
+    expect(outcome).toMatchObject({ kind: 'not_read', reason: expect.stringMatching(/manifest cannot be read: it is not valid JSON/) });
+    const [batch] = await store.recentBatches('2026-01-01T00:00:00.000Z');
+    expect(batch?.file_name).toBe('eur.csv');
+    expect(await store.keptManifest(batch?.id as string)).toBeNull();
+    expect(readdirSync(workspace.folders.failed)).toContainEqual(expect.stringMatching(/eur\.csv$/));
+  }));
 });
