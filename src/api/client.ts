@@ -285,7 +285,7 @@ export class PayoutClient {
     if (text) headers['content-type'] = 'application/json';
     let answer: Exchanged;
     try {
-      // The agent itself, given the URL already parsed: undici's request() would parse it again.
+      // The agent itself, given the URL already parsed (see exchange.ts).
       answer = await exchange(this.dispatcher, { origin: target.origin, path: target.path, method: method as Dispatcher.HttpMethod, headers, body: text || undefined }, {
         timeoutMs: this.options.timeoutMs, maxAnswerBytes: this.options.maxAnswerBytes, stop: kind === 'read' ? stop : undefined,
       });

@@ -50,7 +50,8 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
     let controller: Dispatcher.DispatchController | null = null;
     /** Why the exchange was ended from here (timeout, stop, too long), for an abort asked before undici started it. */
     let endedBecause: Error | null = null;
-    let answer: Exchanged | null = null;
+    /** The answer's status and headers, once it has begun. */
+    let answer: Pick<Exchanged, 'status' | 'headers'> | null = null;
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
@@ -82,7 +83,7 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
       onResponseStart(started, statusCode, headers) {
         // An informational answer (100 Continue) is followed by the real one.
         if (statusCode < 200) return;
-        answer = { status: statusCode, headers, bytes: Buffer.alloc(0), complete: false };
+        answer = { status: statusCode, headers };
         const declared = Number(headers['content-length'] ?? Number.NaN);
         if (Number.isSafeInteger(declared) && declared > limits.maxAnswerBytes) started.abort(new Error('the answer is too long'));
       },

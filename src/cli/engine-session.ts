@@ -22,7 +22,6 @@ import { systemClock } from '../clock.js';
 import { ExitCode } from '../errors.js';
 import type { PaybatchError } from '../errors.js';
 import { checkDatabaseInBackground } from '../store/background-check.js';
-import type { HeldWorkspace } from '../engine/workspace-lease.js';
 import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
@@ -146,8 +145,9 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   };
   let result: { done: T };
   try {
-    let held: HeldWorkspace | null = null;
     let shared: SharedWork | null = null;
+    // What SQLite's check found wrong; a check stopped (only as the session ends) found nothing to act on.
+    let damage: Promise<PaybatchError | null> = Promise.resolve(null);
     if (exclusive && sharedStore) {
       const joined = await SharedWork.join(sharedStore, systemClock, {
         name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
@@ -157,16 +157,14 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
       void joined.lost.then(stopOnLoss);
     } else if (exclusive) {
       const lease = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
-      held = lease;
       holding.push(once(() => lease.release()));
       void lease.lost.then(stopOnLoss);
+      // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts);
+      // stopped if the session ends before it answers.
+      const check = checkDatabaseInBackground(workspace.database);
+      holding.push(once(() => check.stop()));
+      damage = check.found.then((found) => (found === 'stopped' ? null : found));
     }
-    // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts);
-    // stopped if the session ends before it answers.
-    const check = held ? checkDatabaseInBackground(workspace.database) : null;
-    if (check) holding.push(once(() => check.stop()));
-    // A check stopped (only as the session ends) found nothing to act on.
-    const damage = check ? check.found.then((found) => (found === 'stopped' ? null : found)) : Promise.resolve(null);
     await recordConfiguration(store, config);
     const { log: plainLog, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
     holding.push(once(close));

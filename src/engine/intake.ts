@@ -26,7 +26,7 @@ import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } fr
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
-import { keepFileBytes, keepManifest, restoreFileBytes, restoreManifest } from './kept-files.js';
+import { keepFileBytes, keepManifest, restoreKeptFile } from './kept-files.js';
 
 export type IntakeOutcome =
   | { kind: 'accepted'; batch: string; file: string; ready: number; refused: number; invalid: number; report: ValidationReport }
@@ -241,10 +241,9 @@ async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { k
     const back = join(deps.workspace.folders.inbox, batch.file_name);
     const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
     // Bytes cut short (the taker died while keeping them) are not a file to take: the original stays where it arrived.
-    if (!(await restoreFileBytes(shared.store, batch.id, batch.sha256, deps.workspace.home, target))) continue;
-    // With its manifest, if it came with one (checked again when it is taken), and before its marker: a file that
-    // shows itself complete is taken at once.
-    await restoreManifest(shared.store, batch.id, deps.workspace.home, `${target}.manifest.json`);
+    // With its manifest, if it came with one (checked again when it is taken), before its marker: a file that shows
+    // itself complete is taken at once.
+    if (!(await restoreKeptFile(shared.store, batch.id, batch.sha256, deps.workspace.home, target))) continue;
     // Whole (their hash is the batch's): marked so, as the claimed file was complete, for a workspace that requires a
     // marker.
     await writeFileSafely(deps.workspace.home, `${target}.done`, '');

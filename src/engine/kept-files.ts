@@ -41,9 +41,11 @@ export async function keepFileBytes(store: SharedWorkStore, batchId: string, pat
 /**
  * Writes the kept bytes of a batch's file to `target`, only if they are the
  * whole file (their SHA-256 is `sha256`): nothing is at `target` otherwise, nor
- * until all of it is. False when the bytes kept are not the file.
+ * until all of it is. Its manifest, when one was kept, goes beside it
+ * (`target.manifest.json`), as a file's companions travel with it. False when
+ * the bytes kept are not the file.
  */
-export async function restoreFileBytes(store: SharedWorkStore, batchId: string, sha256: string, home: string, target: string): Promise<boolean> {
+export async function restoreKeptFile(store: SharedWorkStore, batchId: string, sha256: string, home: string, target: string): Promise<boolean> {
   const hash = createHash('sha256');
   const file = await openSafely(home, target);
   try {
@@ -60,6 +62,8 @@ export async function restoreFileBytes(store: SharedWorkStore, batchId: string, 
     return false;
   }
   await file.commit();
+  const manifest = await store.keptManifest(batchId);
+  if (manifest !== null) await writeFileSafely(home, `${target}.manifest.json`, manifest);
   return true;
 }
 
@@ -75,10 +79,4 @@ export async function keepManifest(store: SharedWorkStore, batchId: string, path
   // Only a manifest that reads as one: the file's own check refuses it otherwise, and must be the one to say so
   // (PostgreSQL's text refuses a NUL, which failed the whole intake with a database error, the file left claimed).
   if ('manifest' in parseManifest(text)) await store.keepManifest(batchId, text);
-}
-
-/** Writes the kept manifest of a batch's file to `target`, when one was kept. */
-export async function restoreManifest(store: SharedWorkStore, batchId: string, home: string, target: string): Promise<void> {
-  const text = await store.keptManifest(batchId);
-  if (text !== null) await writeFileSafely(home, target, text);
 }

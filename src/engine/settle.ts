@@ -18,7 +18,7 @@ import { writeFileSafely } from '../workspace/safe-files.js';
 import type { PipelineLog } from './pipeline.js';
 import { existsSync } from 'node:fs';
 import type { SharedWork } from './shared-work.js';
-import { restoreFileBytes, restoreManifest } from './kept-files.js';
+import { restoreKeptFile } from './kept-files.js';
 import { Cadence } from './cadence.js';
 
 export interface SettleDeps {
@@ -132,10 +132,7 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
     if (error.code !== 'ENOENT') throw error; // archived already, before a crash; or taken in on another machine
     return false;
   });
-  if (!moved && deps.shared && !existsSync(archived) && (await restoreFileBytes(deps.shared.store, batch.id, batch.sha256, deps.workspace.home, archived))) {
-    // Its manifest with it, as a file's companions travel with it.
-    await restoreManifest(deps.shared.store, batch.id, deps.workspace.home, `${archived}.manifest.json`);
-  }
+  if (!moved && deps.shared && !existsSync(archived)) await restoreKeptFile(deps.shared.store, batch.id, batch.sha256, deps.workspace.home, archived);
   await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
   deps.log('batch_settled', { batch: batchId });
   return true;

@@ -56,10 +56,12 @@ export function checkDatabaseInBackground(file: string, script = workerScript(im
   try {
     // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
     const worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
-    ended = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', answer);
     worker.on('error', (error) => answer({ failed: { message: error.message } }));
-    worker.on('exit', (code) => answer({ failed: { message: `it ended without an answer (exit code ${code})` } }));
+    ended = new Promise((resolve) => worker.once('exit', (code) => {
+      answer({ failed: { message: `it ended without an answer (exit code ${code})` } });
+      resolve();
+    }));
   } catch (error) {
     answer({ failed: { message: (error as Error).message } });
   }
