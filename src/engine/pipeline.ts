@@ -218,8 +218,18 @@ export class Pipeline {
         if (shared) tried.add(row.line);
         while (inFlight.size >= window) await new Promise<void>((resolve) => { roomMade = resolve; });
         if (over()) break;
-        // A row still waiting for a slot when a step failed is not sent: it stays ready, untouched, for the next run.
-        const sent = this.limit(() => (failures.length > 0 ? Promise.resolve(false) : this.guarded(row, (fresh) => this.steps.send(fresh))));
+        // A row still waiting for a slot when a step failed is not sent: it stays ready, untouched, for the next run. The
+        // failure is noted inside the slot, before the slot is given to the next row: noted by a handler on `sent`, it
+        // came a few microtasks after p-limit had started the next row, whose create then went out all the same.
+        const sent = this.limit(async () => {
+          if (failures.length > 0) return false;
+          try {
+            return await this.guarded(row, (fresh) => this.steps.send(fresh));
+          } catch (error) {
+            failures.push(error);
+            throw error;
+          }
+        });
         inFlight.add(sent);
         const ended = (): void => {
           inFlight.delete(sent);
@@ -227,10 +237,7 @@ export class Pipeline {
           roomMade = null;
           waiting?.();
         };
-        sent.then(ended, (error: unknown) => {
-          failures.push(error);
-          ended();
-        });
+        sent.then(ended, ended);
       }
       after = (rows[rows.length - 1] as PipelineRow).line;
     }

@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EngineContext } from '../helpers/engine.js';
 import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
-import { PATHS, answer, delay, loseAnswerAfterCommit, lyingService, otherTransaction, rule, scaleOutputAmount, transform } from '../helpers/lying-service.js';
+import { PATHS, answer, delay, forward, loseAnswerAfterCommit, lyingService, otherTransaction, rule, scaleOutputAmount, transform } from '../helpers/lying-service.js';
+import { AuthenticationRefused } from '../../src/api/errors.js';
 
 function batchOf(dir: string, name: string, externalIds: readonly string[], source = 'templates/gbr-bank.csv'): string {
   const [header, first] = readFileSync(template(source), 'utf8').split('\n') as [string, string];
@@ -119,5 +120,15 @@ describe('the engine against more lies', () => {
     const started = Date.now();
     await ctx.run({}, 1000, { retry: { baseMs: 100, capMs: 30_000, attempts: 8 } });
     expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('credentials refused mid-batch: the row waiting for the slot is not sent, however soon the slot is free', async () => {
+    // Two creates pass, then the key is revoked. One slot: when the refusal frees it, the next row is already queued.
+    liar.lie(rule('POST', PATHS.create, forward(), 2));
+    liar.lie(rule('POST', PATHS.create, answer(401, { errors: ['key revoked'] })));
+    ctx.drop(batchOf(ctx.dir, 'revoked.csv', Array.from({ length: 8 }, (_, i) => `REVOKED-${i + 1}`)));
+    const ended = await ctx.run({ engine: { concurrency: 1 } }).catch((error: unknown) => error);
+    expect(ended).toBeInstanceOf(AuthenticationRefused);
+    expect(liar.seen.filter((s) => s.method === 'POST' && s.path === '/transactions').map((s) => s.status)).toEqual([201, 201, 401]);
   });
 });
