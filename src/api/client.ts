@@ -5,6 +5,7 @@
  * retried only when it certainly did nothing (429); an unknown outcome goes back
  * to the caller, who resolves it before doing anything else [D7].
  */
+import { isUtf8 } from 'node:buffer';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -273,7 +274,13 @@ export class PayoutClient {
       if (kind === 'write') throw new OutcomeUnknown(`${what}: unexpected redirect (${status}) to ${answer.location ?? 'nowhere'}, not followed`);
       throw new Rejected(status, [{ field: 'base', message: `unexpected redirect to ${answer.location ?? 'nowhere'}, not followed` }], undefined, what);
     }
-    if (status >= 400 && status < 500) throw new Rejected(status, items, answer.readable ? unwrap(answer.body).meta : undefined, what);
+    if (status >= 400 && status < 500) {
+      // A write refused in words that could not be read (cut off, too long, garbled): which refusal it was is lost, and
+      // with it what to do next (a duplicate external_id [D6] means the transaction exists). Found out as for no answer:
+      // the create looks its external_id up [D7], the funding reads its transaction [D10].
+      if (kind === 'write' && !answer.readable) throw unknown(`the ${status} refusal could not be read`);
+      throw new Rejected(status, items, answer.readable ? unwrap(answer.body).meta : undefined, what);
+    }
     throw unknown(`the service answered ${status}`);
   }
 
@@ -295,8 +302,9 @@ export class PayoutClient {
       throw kind === 'write' ? new OutcomeUnknown(message, { cause: error }) : new Retryable(message, undefined, { cause: error });
     }
     let parsed: unknown;
-    let readable = answer.complete;
-    if (answer.complete && answer.bytes.length > 0) {
+    // JSON is UTF-8: bytes that are not are a garbled answer, not text to decode into U+FFFD and act upon.
+    let readable = answer.complete && isUtf8(answer.bytes);
+    if (readable && answer.bytes.length > 0) {
       try {
         parsed = JSON.parse(answer.bytes.toString('utf8'));
       } catch {

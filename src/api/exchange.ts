@@ -39,6 +39,9 @@ export interface Exchanged {
   complete: boolean;
 }
 
+/** The longest delay Node's timers wait for (2^31 − 1 ms, some 24.8 days). */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /** Resolves with the answer once it is read (or known unreadable); rejects when no answer came at all. */
 export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limits: ExchangeLimits): Promise<Exchanged> {
   return new Promise<Exchanged>((resolve, reject) => {
@@ -62,7 +65,8 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
       if (!controller) cutOff(reason);
       else if (!controller.aborted) controller.abort(reason);
     };
-    const timer = setTimeout(() => end(new Error(`no answer within ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    // Node waits 1 ms for a delay past its timers' limit: a longer one is waited for as the longest there is.
+    const timer = setTimeout(() => end(new Error(`no answer within ${limits.timeoutMs} ms`)), Math.min(limits.timeoutMs, LONGEST_TIMER_MS));
     const forgetStop = limits.stop ? whenStopped(limits.stop, () => end(new Error('stopped'))) : () => {};
 
     const settle = (outcome: () => void): void => {
@@ -81,7 +85,8 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
         if (endedBecause) started.abort(endedBecause);
       },
       onResponseStart(started, statusCode, headers) {
-        // An informational answer (100 Continue) is followed by the real one.
+        // An informational answer (102, 103) is followed by the real one. (undici itself drops a connection that answers
+        // 100 Continue unasked: an answer then unreadable.)
         if (statusCode < 200) return;
         answer = { status: statusCode, headers };
         const declared = Number(headers['content-length'] ?? Number.NaN);

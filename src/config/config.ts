@@ -15,6 +15,8 @@ import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../watch/schedules.js';
 
 const positive = z.number().int().positive();
+/** A delay paybatch waits for with a timer: Node's timers wait 1 ms for anything longer than 2^31 − 1 ms. */
+const delayMs = positive.max(2 ** 31 - 1, 'at most 2147483647 ms (about 24.8 days), the longest delay a timer waits for');
 
 const batchSchema = z.strictObject({
   /** `auto` detects comma, semicolon or tab from the header line. */
@@ -48,9 +50,9 @@ const serviceSchema = z.strictObject({
   api_secret: z.string().min(1).optional(),
   /** A file holding the secret (a mounted secret), read at start. */
   api_secret_file: z.string().min(1).optional(),
-  timeout_ms: positive.default(15_000),
+  timeout_ms: delayMs.default(15_000),
   max_answer_bytes: positive.default(4 * 1024 * 1024),
-  retry: z.strictObject({ base_ms: positive.default(250), cap_ms: positive.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
+  retry: z.strictObject({ base_ms: delayMs.default(250), cap_ms: delayMs.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
 });
 
 const money = z.string().regex(/^\d{1,18}$/, 'minor units as an integer string');
@@ -91,7 +93,7 @@ const scheduleSchema = z.strictObject({
 /** When a file in the inbox is complete (see src/workspace/arrival.ts), for `run` and `watch` alike. */
 const intakeSchema = z.strictObject({
   /** Size and modification time unchanged this long, well above a network share's stalls; the same again after it is taken, before anything is sent. */
-  stable_ms: positive.default(15_000),
+  stable_ms: delayMs.default(15_000),
   /** NAME.csv.done (or NAME.done): off (ignored), optional (its presence says the file is whole), required (nothing is taken without one). */
   marker: z.enum(['off', 'optional', 'required']).default('optional'),
   /** NAME.csv.manifest.json (or NAME.manifest.json) with control totals: checked when present (optional), required, or ignored (off). */
@@ -100,7 +102,7 @@ const intakeSchema = z.strictObject({
 
 const watchSchema = z.strictObject({
   /** The older name of intake.stable_ms, for watch only; intake.stable_ms when absent. */
-  stable_ms: positive.optional(),
+  stable_ms: delayMs.optional(),
   /** Where the webhook receiver listens: loopback unless told otherwise. */
   listen: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),
@@ -115,9 +117,9 @@ const watchSchema = z.strictObject({
   /** Open connections at most; more are refused by the listener. */
   max_connections: positive.default(1024),
   /** A delivery whose body takes longer than this to arrive is dropped (a slow-drip sender). */
-  body_timeout_ms: positive.default(10_000),
+  body_timeout_ms: delayMs.default(10_000),
   /** How often the result files of open batches are rewritten. */
-  results_every_ms: positive.default(10_000),
+  results_every_ms: delayMs.default(10_000),
   schedules: z.strictObject({
     /** When set, dropped files wait for this time instead of being taken at once (the nightly run). */
     intake: scheduleSchema.optional(),
@@ -202,7 +204,7 @@ const storeSchema = z.strictObject({
   /** This worker's name among those sharing the database (PAYBATCH_WORKER overrides it); default the host name. */
   worker: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dots, dashes, underscores').optional(),
   /** A worker not heard of for this long is taken for dead: its rows, files and call slots go to the others. */
-  worker_lease_ms: positive.min(3_000).default(30_000),
+  worker_lease_ms: delayMs.min(3_000).default(30_000),
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
 });

@@ -35,6 +35,16 @@ describe('configuring the payout service', () => {
     expect(error?.message).toMatch(/service\.base_url/);
   });
 
+  it('refuses a delay longer than a timer waits for (Node would wait 1 ms), naming the key', () => {
+    const file = join(dir, 'long.json');
+    for (const [section, body] of [['service', { timeout_ms: 2 ** 31 }], ['service', { retry: { cap_ms: 2 ** 31 } }], ['intake', { stable_ms: 2 ** 31 }]] as const) {
+      writeFileSync(file, JSON.stringify({ [section]: body }));
+      expect(() => loadConfig({ file, env: {} }), `${section} ${JSON.stringify(body)}`).toThrow(/at most 2147483647 ms/);
+    }
+    writeFileSync(file, JSON.stringify({ service: { timeout_ms: 2 ** 31 - 1 } }));
+    expect(loadConfig({ file, env: {} }).service.timeout_ms).toBe(2 ** 31 - 1);
+  });
+
   it('starts the sandbox in-process when no base URL is configured (the embedded default)', async () => {
     const connection = await connectService(loadConfig({ home, env: {} }).service);
     try {

@@ -50,6 +50,18 @@ describe('the engine against more lies', () => {
     expect(ctx.events.filter((e) => e.event === 'balance_exhausted')).toHaveLength(1);
   });
 
+  it('a create refused in words that cannot be read (too long): the row is found out by its external_id and paid, not ended as refused', async () => {
+    // A duplicate external_id [D6] would be told in those words: unread, the refusal says nothing of what to do next.
+    liar.lie(rule('POST', PATHS.create, answer(422, { errors: { external_id: ['has already been taken'] }, pad: 'x'.repeat(64 * 1024) }), 1));
+    ctx.drop(batchOf(ctx.dir, 'one.csv', ['UNREAD-1']));
+    const report = await ctx.run({}, 4000, { maxAnswerBytes: 16 * 1024 });
+    const own = [...ctx.sandbox.store.allTransactions()].filter((t) => t.external_id === 'UNREAD-1');
+    expect(own.map((t) => t.state)).toEqual(['paid']);
+    expect(liar.seen.filter((s) => s.method === 'GET' && s.path.startsWith('/transactions?')).length).toBeGreaterThan(0);
+    expect(report.batches[0]).toMatchObject({ unsettled: 0, by_state: { paid: 1 } });
+    expect(ctx.events.filter((e) => e.event === 'row_refused_by_service')).toEqual([]);
+  });
+
   it('one read of the row\'s own transaction dated in the far future does not freeze it: the row settles paid', async () => {
     liar.lie(rule('GET', PATHS.transaction, transform((body) => ({ ...(body as object), state: 'processing', updated_at: '2999-01-01T00:00:00Z' }), 'future'), 1));
     // Only the first read lies; every later read and answer is the sandbox's truth.
