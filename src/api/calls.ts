@@ -21,5 +21,7 @@ export function callOutcome(answer: { status: number; readable: boolean } | null
   if (status === 401 || status === 403) return 'auth_refused';
   if (status === 429) return 'rate_limited';
   if (status >= 300 && status < 400) return 'redirect';
-  return status >= 400 && status < 500 ? 'rejected' : 'server_error';
+  // A refusal is counted as one the service explained only when its words could be read.
+  if (status >= 400 && status < 500) return answer.readable ? 'rejected' : 'unreadable';
+  return 'server_error';
 }

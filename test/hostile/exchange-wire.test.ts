@@ -256,6 +256,8 @@ describe('the exchange against a service that lies at the wire', () => {
   /** A refusal whose reasons cannot be read: each write OutcomeUnknown and sent once, a read Rejected (a read changes nothing). */
   async function refusalUnread(hostile: Act): Promise<void> {
     wire.play(hostile);
+    const outcomes: string[] = [];
+    client.observeCalls((_endpoint, outcome) => outcomes.push(outcome));
     const create = await outcome(client.createTransaction(request()));
     expect(create.value).toBeInstanceOf(OutcomeUnknown);
     expect((create.value as Error).message).toMatch(/the 422 refusal could not be read/);
@@ -266,6 +268,8 @@ describe('the exchange against a service that lies at the wire', () => {
     const read = await outcome(client.getTransaction('tr_1'));
     expect(read.value).toBeInstanceOf(Rejected);
     expect((read.value as Rejected).errors).toEqual([]);
+    // Counted as unreadable, not as a refusal the service explained (/metrics).
+    expect(outcomes).toEqual(['unreadable', 'unreadable', 'unreadable']);
     await poolStillWorks();
   }
 
