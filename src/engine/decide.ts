@@ -166,7 +166,9 @@ function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges
   if (budget === 'held') return cancel(REASONS.approvalInvalid, 'not funded: the batch\'s approval does not verify (see paybatch status)', now, policy.polling, changes);
   return {
     patch: {
-      changes: { ...changes, phase: 'funding', fund_attempts: row.fund_attempts + 1, next_read_at: null },
+      // The amount funded and reserved is the one stored: the budget adds up the rows' amounts, and the funding's answer
+      // is checked against it (an observation the same as the stored one but for a new quote kept the old amount).
+      changes: { ...changes, phase: 'funding', input_amount: input, input_currency: currency, fund_attempts: row.fund_attempts + 1, next_read_at: null },
       reserve: { currency, amount: BigInt(input), budget },
     },
     action: { kind: 'fund', amount: input, currency },
@@ -177,7 +179,13 @@ function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges
 /** The reservation for funding was refused: the row is cancelled instead, with the limit that refused it. */
 export function refuseFunding(decision: Decision, outcome: string, detail: string, now: number, policy: Policy): Decision {
   const { phase: _phase, fund_attempts: _attempts, next_read_at: _next, ...changes } = decision.patch?.changes ?? {};
-  return cancel(outcome, detail, now, policy.polling, changes);
+  return counting(cancel(outcome, detail, now, policy.polling, changes), decision.patch?.learned, decision.patch?.countRead);
+}
+
+/** The decision's patch counted as the observation's: where the state was learned, and whether a read of the polling budget saw it. */
+function counting(decision: Decision, learned: RowPatch['learned'], countRead: boolean | undefined): Decision {
+  if (!decision.patch) return decision;
+  return { ...decision, patch: { ...decision.patch, ...(learned ? { learned } : {}), ...(countRead ? { countRead } : {}) } };
 }
 
 /**
@@ -225,7 +233,9 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   if (mismatches.length > 0) return row.phase === 'final' ? none('after_final') : hold(row, asked, mismatches, now);
   if (row.phase === 'final') return none('after_final');
 
-  const newer = adopting || isNewer({ state: row.state, at: row.observed_at, funded }, { state: tx.state, at });
+  // A row in funding may have been funded whatever its stored state says: a 'canceled' seen meanwhile is not final
+  // until its funding is known (it may be refunded).
+  const newer = adopting || isNewer({ state: row.state, at: row.observed_at, funded: funded || row.phase === 'funding' }, { state: tx.state, at });
   // [D10] A 200 to paybatch's own funding call is proof of funding, whatever the age of the state it carries.
   const ownFunding = asked === 'fund' && row.phase === 'funding';
   const waitingDeadline = (state: string | null, created: string | null): number | undefined =>
@@ -239,7 +249,8 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   // The same observation again (a read that found nothing new) is current, not stale: time-based rules (deadlines) still apply.
   const same = tx.state === row.state && at === row.observed_at;
   if (!newer && !same && !ownFunding) {
-    return { patch: null, schedule: counted ? { at: nextReadAt(row, now, policy.polling, true), counted: true } : undefined, action: { kind: 'none' }, label: 'stale' };
+    // Read again no later than the sender's deadline, as after any other read.
+    return { patch: null, schedule: counted ? { at: nextReadAt(row, now, policy.polling, true, waitingDeadline(row.state, row.created_at)), counted: true } : undefined, action: { kind: 'none' }, label: 'stale' };
   }
   const changes: RowChanges = newer ? observed(row, tx, iso(now), at) : { heard_at: iso(now) };
   let phase = row.phase;
@@ -259,10 +270,10 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
 
   const rowNow = { ...row, created_at: changes.created_at ?? row.created_at };
   if (phase === 'created') {
-    if (state === 'approved') return fundOrEnd(rowNow, tx, { ...changes, phase: 'created' }, now, policy);
+    if (state === 'approved') return counting(fundOrEnd(rowNow, tx, { ...changes, phase: 'created' }, now, policy), source, counted);
     if (WAITING_FOR_SENDER.has(state) && now >= fundingDeadline(rowNow, policy, now)) {
       const deadline = fundingDeadline(rowNow, policy, now);
-      return cancel(REASONS.senderNotApproved, `the sender was still ${state} (KYC) at engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} after creation (deadline ${iso(deadline)})`, now, policy.polling, { ...changes, phase: 'created' });
+      return counting(cancel(REASONS.senderNotApproved, `the sender was still ${state} (KYC) at engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} after creation (deadline ${iso(deadline)})`, now, policy.polling, { ...changes, phase: 'created' }), source, counted);
     }
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }
@@ -270,7 +281,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
     // Here only the step that owns the funding intent, reading to resolve it, concludes it did not happen.
     if (state === 'approved' && row.fund_attempts < policy.fundAttempts) {
       // Funded again at the amount read now: reserved again at that amount (a quote may have moved), its guard checked again.
-      return fundOrEnd(rowNow, tx, changes, now, policy);
+      return counting(fundOrEnd(rowNow, tx, changes, now, policy), source, counted);
     }
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }
