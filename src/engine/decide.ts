@@ -89,6 +89,8 @@ export function duration(ms: number): string {
  * transaction was funded [D10]: that is kept, so the debit counts.
  */
 export function hold(row: PipelineRow, asked: Asked | string, mismatches: readonly Mismatch[], now?: number): Decision {
+  // A final row stays final: an answer that does not match, come after the end (a cancel's, a lookup's), moves nothing.
+  if (row.phase === 'final') return none('after_final');
   const detail = describeMismatches(typeof asked === 'string' && asked in WHAT ? WHAT[asked as Asked] : asked, mismatches);
   const errors: (Issue & Mismatch)[] = mismatches.map((m) => ({
     line: row.line, column: m.field, code: REASONS.answerMismatch, message: `asked ${m.asked}, answered ${m.answered}`, ...m,
@@ -143,6 +145,13 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
     refunded_amount: tx.state === 'refunded' ? (tx.refunded_amount_in_cents ?? row.refunded_amount ?? tx.input_amount_in_cents ?? row.input_amount) : row.refunded_amount,
     settled_at: ['paid', 'refunded', 'canceled'].includes(tx.state) ? (row.settled_at ?? now) : row.settled_at,
   };
+}
+
+/** [D8] When the service created the transaction, if it says so readably; never later than now (a clock ahead of ours would put the deadline off). */
+function createdAtOf(tx: ServiceTransaction, now: number): string | null {
+  const said = tx.raw.created_at;
+  const at = typeof said === 'string' ? Date.parse(said) : Number.NaN;
+  return Number.isNaN(at) ? null : iso(Math.min(at, now));
 }
 
 export function fundingDeadline(row: PipelineRow, policy: Policy, now: number): number {
@@ -220,6 +229,11 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   const { tx, asked } = seen;
   const source = SOURCE[asked];
   const counted = source === 'polling';
+  // [D10] A 200 to paybatch's own funding call that came back after the row was held meanwhile (a webhook or a read
+  // that did not match): still proof that its transaction was funded. The debit is recorded; the row stays held.
+  if (row.phase === 'held' && asked === 'fund' && row.funded_at === null && row.fund_attempts > 0) {
+    return { patch: { changes: { funded_at: iso(now), heard_at: iso(now) } }, action: { kind: 'none' }, label: 'applied' };
+  }
   if (!IN_FLIGHT.has(row.phase) && row.phase !== 'final') return none(row.phase === 'held' ? 'held' : 'not_in_flight');
   if (row.phase === 'creating' && asked !== 'create' && asked !== 'lookup') return none('not_created_yet');
 
@@ -230,7 +244,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   // Once funded (or sent in a funding's guard and answered or seen funded), the input amount may not change [D10].
   const committed = funded || (row.phase === 'funding' && (asked === 'fund' || fundedState)) ? row.input_amount : null;
   const mismatches = checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: adopting ? null : row.transaction_id, committed_input_amount: committed }, tx);
-  if (mismatches.length > 0) return row.phase === 'final' ? none('after_final') : hold(row, asked, mismatches, now);
+  if (mismatches.length > 0) return hold(row, asked, mismatches, now);
   if (row.phase === 'final') return none('after_final');
 
   // A row in funding may have been funded whatever its stored state says: a 'canceled' seen meanwhile is not final
@@ -255,7 +269,9 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   const changes: RowChanges = newer ? observed(row, tx, iso(now), at) : { heard_at: iso(now) };
   let phase = row.phase;
   if (adopting) {
-    changes.created_at = row.created_at ?? iso(now);
+    // Found by a lookup (after a crash, or an answer lost), the transaction may be older than this moment: its funding
+    // deadline counts from when the service created it.
+    changes.created_at = row.created_at ?? (asked === 'lookup' ? createdAtOf(tx, now) : null) ?? iso(now);
     phase = 'created';
   }
   const state = newer ? tx.state : (row.state ?? tx.state);

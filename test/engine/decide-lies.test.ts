@@ -21,7 +21,7 @@
  *
  * The oracle is written from the spec (states [3.1], D8, D10) rather than copied
  * from the code: times are compared as instants (Date.parse), not as strings.
- * The defects this found (A to D) are fixed; their minimal cases stay at the
+ * The defects this found (A to D, then E to G) are fixed; their minimal cases stay at the
  * end of the file. Deterministic (fixed seeds), pure, no I/O.
  */
 import { describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ import { toPayoutRequest } from '../../src/batch/payout-request.js';
 import type { Mismatch } from '../../src/engine/answer-check.js';
 import { checkAnswer, lookupHit } from '../../src/engine/answer-check.js';
 import type { Asked, Decision, Policy } from '../../src/engine/decide.js';
-import { MAX_CLOCK_SKEW_MS, decide } from '../../src/engine/decide.js';
+import { MAX_CLOCK_SKEW_MS, decide, hold } from '../../src/engine/decide.js';
 import type { PollingPolicy } from '../../src/engine/read-schedule.js';
 import { firstInterval, nextReadAt } from '../../src/engine/read-schedule.js';
 import type { PipelineRow } from '../../src/store/store.js';
@@ -211,8 +211,12 @@ function makeScenario(g: Gen, phase: string): Scenario {
       Object.assign(base, { state, funded_at: funded ? fundedAt() : null, settled_at: iso(NOW - MIN), paid_at: state === 'paid' ? iso(NOW - MIN) : null, next_read_at: null });
       break;
     }
-    case 'held':
-      Object.assign(base, { state: g.pick([...KNOWN_STATES]), outcome: 'answer_mismatch', next_read_at: null });
+    case 'held': {
+      // Some held while their funding call was out: its 200 may still come back.
+      const fundAttempts = g.chance(0.5) ? g.int(1, FUND_ATTEMPTS) : 0;
+      Object.assign(base, { state: g.pick([...KNOWN_STATES]), outcome: 'answer_mismatch', next_read_at: null, fund_attempts: fundAttempts, funded_at: fundAttempts > 0 && g.chance(0.5) ? fundedAt() : null });
+      break;
+    }
       break;
     default:
       Object.assign(base, { transaction_id: null, state: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null, created_at: null, observed_at: null, heard_at: null, next_read_at: null });
@@ -386,7 +390,8 @@ function makeObservation(g: Gen, row: PipelineRow, asked: Asked): Observation {
     case 'boundary': raw.updated_at = iso(NOW + MAX_CLOCK_SKEW_MS); break;
     case 'nearFuture': raw.updated_at = spell(g, NOW + g.int(0, MAX_CLOCK_SKEW_MS)); break;
   }
-  raw.created_at = row.created_at ?? iso(NOW);
+  // A transaction found by lookup may be older than the lookup (a crash, an answer lost), or say so oddly.
+  raw.created_at = row.created_at ?? (g.chance(0.5) ? iso(NOW) : g.pick([iso(NOW - g.int(1, 120) * MIN), iso(NOW + g.int(1, 30) * MIN), 'yesterday', null, 12345]));
   // Wrapped keys the parser ignores, and the field order shuffled a little, change nothing.
   if (g.chance(0.1)) raw.sender = { external_id: 'SND-1' };
   return { raw, lies, odd, timeKind };
@@ -440,6 +445,12 @@ function verify(c: Case): Violation[] {
   if ((patch === null) !== noPatchLabels.includes(label)) fail('label', `label ${label} with patch ${JSON.stringify(patch)}`);
   if (patch === null && action.kind !== 'none') fail('label', `action ${action.kind} without a patch`);
 
+  // [D10] A held row whose own funding call answers 200 records the debit, and nothing else: it stays held.
+  if (row.phase === 'held' && asked === 'fund' && !fundedBefore && row.fund_attempts > 0) {
+    const keys = Object.keys(changes).sort().join(',');
+    if (keys !== 'funded_at,heard_at' || action.kind !== 'none' || patch?.reserve) fail('(6) fund 200 after a hold', `changes ${keys}, action ${action.kind}`);
+    return out;
+  }
   // Rows not in flight, and rows being created asked about by anything but their create or lookup, never move.
   if (!IN_FLIGHT.has(row.phase) || (row.phase === 'creating' && asked !== 'create' && asked !== 'lookup')) {
     if (patch !== null || action.kind !== 'none') fail('not-in-flight', `phase ${row.phase} moved by ${asked}`);
@@ -502,6 +513,13 @@ function verify(c: Case): Violation[] {
     }
   }
 
+  // The funding deadline counts from the transaction's creation: for one found by lookup, from when the service says it
+  // created it (never later than now); for a create's answer, from now.
+  if (row.phase === 'creating' && patch !== null && changes.phase !== 'held') {
+    const said = typeof obs.raw.created_at === 'string' ? Date.parse(obs.raw.created_at) : Number.NaN;
+    const expected = asked === 'lookup' && !Number.isNaN(said) ? iso(Math.min(said, NOW)) : iso(NOW);
+    if (changes.created_at !== expected) fail('created_at', `adopted by ${asked} with created_at ${String(changes.created_at)}, expected ${expected}`);
+  }
   // (6) A 200 to paybatch's own funding call is proof of funding.
   if (ownFunding && !fundedBefore) {
     if (typeof changes.funded_at !== 'string') fail('(6) fund 200 is proof', `fund answer (${tx.state}) left funded_at ${String(changes.funded_at)}`);
@@ -928,6 +946,41 @@ describe('defects found (minimal cases)', () => {
    * hour later, past engine.funding_deadline_ms (and past the service's own one-hour
    * cancellation): the row is not ended as sender_not_approved in time.
    */
+  /**
+   * E — invariant (6): a 200 to paybatch's own funding call that comes back after a webhook held the row (its answer
+   * did not match) was dropped ('held', no patch): the service funded the transaction, the row said it was not.
+   */
+  it('E: a fund 200 after the row was held meanwhile records the debit, and the row stays held', () => {
+    const row = baseRow('held', { state: 'approved', outcome: 'answer_mismatch', fund_attempts: 1, next_read_at: null });
+    const d = decide(row, { tx: txOf(row, { state: 'pending' }), asked: 'fund' }, NOW, POLICY);
+    expect(d.patch?.changes).toEqual({ funded_at: iso(NOW), heard_at: iso(NOW) });
+    expect(d.action.kind).toBe('none');
+    // Never funded by paybatch: a fund answer cannot be its own, nothing is recorded.
+    expect(decide({ ...row, fund_attempts: 0 }, { tx: txOf(row, { state: 'pending' }), asked: 'fund' }, NOW, POLICY).patch).toBeNull();
+  });
+
+  /**
+   * F — invariant (3): the steps' own holds (a cancel's answer, a lookup's) moved a row that had become final
+   * meanwhile (a webhook said canceled) to held.
+   */
+  it('F: a hold of a row already final moves nothing', () => {
+    const row = baseRow('final', { state: 'canceled', settled_at: iso(NOW - MIN), next_read_at: null });
+    const d = hold(row, 'cancel', [{ field: 'id', asked: 'tx-1', answered: 'tx-2' }], NOW);
+    expect(d).toMatchObject({ patch: null, label: 'after_final', action: { kind: 'none' } });
+  });
+
+  /**
+   * G — invariant (4): a transaction adopted by lookup (after a crash) had its funding deadline counted from the
+   * lookup, not from its creation: found an hour late, it was still funded.
+   */
+  it('G: a transaction found by lookup past its funding deadline is not funded', () => {
+    const row = baseRow('creating', { transaction_id: null, state: null, created_at: null, observed_at: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null });
+    const tx = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: iso(NOW - 55 * MIN), updated_at: iso(NOW - 54 * MIN) });
+    const d = decide(row, { tx, asked: 'lookup' }, NOW, POLICY);
+    expect(d.patch?.changes.created_at).toBe(iso(NOW - 55 * MIN));
+    expect(d.action).toMatchObject({ kind: 'cancel', outcome: 'funding_deadline' });
+  });
+
   it('D: a stale read of a KYC-waiting row schedules the next read past its funding deadline', () => {
     const row = baseRow('created', { state: 'verified', created_at: iso(NOW - 45 * MIN), observed_at: iso(NOW - MIN), reads: 8 });
     const deadline = NOW + 5 * MIN;
