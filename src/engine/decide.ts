@@ -147,11 +147,23 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
   };
 }
 
-/** [D8] When the service created the transaction, if it says so readably; never later than now (a clock ahead of ours would put the deadline off). */
-function createdAtOf(tx: ServiceTransaction, now: number): string | null {
+/** An ISO 8601 instant with its time zone [D8]: a looser date (`"Jan 1"`, `"2026"`) is not believed. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * When a row's transaction was created, as far as paybatch can tell. Found by a
+ * lookup (after a crash, or an answer lost), it may be older than this moment:
+ * its funding deadline counts from when the service says it created it, never
+ * before paybatch asked for it (the claim's time, stored as created_at: a lie
+ * cannot age a row further, nor put it in a day already reported) and never
+ * after now (a clock ahead of ours would put the deadline off). Otherwise, from
+ * when paybatch asked, or now.
+ */
+function adoptedCreatedAt(row: PipelineRow, tx: ServiceTransaction, asked: Asked, now: number): string {
   const said = tx.raw.created_at;
-  const at = typeof said === 'string' ? Date.parse(said) : Number.NaN;
-  return Number.isNaN(at) ? null : iso(Math.min(at, now));
+  const at = asked === 'lookup' && typeof said === 'string' && ISO_INSTANT.test(said) ? Date.parse(said) : Number.NaN;
+  if (Number.isNaN(at)) return row.created_at ?? iso(now);
+  return iso(Math.min(Math.max(at, row.created_at === null ? -Infinity : Date.parse(row.created_at)), now));
 }
 
 export function fundingDeadline(row: PipelineRow, policy: Policy, now: number): number {
@@ -208,6 +220,9 @@ export function decide(row: PipelineRow, seen: Seen, now: number, policy: Policy
   const at = iso(now);
   const audits: RowAudit[] = [];
   const { changes } = decision.patch;
+  if (row.phase === 'held' && changes.funded_at !== undefined) {
+    audits.push({ action: 'fund_answered_after_hold', at, details: { transaction: row.transaction_id, amount: row.input_amount, currency: row.input_currency } });
+  }
   if (changes.state !== undefined && changes.state !== row.state) {
     audits.push({ action: 'state_learned', at, details: { transaction: changes.transaction_id ?? row.transaction_id, state: changes.state, code: changes.state_reason_code ?? null, from: SOURCE[seen.asked] } });
   }
@@ -269,9 +284,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   const changes: RowChanges = newer ? observed(row, tx, iso(now), at) : { heard_at: iso(now) };
   let phase = row.phase;
   if (adopting) {
-    // Found by a lookup (after a crash, or an answer lost), the transaction may be older than this moment: its funding
-    // deadline counts from when the service created it.
-    changes.created_at = row.created_at ?? (asked === 'lookup' ? createdAtOf(tx, now) : null) ?? iso(now);
+    changes.created_at = adoptedCreatedAt(row, tx, asked, now);
     phase = 'created';
   }
   const state = newer ? tx.state : (row.state ?? tx.state);

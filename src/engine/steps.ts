@@ -138,7 +138,8 @@ export class RowSteps {
     let row = start;
     const resumed = row.phase === 'creating';
     if (row.phase === 'ready') {
-      const claimed = await this.move(row, ['ready'], { phase: 'creating' }, {
+      // When paybatch asked: its transaction cannot be older (see decide's adoptedCreatedAt).
+      const claimed = await this.move(row, ['ready'], { phase: 'creating', created_at: this.iso() }, {
         action: 'create_requested', details: { external_id: row.external_id, amount: row.request.output_amount_in_cents, currency: row.request.output_currency_code },
       });
       if (!claimed) return;

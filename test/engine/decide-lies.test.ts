@@ -187,7 +187,8 @@ function makeScenario(g: Gen, phase: string): Scenario {
   const fundedAt = (): string => iso(g.int(createdMs, NOW));
   switch (phase) {
     case 'creating':
-      Object.assign(base, { transaction_id: null, state: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null, created_at: null, observed_at: null, heard_at: null, reads: 0, next_read_at: null });
+      // created_at: when paybatch asked (null on rows claimed by an older paybatch).
+      Object.assign(base, { transaction_id: null, state: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null, created_at: g.chance(0.2) ? null : iso(NOW - g.int(0, 90) * MIN), observed_at: null, heard_at: null, reads: 0, next_read_at: null });
       break;
     case 'created': {
       const state = g.pick(['initial', 'verified', 'approved']);
@@ -391,7 +392,8 @@ function makeObservation(g: Gen, row: PipelineRow, asked: Asked): Observation {
     case 'nearFuture': raw.updated_at = spell(g, NOW + g.int(0, MAX_CLOCK_SKEW_MS)); break;
   }
   // A transaction found by lookup may be older than the lookup (a crash, an answer lost), or say so oddly.
-  raw.created_at = row.created_at ?? (g.chance(0.5) ? iso(NOW) : g.pick([iso(NOW - g.int(1, 120) * MIN), iso(NOW + g.int(1, 30) * MIN), 'yesterday', null, 12345]));
+  raw.created_at = row.phase !== 'creating' ? row.created_at : g.chance(0.3) ? iso(NOW - g.int(0, 5) * MIN)
+    : g.pick([iso(NOW - g.int(1, 180) * MIN), iso(NOW + g.int(1, 30) * MIN), spell(g, NOW - g.int(1, 60) * MIN), 'yesterday', 'Jan 1', '2026', '1', null, 12345]);
   // Wrapped keys the parser ignores, and the field order shuffled a little, change nothing.
   if (g.chance(0.1)) raw.sender = { external_id: 'SND-1' };
   return { raw, lies, odd, timeKind };
@@ -514,10 +516,13 @@ function verify(c: Case): Violation[] {
   }
 
   // The funding deadline counts from the transaction's creation: for one found by lookup, from when the service says it
-  // created it (never later than now); for a create's answer, from now.
+  // created it (an ISO 8601 instant, never before paybatch asked nor after now); for a create's answer, from when
+  // paybatch asked.
   if (row.phase === 'creating' && patch !== null && changes.phase !== 'held') {
-    const said = typeof obs.raw.created_at === 'string' ? Date.parse(obs.raw.created_at) : Number.NaN;
-    const expected = asked === 'lookup' && !Number.isNaN(said) ? iso(Math.min(said, NOW)) : iso(NOW);
+    const raw = obs.raw.created_at;
+    const said = typeof raw === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(raw) ? Date.parse(raw) : Number.NaN;
+    const askedMs = row.created_at === null ? -Infinity : Date.parse(row.created_at);
+    const expected = asked === 'lookup' && !Number.isNaN(said) ? iso(Math.min(Math.max(said, askedMs), NOW)) : (row.created_at ?? iso(NOW));
     if (changes.created_at !== expected) fail('created_at', `adopted by ${asked} with created_at ${String(changes.created_at)}, expected ${expected}`);
   }
   // (6) A 200 to paybatch's own funding call is proof of funding.
@@ -954,6 +959,7 @@ describe('defects found (minimal cases)', () => {
     const row = baseRow('held', { state: 'approved', outcome: 'answer_mismatch', fund_attempts: 1, next_read_at: null });
     const d = decide(row, { tx: txOf(row, { state: 'pending' }), asked: 'fund' }, NOW, POLICY);
     expect(d.patch?.changes).toEqual({ funded_at: iso(NOW), heard_at: iso(NOW) });
+    expect(d.patch?.audits?.map((a) => a.action)).toEqual(['fund_answered_after_hold']);
     expect(d.action.kind).toBe('none');
     // Never funded by paybatch: a fund answer cannot be its own, nothing is recorded.
     expect(decide({ ...row, fund_attempts: 0 }, { tx: txOf(row, { state: 'pending' }), asked: 'fund' }, NOW, POLICY).patch).toBeNull();
@@ -979,6 +985,12 @@ describe('defects found (minimal cases)', () => {
     const d = decide(row, { tx, asked: 'lookup' }, NOW, POLICY);
     expect(d.patch?.changes.created_at).toBe(iso(NOW - 55 * MIN));
     expect(d.action).toMatchObject({ kind: 'cancel', outcome: 'funding_deadline' });
+    // Never before paybatch asked for it: a service that says so cannot age the row further (nor put it in a day
+    // already reported), and a date in a looser spelling than ISO 8601 is not believed.
+    const asked = { ...row, created_at: iso(NOW - 10 * MIN) };
+    expect(decide(asked, { tx, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW - 10 * MIN) } }, action: { kind: 'fund' } });
+    const loose = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: 'Jan 1', updated_at: iso(NOW - 54 * MIN) });
+    expect(decide(row, { tx: loose, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW) } }, action: { kind: 'fund' } });
   });
 
   it('D: a stale read of a KYC-waiting row schedules the next read past its funding deadline', () => {
