@@ -151,18 +151,19 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 /**
- * When a row's transaction was created, as far as paybatch can tell. Found by a
- * lookup (after a crash, or an answer lost), it may be older than this moment:
- * its funding deadline counts from when the service says it created it, never
- * before paybatch asked for it (the claim's time, stored as created_at: a lie
- * cannot age a row further, nor put it in a day already reported) and never
- * after now (a clock ahead of ours would put the deadline off). Otherwise, from
- * when paybatch asked, or now.
+ * When a row's transaction was created, as far as paybatch can tell. A create's
+ * answer: now, the call made it (a row taken up long after it was claimed is
+ * created only then). Found by a lookup (after a crash, or an answer lost), it
+ * may be older than this moment: its funding deadline counts from when the
+ * service says it created it, never before paybatch first asked for it (the
+ * claim's time, stored as created_at: a lie cannot age a row further, nor put
+ * it in a day already reported) and never after now (a clock ahead of ours
+ * would put the deadline off). A date it cannot read counts as now.
  */
 function adoptedCreatedAt(row: PipelineRow, tx: ServiceTransaction, asked: Asked, now: number): string {
   const said = tx.raw.created_at;
   const at = asked === 'lookup' && typeof said === 'string' && ISO_INSTANT.test(said) ? Date.parse(said) : Number.NaN;
-  if (Number.isNaN(at)) return row.created_at ?? iso(now);
+  if (Number.isNaN(at)) return iso(now);
   return iso(Math.min(Math.max(at, row.created_at === null ? -Infinity : Date.parse(row.created_at)), now));
 }
 

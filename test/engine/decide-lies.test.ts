@@ -516,13 +516,13 @@ function verify(c: Case): Violation[] {
   }
 
   // The funding deadline counts from the transaction's creation: for one found by lookup, from when the service says it
-  // created it (an ISO 8601 instant, never before paybatch asked nor after now); for a create's answer, from when
-  // paybatch asked.
+  // created it (an ISO 8601 instant, never before paybatch first asked nor after now; a date it cannot read counts as
+  // now); for a create's answer, from now.
   if (row.phase === 'creating' && patch !== null && changes.phase !== 'held') {
     const raw = obs.raw.created_at;
     const said = typeof raw === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(raw) ? Date.parse(raw) : Number.NaN;
     const askedMs = row.created_at === null ? -Infinity : Date.parse(row.created_at);
-    const expected = asked === 'lookup' && !Number.isNaN(said) ? iso(Math.min(Math.max(said, askedMs), NOW)) : (row.created_at ?? iso(NOW));
+    const expected = asked === 'lookup' && !Number.isNaN(said) ? iso(Math.min(Math.max(said, askedMs), NOW)) : iso(NOW);
     if (changes.created_at !== expected) fail('created_at', `adopted by ${asked} with created_at ${String(changes.created_at)}, expected ${expected}`);
   }
   // (6) A 200 to paybatch's own funding call is proof of funding.
@@ -979,7 +979,7 @@ describe('defects found (minimal cases)', () => {
    * G — invariant (4): a transaction adopted by lookup (after a crash) had its funding deadline counted from the
    * lookup, not from its creation: found an hour late, it was still funded.
    */
-  it('G: a transaction found by lookup past its funding deadline is not funded', () => {
+  it('G: a transaction found by lookup past its funding deadline is not funded; one created by a late create is', () => {
     const row = baseRow('creating', { transaction_id: null, state: null, created_at: null, observed_at: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null });
     const tx = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: iso(NOW - 55 * MIN), updated_at: iso(NOW - 54 * MIN) });
     const d = decide(row, { tx, asked: 'lookup' }, NOW, POLICY);
@@ -990,7 +990,11 @@ describe('defects found (minimal cases)', () => {
     const asked = { ...row, created_at: iso(NOW - 10 * MIN) };
     expect(decide(asked, { tx, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW - 10 * MIN) } }, action: { kind: 'fund' } });
     const loose = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: 'Jan 1', updated_at: iso(NOW - 54 * MIN) });
-    expect(decide(row, { tx: loose, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW) } }, action: { kind: 'fund' } });
+    expect(decide(asked, { tx: loose, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW) } }, action: { kind: 'fund' } });
+    // Claimed an hour ago, its create sent only now (taken up after a crash): made now, funded.
+    const late = { ...row, created_at: iso(NOW - 60 * MIN) };
+    const made = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: iso(NOW), updated_at: iso(NOW) });
+    expect(decide(late, { tx: made, asked: 'create' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW) } }, action: { kind: 'fund' } });
   });
 
   it('D: a stale read of a KYC-waiting row schedules the next read past its funding deadline', () => {

@@ -393,6 +393,27 @@ describe('a transaction found by lookup counts its funding deadline from its cre
     expect([...ctx.sandbox.store.allTransactions()].find((t) => t.external_id === 'LATE-1')?.state).toBe('canceled');
   });
 
+  it('claimed two hours ago but never created (the service unreachable then): created now, its deadline from now, funded', async () => {
+    ctx = await engineContext();
+    liar = await lyingService(ctx.sandbox);
+    ctx.serviceUrl = liar.url;
+    // Every create refused before it reaches the service: the row stays being created, nothing made.
+    liar.lie(rule('POST', PATHS.create, answer(503, { errors: ['service trouble'] })));
+    ctx.drop(batchOf(ctx.dir, 'one.csv', ['SLOW-1']));
+    const batch = (await ctx.run({}, 1500)).batches[0]?.batch as string;
+    expect((await ctx.store.row(batch, 2))?.phase).toBe('creating');
+    expect([...ctx.sandbox.store.allTransactions()]).toEqual([]);
+    (ctx.store as unknown as { db: { prepare(sql: string): { run(...args: unknown[]): unknown } } }).db
+      .prepare('UPDATE rows SET created_at = ? WHERE batch_id = ? AND line = 2').run(new Date(Date.now() - 120 * MIN).toISOString(), batch);
+    liar.clear();
+    const before = Date.now();
+    await ctx.run({}, 8000);
+    const row = await ctx.store.row(batch, 2) as PipelineRow;
+    expect(row).toMatchObject({ phase: 'final', state: 'paid', outcome: null });
+    expect(Date.parse(row.created_at as string)).toBeGreaterThanOrEqual(before);
+    expect(fundCalls(liar)).toHaveLength(1);
+  });
+
   it('created 10 minutes ago: funded, its deadline counted from the service\'s created_at', async () => {
     const said = new Date(Date.now() - 10 * MIN).toISOString();
     const { ctx, liar, row } = await adoptedWith(said, 'RECENT-1', 11 * MIN);
@@ -422,9 +443,12 @@ describe('a transaction found by lookup counts its funding deadline from its cre
     ['null', null],
     ['an empty string', ''],
     ['absent', undefined],
-  ])('a created_at that cannot be read (%s) counts as unknown: the deadline from when paybatch asked, the row funded', async (_what, createdAt) => {
-    const { liar, row, asked } = await adoptedWith(createdAt, 'ODD-1', 5 * MIN);
+  ])('a created_at that cannot be read (%s) counts as unknown: the deadline from the lookup, the row funded', async (_what, createdAt) => {
+    const { liar, row, before, after } = await adoptedWith(createdAt, 'ODD-1', 5 * MIN);
     expect(fundCalls(liar)).toHaveLength(1);
-    expect(row).toMatchObject({ phase: 'final', state: 'paid', created_at: asked });
+    expect(row).toMatchObject({ phase: 'final', state: 'paid' });
+    const created = Date.parse(row.created_at as string);
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(created).toBeLessThanOrEqual(after);
   });
 });
