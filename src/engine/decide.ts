@@ -147,8 +147,8 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
   };
 }
 
-/** An ISO 8601 instant with its time zone [D8]: a looser date (`"Jan 1"`, `"2026"`) is not believed. */
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+/** An ISO 8601 instant with its time zone [D8] (or RFC 3339's space for the T): a looser date (`"Jan 1"`, `"2026"`) is not believed. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * When a row's transaction was created, as far as paybatch can tell. A create's

@@ -14,8 +14,8 @@ const clean = (): Collected => ({
   balancesBefore: { USD: '1000' },
   balancesAfter: { USD: '900' },
   rows: [
-    { batch_id: 'B', line: 2, external_id: 'A', transaction_id: null, phase: 'final', state: 'paid', reads: 2, created_at: '2026-01-01T00:00:00.000Z' },
-    { batch_id: 'B', line: 3, external_id: 'B', transaction_id: null, phase: 'final', state: 'refunded', reads: 3, created_at: '2026-01-01T00:00:00.000Z' },
+    { batch_id: 'B', line: 2, external_id: 'A', transaction_id: 'tr_a', phase: 'final', state: 'paid', reads: 2, created_at: '2026-01-01T00:00:00.000Z' },
+    { batch_id: 'B', line: 3, external_id: 'B', transaction_id: 'tr_b', phase: 'final', state: 'refunded', reads: 3, created_at: '2026-01-01T00:00:00.000Z' },
     { batch_id: 'B', line: 4, external_id: 'C', transaction_id: null, phase: 'invalid', state: null, reads: 0, created_at: null },
   ],
   differences: 0,
@@ -48,11 +48,18 @@ describe('the chaos run\'s invariants', () => {
     expect(failing(greedy)).toEqual(['reads per transaction within the polling budget']);
   });
 
+  it('counts as transactions only rows that have one: a claimed row has a created_at before (or without) its transaction', () => {
+    const c = clean();
+    c.rows.push({ batch_id: 'B', line: 5, external_id: 'D', transaction_id: null, phase: 'final', state: null, reads: 0, created_at: '2026-01-01T00:00:00.000Z' });
+    const reads = checkInvariants(c, 1).find((check) => check.name === 'reads per transaction within the polling budget');
+    expect(reads?.figure).toMatch(/^2 transactions, 2\.50 reads each/);
+  });
+
   it('counts a row waiting in an attention state as done, but not one still being funded', () => {
     const c = clean();
-    c.rows.push({ batch_id: 'B', line: 5, external_id: 'D', transaction_id: null, phase: 'funded', state: 'stuck', reads: 1, created_at: '2026-01-01T00:00:00.000Z' });
+    c.rows.push({ batch_id: 'B', line: 5, external_id: 'D', transaction_id: 'tr_d', phase: 'funded', state: 'stuck', reads: 1, created_at: '2026-01-01T00:00:00.000Z' });
     expect(failing(c)).toEqual([]);
-    c.rows.push({ batch_id: 'B', line: 6, external_id: 'E', transaction_id: null, phase: 'funding', state: 'approved', reads: 1, created_at: '2026-01-01T00:00:00.000Z' });
+    c.rows.push({ batch_id: 'B', line: 6, external_id: 'E', transaction_id: 'tr_e', phase: 'funding', state: 'approved', reads: 1, created_at: '2026-01-01T00:00:00.000Z' });
     expect(failing(c)).toEqual(['every row final or in an attention state']);
   });
 });

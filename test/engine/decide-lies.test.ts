@@ -520,7 +520,7 @@ function verify(c: Case): Violation[] {
   // now); for a create's answer, from now.
   if (row.phase === 'creating' && patch !== null && changes.phase !== 'held') {
     const raw = obs.raw.created_at;
-    const said = typeof raw === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(raw) ? Date.parse(raw) : Number.NaN;
+    const said = typeof raw === 'string' && /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/i.test(raw) ? Date.parse(raw) : Number.NaN;
     const askedMs = row.created_at === null ? -Infinity : Date.parse(row.created_at);
     const expected = asked === 'lookup' && !Number.isNaN(said) ? iso(Math.min(Math.max(said, askedMs), NOW)) : iso(NOW);
     if (changes.created_at !== expected) fail('created_at', `adopted by ${asked} with created_at ${String(changes.created_at)}, expected ${expected}`);
@@ -989,6 +989,11 @@ describe('defects found (minimal cases)', () => {
     // already reported), and a date in a looser spelling than ISO 8601 is not believed.
     const asked = { ...row, created_at: iso(NOW - 10 * MIN) };
     expect(decide(asked, { tx, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW - 10 * MIN) } }, action: { kind: 'fund' } });
+    // RFC 3339's space for the T, and an offset without its colon, are read.
+    for (const spelled of ['2026-11-21 11:05:00Z', '2026-11-21T12:05:00+0100']) {
+      const other = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: spelled, updated_at: iso(NOW - 54 * MIN) });
+      expect(decide(row, { tx: other, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW - 55 * MIN) } }, action: { kind: 'cancel' } });
+    }
     const loose = txOf({ ...row, transaction_id: 'tx-1' }, { state: 'approved', created_at: 'Jan 1', updated_at: iso(NOW - 54 * MIN) });
     expect(decide(asked, { tx: loose, asked: 'lookup' }, NOW, POLICY)).toMatchObject({ patch: { changes: { created_at: iso(NOW) } }, action: { kind: 'fund' } });
     // Claimed an hour ago, its create sent only now (taken up after a crash): made now, funded.
