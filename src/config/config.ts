@@ -17,7 +17,7 @@ import { cronProblem } from '../watch/schedules.js';
 
 const positive = z.number().int().positive();
 /** A delay paybatch waits for with a timer: Node's timers wait 1 ms for anything longer than 2^31 − 1 ms. */
-const delayMs = positive.max(LONGEST_TIMER_MS, 'at most 2147483647 ms (about 24.8 days), the longest delay a timer waits for');
+const delayMs = positive.max(LONGEST_TIMER_MS, `at most ${LONGEST_TIMER_MS} ms (about 24.8 days), the longest delay a timer waits for`);
 
 const batchSchema = z.strictObject({
   /** `auto` detects comma, semicolon or tab from the header line. */

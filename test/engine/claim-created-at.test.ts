@@ -13,9 +13,7 @@
  *   it has been in flight from the claim, not from the batch's arrival;
  *   `paybatch cancel` says it is not created yet; the results say not_sent_yet.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Collected } from '../../chaos/invariants.js';
 import { checkInvariants } from '../../chaos/invariants.js';
 import { systemClock } from '../../src/clock.js';
@@ -25,39 +23,19 @@ import { readStatus } from '../../src/engine/status.js';
 import { reconcile } from '../../src/reports/reconciliation.js';
 import type { PipelineRow } from '../../src/store/store.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { engineContext, template } from '../helpers/engine.js';
-import type { LyingService } from '../helpers/lying-service.js';
-import { PATHS, answer, lyingService, rule } from '../helpers/lying-service.js';
+import { backdateClaim, gbrRowsBatch, sqliteOf } from '../helpers/engine.js';
+import { PATHS, answer, engineBehindLiar, rule } from '../helpers/lying-service.js';
 
 const HOUR = 3_600_000;
 
-/** A batch file of the GBR template's first row (sender approved at once), once per external id. */
-function batchOf(dir: string, name: string, externalIds: readonly string[]): string {
-  const [header, first] = readFileSync(template('templates/gbr-bank.csv'), 'utf8').split('\n') as [string, string];
-  const rest = first.slice(first.indexOf(','));
-  const file = join(dir, name);
-  writeFileSync(file, `${header}\n${externalIds.map((id) => `"${id}"${rest}`).join('\n')}\n`);
-  return file;
-}
-
-type Db = { db: { prepare(sql: string): { run(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] } } };
-
 describe('created_at recorded at the claim, before any transaction exists', () => {
-  let ctx: EngineContext | undefined;
-  let liar: LyingService | undefined;
-  afterEach(async () => {
-    await liar?.close();
-    await ctx?.stop();
-    ctx = liar = undefined;
-  });
+  const setting = engineBehindLiar();
 
   /** One row whose create the service answers 422 (a field of the recipient): rejected_by_service, no transaction. */
   async function refusedOnCreate(): Promise<{ ctx: EngineContext; row: PipelineRow; batch: string; before: number; after: number }> {
-    ctx = await engineContext();
-    liar = await lyingService(ctx.sandbox);
-    ctx.serviceUrl = liar.url;
+    const { ctx, liar } = setting;
     liar.lie(rule('POST', PATHS.create, answer(422, { errors: { 'recipient.iban': ['is invalid'] } })));
-    ctx.drop(batchOf(ctx.dir, 'one.csv', ['REFUSED-1']));
+    ctx.drop(gbrRowsBatch(ctx.dir, 'one.csv', ['REFUSED-1']));
     const before = Date.now();
     const batch = (await ctx.run({}, 5000)).batches[0]?.batch as string;
     const after = Date.now();
@@ -94,7 +72,7 @@ describe('created_at recorded at the claim, before any transaction exists', () =
   it('the chaos run\'s invariants do not count a row the service refused on create as a transaction', async () => {
     const { ctx, batch } = await refusedOnCreate();
     // The same columns chaos/run.ts reads (FINAL_ROW_COLUMNS).
-    const rows = (ctx.store as unknown as Db).db.prepare('SELECT batch_id, line, external_id, transaction_id, phase, state, reads, created_at FROM rows WHERE batch_id = ?')
+    const rows = sqliteOf(ctx.store).prepare('SELECT batch_id, line, external_id, transaction_id, phase, state, reads, created_at FROM rows WHERE batch_id = ?')
       .all(batch) as Collected['rows'];
     const collected: Collected = {
       rowsIn: 1, rowsInResults: 1, serviceExternalIds: [], ledger: [], balancesBefore: {}, balancesAfter: {}, rows, differences: 0, unexplainedDifferences: 0, seconds: 1,
@@ -105,12 +83,10 @@ describe('created_at recorded at the claim, before any transaction exists', () =
   });
 
   it('a row left being created (the service unreachable): in flight since its claim for status, not cancellable, not sent yet in the results', async () => {
-    ctx = await engineContext();
-    liar = await lyingService(ctx.sandbox);
-    ctx.serviceUrl = liar.url;
+    const { ctx, liar } = setting;
     liar.lie(rule('POST', PATHS.create, answer(503, { errors: ['service trouble'] })));
     liar.lie(rule('GET', PATHS.lookup, answer(503, { errors: ['service trouble'] })));
-    ctx.drop(batchOf(ctx.dir, 'one.csv', ['SLOW-1']));
+    ctx.drop(gbrRowsBatch(ctx.dir, 'one.csv', ['SLOW-1']));
     const batch = (await ctx.run({}, 1500)).batches[0]?.batch as string;
     const row = await ctx.store.row(batch, 2) as PipelineRow;
     expect(row).toMatchObject({ phase: 'creating', transaction_id: null });
@@ -119,7 +95,7 @@ describe('created_at recorded at the claim, before any transaction exists', () =
     expect((await ctx.results(batch))[0]).toMatchObject({ external_id: 'SLOW-1', state: 'not_sent_yet', transaction_id: '' });
 
     // Claimed three hours ago (a crash, a restart late): status counts from the claim, the batch's arrival being later.
-    (ctx.store as unknown as Db).db.prepare('UPDATE rows SET created_at = ? WHERE batch_id = ? AND line = 2').run(new Date(Date.now() - 3 * HOUR).toISOString(), batch);
+    backdateClaim(ctx.store, batch, 2, new Date(Date.now() - 3 * HOUR).toISOString());
     const status = (await readStatus(ctx.store, systemClock, batch)).batches[0];
     expect(status?.unsettled).toBe(1);
     expect(status?.oldest_unsettled_age_s).toBeGreaterThanOrEqual(3 * 3600 - 5);

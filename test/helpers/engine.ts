@@ -1,5 +1,6 @@
 /** Runs the engine in-process against a fast sandbox, in a fresh workspace. */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import { afterAll, beforeAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,23 @@ export const FAST_INTAKE = { stable_ms: 30 };
 export const FAST_ENGINE = { polling: { first_window_ms: 60_000, first_window_reads: 3000, later_interval_ms: 1000, reads_per_second: 500 } };
 
 export const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
+
+/** A batch file of the GBR template's first row (its sender approved at once), once per external id; returns its path. */
+export function gbrRowsBatch(dir: string, name: string, externalIds: readonly string[]): string {
+  const [header, first] = readFileSync(template('templates/gbr-bank.csv'), 'utf8').split('\n') as [string, string];
+  const rest = first.slice(first.indexOf(','));
+  const file = join(dir, name);
+  writeFileSync(file, `${header}\n${externalIds.map((id) => `"${id}"${rest}`).join('\n')}\n`);
+  return file;
+}
+
+/** The store's own SQLite connection, for a test that sets a row as a crash or the passing of time would leave it. */
+export const sqliteOf = (store: SqliteStore): Database.Database => (store as unknown as { db: Database.Database }).db;
+
+/** A row claimed `at` (an ISO time): as a claim made that long before a crash and a late restart leaves it. */
+export function backdateClaim(store: SqliteStore, batch: string, line: number, at: string): void {
+  sqliteOf(store).prepare('UPDATE rows SET created_at = ? WHERE batch_id = ? AND line = ?').run(at, batch, line);
+}
 
 export interface EngineContext {
   dir: string;

@@ -18,6 +18,9 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { signatureFor, signaturesMatch, signedHeaders } from '../../src/sandbox/signature.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
+import { afterEach, beforeEach } from 'vitest';
+import type { EngineContext } from './engine.js';
+import { engineContext } from './engine.js';
 
 export interface LieContext {
   method: string;
@@ -90,11 +93,15 @@ function inside(body: unknown, change: (object: unknown) => unknown): unknown {
   return isObject(body) && 'object' in body ? { ...body, object: change(body.object) } : change(body);
 }
 
-/** Each transaction of the answer, alone or in a list [D7]; errors and other shapes pass untouched. */
-function eachTransaction(label: string, change: (tx: Record<string, unknown>) => Record<string, unknown>): LieAction {
+/** An answer's body with each of its transactions changed, alone or in a list [D7]; errors and other shapes pass untouched. */
+export function eachTransactionIn(body: unknown, change: (tx: Record<string, unknown>) => Record<string, unknown>): unknown {
   const one = (v: unknown): unknown => (isTransaction(v) ? change(v) : v);
-  return transform((body) => inside(body, (o) => (Array.isArray(o) ? o.map(one) : one(o))), label);
+  return inside(body, (o) => (Array.isArray(o) ? o.map(one) : one(o)));
 }
+
+/** Each transaction of the answer changed (see eachTransactionIn). */
+export const eachTransaction = (label: string, change: (tx: Record<string, unknown>) => Record<string, unknown>): LieAction =>
+  transform((body) => eachTransactionIn(body, change), label);
 
 const scaled = (v: unknown, factor: bigint): unknown => (typeof v === 'string' && /^\d+$/.test(v) ? (BigInt(v) * factor).toString() : v);
 
@@ -277,6 +284,38 @@ export async function lyingService(sandbox: RunningSandbox): Promise<LyingServic
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await pool.close();
+    },
+  };
+}
+
+/**
+ * For each test of a suite (call it inside its describe): an engine context
+ * whose service is a lying proxy in front of its sandbox, made before the test,
+ * both closed after it.
+ */
+export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar: LyingService } {
+  let ctx: EngineContext | undefined;
+  let liar: LyingService | undefined;
+  beforeEach(async () => {
+    ctx = await engineContext();
+    liar = await lyingService(ctx.sandbox);
+    ctx.serviceUrl = liar.url;
+  });
+  afterEach(async () => {
+    await liar?.close();
+    await ctx?.stop();
+    ctx = liar = undefined;
+  });
+  const made = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the engine and its lying service are made before each test only');
+    return value;
+  };
+  return {
+    get ctx(): EngineContext {
+      return made(ctx);
+    },
+    get liar(): LyingService {
+      return made(liar);
     },
   };
 }

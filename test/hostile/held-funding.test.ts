@@ -23,7 +23,7 @@
  * by the proxy on a gate the test opens, never by a sleep: the order of events is
  * fixed, whatever the machine's speed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,30 +43,12 @@ import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { eventually } from '../helpers/daemon.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, FAST_SANDBOX, debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_SANDBOX, backdateClaim, debitsPerTransaction, gbrRowsBatch } from '../helpers/engine.js';
 import type { LieAction, LyingService } from '../helpers/lying-service.js';
-import { PATHS, answer, loseAnswerAfterCommit, lyingService, rule, transform } from '../helpers/lying-service.js';
+import { PATHS, answer, eachTransaction, eachTransactionIn, engineBehindLiar, loseAnswerAfterCommit, lyingService, rule, scaleInputAmount, transform } from '../helpers/lying-service.js';
 import { call } from '../helpers/sandbox.js';
 
 const MIN = 60_000;
-
-/** A batch file of the GBR template's first row (sender approved at once), once per external id. */
-function batchOf(dir: string, name: string, externalIds: readonly string[]): string {
-  const [header, first] = readFileSync(template('templates/gbr-bank.csv'), 'utf8').split('\n') as [string, string];
-  const rest = first.slice(first.indexOf(','));
-  const file = join(dir, name);
-  writeFileSync(file, `${header}\n${externalIds.map((id) => `"${id}"${rest}`).join('\n')}\n`);
-  return file;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** [D4] The answer's object, bare or wrapped as `{object, meta}`, changed; each transaction of a list [D7] too. */
-function eachTx(body: unknown, change: (tx: Record<string, unknown>) => Record<string, unknown>): unknown {
-  const one = (v: unknown): unknown => (isObject(v) && typeof v.id === 'string' ? change(v) : v);
-  const all = (o: unknown): unknown => (Array.isArray(o) ? o.map(one) : one(o));
-  return isObject(body) && 'object' in body ? { ...body, object: all(body.object) } : all(body);
-}
 
 /**
  * A call held open by the proxy until the test opens the gate: the sandbox has
@@ -167,22 +149,24 @@ async function rowIn(store: SqliteStore, phases: readonly string[], what: string
 
 const fundCalls = (liar: LyingService): string[] => liar.seen.filter((s) => s.method === 'POST' && PATHS.fund.test(s.path)).map((s) => s.path);
 
+/** The daemon and the gates of the test running (the watch tests below). */
+let w: Watch | undefined;
+const gates: Gate[] = [];
+afterEach(async () => {
+  // A gate a failed test left shut would keep its call, and so the daemon's stop, waiting.
+  for (const g of gates.splice(0)) g.open();
+  await w?.stop();
+  w = undefined;
+});
+
 describe('a funding answered after the row was held (watch, webhooks)', () => {
-  let w: Watch | undefined;
-  const gates: Gate[] = [];
-  afterEach(async () => {
-    // A gate a failed test left shut would keep its call, and so the daemon's stop, waiting.
-    for (const g of gates.splice(0)) g.open();
-    await w?.stop();
-    w = undefined;
-  });
 
   /** Drops a one-row batch, holds its funding call open, and holds the row meanwhile by a webhook with another amount. */
   async function heldWhileFunding(fund: Gate): Promise<{ w: Watch; row: PipelineRow }> {
     gates.push(fund);
     w = await watchThroughLiar();
     w.liar.lie(rule('POST', PATHS.fund, fund.act));
-    batchOf(w.workspace.folders.inbox, 'one.csv', ['HELD-1']);
+    gbrRowsBatch(w.workspace.folders.inbox, 'one.csv', ['HELD-1']);
     const funding = await rowIn(w.store, ['funding'], 'the row in funding');
     await eventually(() => fund.arrived, 15_000, 'the funding call at the proxy');
     // The transaction as the service has it now, but for the output amount: not the row's own answer.
@@ -262,11 +246,11 @@ describe('a funding answered after the row was held (watch, webhooks)', () => {
     const fund = gate();
     gates.push(fund);
     w = await watchThroughLiar();
-    const doubled = transform((b) => eachTx(b, (tx) => ({ ...tx, input_amount_in_cents: String(BigInt(tx.input_amount_in_cents as string) * 2n) })), 'doubled_input');
+    const doubled = scaleInputAmount(2n);
     w.liar.lie(rule('POST', PATHS.fund, fund.act));
     w.liar.lie(rule('POST', PATHS.create, doubled));
     w.liar.lie(rule('GET', PATHS.transaction, doubled));
-    batchOf(w.workspace.folders.inbox, 'one.csv', ['REFUSED-1']);
+    gbrRowsBatch(w.workspace.folders.inbox, 'one.csv', ['REFUSED-1']);
     const funding = await rowIn(w.store, ['funding'], 'the row in funding');
     await eventually(() => fund.arrived, 15_000, 'the funding call at the proxy');
     const own = (await call(w.sandbox, 'GET', `/transactions/${funding.transaction_id as string}`)).body;
@@ -308,22 +292,15 @@ describe('a funding answered after the row was held (watch, webhooks)', () => {
 });
 
 describe('a final row and a late answer that does not match (watch)', () => {
-  let w: Watch | undefined;
-  const gates: Gate[] = [];
-  afterEach(async () => {
-    for (const g of gates.splice(0)) g.open();
-    await w?.stop();
-    w = undefined;
-  });
 
   it('a row made final by a read while its cancel call was out is not held by that call\'s answer naming another amount', async () => {
     // Every quote over engine.max_input_per_row: the create's answer ends the row (quote_rejected), its transaction is
     // cancelled. The cancel call is held open; the service has cancelled it, and the daemon's reads see that first.
-    const cancelGate = gate((b) => eachTx(b, (tx) => ({ ...tx, output_amount_in_cents: String(BigInt(tx.output_amount_in_cents as string) * 100n) })));
+    const cancelGate = gate((b) => eachTransactionIn(b, (tx) => ({ ...tx, output_amount_in_cents: String(BigInt(tx.output_amount_in_cents as string) * 100n) })));
     gates.push(cancelGate);
     w = await watchThroughLiar({ max_input_per_row: { USD: '1' } });
     w.liar.lie(rule('DELETE', PATHS.transaction, cancelGate.act));
-    batchOf(w.workspace.folders.inbox, 'one.csv', ['FINAL-1']);
+    gbrRowsBatch(w.workspace.folders.inbox, 'one.csv', ['FINAL-1']);
     await eventually(() => cancelGate.arrived, 15_000, 'the cancel call at the proxy');
     const final = await rowIn(w.store, ['final'], 'the row final by a read while the cancel is out');
     expect(final).toMatchObject({ state: 'canceled', outcome: 'quote_rejected', funded_at: null });
@@ -338,13 +315,7 @@ describe('a final row and a late answer that does not match (watch)', () => {
 });
 
 describe('a transaction found by lookup counts its funding deadline from its creation (run)', () => {
-  let ctx: EngineContext | undefined;
-  let liar: LyingService | undefined;
-  afterEach(async () => {
-    await liar?.close();
-    await ctx?.stop();
-    ctx = liar = undefined;
-  });
+  const setting = engineBehindLiar();
 
   /**
    * One row whose create answer is lost after the service made it, left being created by a first run (its lookups
@@ -353,23 +324,20 @@ describe('a transaction found by lookup counts its funding deadline from its cre
    * transaction was created at `createdAt`.
    */
   async function adoptedWith(createdAt: unknown, externalId: string, askedAgoMs: number): Promise<{ ctx: EngineContext; liar: LyingService; row: PipelineRow; asked: string; before: number; after: number; batch: string }> {
-    ctx = await engineContext();
-    liar = await lyingService(ctx.sandbox);
-    ctx.serviceUrl = liar.url;
+    const { ctx, liar } = setting;
     liar.lie(rule('POST', PATHS.create, loseAnswerAfterCommit(), 1));
     liar.lie(rule('GET', PATHS.lookup, answer(503, { errors: ['service trouble'] })));
-    ctx.drop(batchOf(ctx.dir, 'one.csv', [externalId]));
+    ctx.drop(gbrRowsBatch(ctx.dir, 'one.csv', [externalId]));
     const first = await ctx.run({}, 1500);
     const batch = first.batches[0]?.batch as string;
     expect((await ctx.store.row(batch, 2))?.phase).toBe('creating');
     const asked = new Date(Date.now() - askedAgoMs).toISOString();
-    (ctx.store as unknown as { db: { prepare(sql: string): { run(...args: unknown[]): unknown } } }).db
-      .prepare('UPDATE rows SET created_at = ? WHERE batch_id = ? AND line = 2').run(asked, batch);
+    backdateClaim(ctx.store, batch, 2, asked);
     liar.clear();
-    liar.lie(rule('GET', PATHS.lookup, transform((b) => eachTx(b, (tx) => {
+    liar.lie(rule('GET', PATHS.lookup, eachTransaction('created_at', (tx) => {
       const { created_at: _ignored, ...rest } = tx;
       return createdAt === undefined ? rest : { ...rest, created_at: createdAt };
-    }), 'created_at')));
+    })));
     const before = Date.now();
     await ctx.run({}, 8000);
     const after = Date.now();
@@ -394,17 +362,14 @@ describe('a transaction found by lookup counts its funding deadline from its cre
   });
 
   it('claimed two hours ago but never created (the service unreachable then): created now, its deadline from now, funded', async () => {
-    ctx = await engineContext();
-    liar = await lyingService(ctx.sandbox);
-    ctx.serviceUrl = liar.url;
+    const { ctx, liar } = setting;
     // Every create refused before it reaches the service: the row stays being created, nothing made.
     liar.lie(rule('POST', PATHS.create, answer(503, { errors: ['service trouble'] })));
-    ctx.drop(batchOf(ctx.dir, 'one.csv', ['SLOW-1']));
+    ctx.drop(gbrRowsBatch(ctx.dir, 'one.csv', ['SLOW-1']));
     const batch = (await ctx.run({}, 1500)).batches[0]?.batch as string;
     expect((await ctx.store.row(batch, 2))?.phase).toBe('creating');
     expect([...ctx.sandbox.store.allTransactions()]).toEqual([]);
-    (ctx.store as unknown as { db: { prepare(sql: string): { run(...args: unknown[]): unknown } } }).db
-      .prepare('UPDATE rows SET created_at = ? WHERE batch_id = ? AND line = 2').run(new Date(Date.now() - 120 * MIN).toISOString(), batch);
+    backdateClaim(ctx.store, batch, 2, new Date(Date.now() - 120 * MIN).toISOString());
     liar.clear();
     const before = Date.now();
     await ctx.run({}, 8000);
