@@ -84,8 +84,10 @@ describe('the database checked beside the work', () => {
   });
 
   it('stopped in the middle of its pass over a damaged database, the process lives on (a thread terminated there took it down: exit 134)', () => {
-    // In a process of its own: the failure is the whole process aborting. The database is large enough for its pass to
-    // outlast the stop, which comes once the worker is under way.
+    // In a process of its own: the failure is the whole process aborting. The stop is timed from this machine's own
+    // figures to come halfway through the worker's pass: a thread's start (its check of a small sound database) and
+    // the pass over the damaged one made here first. A fixed wait of 80 ms came after the answer on a fast machine (a
+    // thread started and the pass ended within it).
     const script = join(dir, 'stop-mid-pass.mjs');
     const file = join(dir, 'large-damaged.db');
     const built = new URL('../../dist/src/store/background-check.js', import.meta.url).href;
@@ -94,18 +96,28 @@ describe('the database checked beside the work', () => {
       import { openSync, writeSync, closeSync } from 'node:fs';
       const Database = createRequire(${JSON.stringify(new URL('../../package.json', import.meta.url).pathname)})('better-sqlite3');
       const { checkDatabaseInBackground } = await import(${JSON.stringify(built)});
+      const { quickCheckFile } = await import(${JSON.stringify(new URL('../../dist/src/store/database.js', import.meta.url).href)});
+      const small = new Database(${JSON.stringify(join(dir, 'small-sound.db'))});
+      small.exec('CREATE TABLE t (n INTEGER)');
+      small.close();
+      let started = performance.now();
+      await checkDatabaseInBackground(${JSON.stringify(join(dir, 'small-sound.db'))}).found;
+      const threadStartMs = performance.now() - started;
       const db = new Database(${JSON.stringify(file)});
       db.exec('CREATE TABLE filler (n INTEGER PRIMARY KEY, bytes BLOB)');
       const add = db.prepare('INSERT INTO filler (bytes) VALUES (zeroblob(600))');
-      db.transaction(() => { for (let i = 0; i < 150000; i++) add.run(); })();
+      db.transaction(() => { for (let i = 0; i < 300000; i++) add.run(); })();
       const leaves = db.prepare("SELECT pageno FROM dbstat WHERE name = 'filler' AND pagetype = 'leaf'").pluck().all();
       const pageSize = db.pragma('page_size', { simple: true });
       db.close();
       const fd = openSync(${JSON.stringify(file)}, 'r+');
       writeSync(fd, Buffer.from([0x77, 0x77, 0x77, 0x77]), 0, 4, (leaves[Math.floor(leaves.length / 2)] - 1) * pageSize);
       closeSync(fd);
+      started = performance.now();
+      if (quickCheckFile(${JSON.stringify(file)}).length === 0) throw new Error('the damage was not found');
+      const passMs = performance.now() - started;
       const check = checkDatabaseInBackground(${JSON.stringify(file)});
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      await new Promise((resolve) => setTimeout(resolve, threadStartMs + passMs / 2));
       await check.stop();
       console.log('stopped:', await check.found);
     `);
