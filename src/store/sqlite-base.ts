@@ -58,13 +58,17 @@ export abstract class SqliteBase {
     this.grouped = [];
     let outcomes: ({ value: unknown } | { error: unknown })[];
     try {
-      outcomes = this.atomic(() => group.map(({ work }) => {
-        try {
-          return { value: this.atomic(work) };
-        } catch (error) {
-          return { error };
-        }
-      }));
+      outcomes = this.atomic(() => {
+        const each = group.map(({ work }) => {
+          try {
+            return { value: this.atomic(work) };
+          } catch (error) {
+            return { error };
+          }
+        });
+        this.endGroup();
+        return each;
+      });
     } catch (error) {
       // The transaction itself failed (the disk, a lock held too long): nothing of the group was applied.
       for (const { reject } of group) reject(error);
@@ -76,6 +80,12 @@ export abstract class SqliteBase {
       else resolve(outcome.value);
     });
   }
+
+  /**
+   * Last in each group commit's transaction, once its work is done: what the
+   * work left to apply once for the whole group (see SqlitePipeline's counts).
+   */
+  protected endGroup(): void {}
 
   /** Appends an entry to the audit trail, chained to the last one; call inside a transaction (atomic()). */
   protected appendAuditNow(entry: NewAuditEntry): void {

@@ -18,11 +18,11 @@ import type {
 } from './store.js';
 
 /** The columns a patch may set, so that no other name ever reaches the SQL. */
-const CHANGEABLE: ReadonlySet<string> = new Set([
+const CHANGEABLE: readonly string[] = [
   'phase', 'outcome', 'outcome_detail', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount', 'input_currency',
   'output_amount', 'output_currency', 'refunded_amount', 'created_at', 'funded_at', 'paid_at', 'refunded_at', 'settled_at', 'observed_at',
   'heard_at', 'next_read_at', 'fund_attempts', 'errors',
-]);
+];
 
 const UNSETTLED = phaseList(UNSETTLED_PHASES);
 /** Rows given a catch-up read per statement. */
@@ -73,10 +73,12 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   async commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
     // Rows in flight together commit together (see atomicInGroup); each is still compared and set on its own.
     return this.atomicInGroup((): CommitOutcome => {
-      const now = this.sql('SELECT revision, state FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as { revision: number; state: string | null } | undefined;
+      const now = this.sql('SELECT revision, state, transaction_id FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as
+        { revision: number; state: string | null; transaction_id: string | null } | undefined;
       if (!now || now.revision !== revision) return { kind: 'moved' };
       const { changes } = patch;
-      if (changes.transaction_id) {
+      // A row that already holds this transaction was checked when it took it.
+      if (changes.transaction_id && changes.transaction_id !== now.transaction_id) {
         // One transaction, one row: an answer naming a transaction another row holds is not adopted twice.
         const other = this.sql('SELECT batch_id, line FROM rows WHERE transaction_id = ? AND NOT (batch_id = ? AND line = ?) LIMIT 1')
           .get(changes.transaction_id, batchId, line) as { batch_id: string; line: number } | undefined;
@@ -90,11 +92,29 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
       for (const audit of patch.audits ?? []) {
         this.appendAuditNow({ at: audit.at, actor: audit.actor ?? 'paybatch', action: audit.action, subject: `${batchId} line ${line}`, details: audit.details });
       }
-      if (patch.learned && changes.state !== undefined && changes.state !== now.state) {
-        this.sql(`UPDATE batches SET ${CHANGE_COUNTER[patch.learned]} = ${CHANGE_COUNTER[patch.learned]} + 1 WHERE id = ?`).run(batchId);
-      }
+      // Counted last, once nothing here can fail: the count is applied with the group (endGroup), or not at all.
+      if (patch.learned && changes.state !== undefined && changes.state !== now.state) this.countChange(batchId, patch.learned);
       return { kind: 'applied' };
     });
+  }
+
+  /** State changes learned in the group commit under way, by batch and source: one update a batch for the group, not one a row. */
+  private changesLearned = new Map<string, Record<ObservationSource, number>>();
+
+  private countChange(batchId: string, source: ObservationSource): void {
+    let counts = this.changesLearned.get(batchId);
+    if (!counts) {
+      counts = { webhook: 0, polling: 0, answer: 0 };
+      this.changesLearned.set(batchId, counts);
+    }
+    counts[source] += 1;
+  }
+
+  protected override endGroup(): void {
+    const learned = this.changesLearned;
+    this.changesLearned = new Map();
+    const add = this.sql(`UPDATE batches SET ${Object.values(CHANGE_COUNTER).map((column) => `${column} = ${column} + ?`).join(', ')} WHERE id = ?`);
+    for (const [batchId, counts] of learned) add.run(...(Object.keys(CHANGE_COUNTER) as ObservationSource[]).map((source) => counts[source]), batchId);
   }
 
   /** The balance of the currency ran out for this batch, or its budget would be exceeded: what was already committed says. */
@@ -111,7 +131,8 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   private update(batchId: string, line: number, changes: RowChanges, countRead: boolean): void {
-    const columns = Object.keys(changes).filter((column) => CHANGEABLE.has(column)).sort();
+    // In CHANGEABLE's order: the same columns always make the same statement, compiled once (and nothing sorted a row).
+    const columns = CHANGEABLE.filter((column) => column in changes);
     const values = columns.map((column) => {
       const value = (changes as Record<string, unknown>)[column];
       if (column === 'errors') return Array.isArray(value) && value.length > 0 ? JSON.stringify(value) : null;
