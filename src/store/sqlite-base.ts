@@ -6,6 +6,7 @@ import type { Statement } from 'better-sqlite3';
 import type { NewAuditEntry } from '../audit/chain.js';
 import { GENESIS, chained } from '../audit/chain.js';
 import type { SqliteDatabase } from './database.js';
+import { Checkpointer } from './checkpointer.js';
 
 export abstract class SqliteBase {
   private readonly statements = new Map<string, Statement>();
@@ -17,7 +18,11 @@ export abstract class SqliteBase {
     // deferred one would fail at once with SQLITE_BUSY (no waiting) when another process (cancel
     // beside watch) wrote in between; immediate ones wait their turn under busy_timeout.
     this.runAtomically = db.transaction((work: () => unknown) => work()).immediate;
+    // A database in a file, written to (not a read-only view of one): its checkpoints may move off this thread under load.
+    this.checkpointer = db.memory || db.readonly ? null : new Checkpointer(db, db.name);
   }
+
+  private readonly checkpointer: Checkpointer | null;
 
   /** Each statement is compiled once: compiling is most of the cost of a small query. */
   protected sql(text: string): Statement {
@@ -74,6 +79,7 @@ export abstract class SqliteBase {
       for (const { reject } of group) reject(error);
       return;
     }
+    this.checkpointer?.groupCommitted();
     outcomes.forEach((outcome, index) => {
       const { resolve, reject } = group[index] as (typeof group)[number];
       if ('error' in outcome) reject(outcome.error);
@@ -95,6 +101,7 @@ export abstract class SqliteBase {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.close();
     this.db.close();
   }
 }

@@ -1,0 +1,141 @@
+/**
+ * SQLite's checkpoints off the main thread while rows are being sent.
+ *
+ * By default SQLite checkpoints inside the commit that takes the write-ahead
+ * log past 1,000 pages: it copies them into the database and syncs both files,
+ * 5 to 15 ms during which paybatch's event loop stands still and every answer
+ * that arrives waits (at L = 20 ms, about every tenth of a second). Under a
+ * steady stream of group commits (sending, following), a worker thread takes
+ * the checkpoints over, on a connection of its own, and the main connection's
+ * own are made four times rarer; after a few quiet seconds the thread ends and
+ * the main connection checkpoints as before.
+ *
+ * Why the main connection still checkpoints at all: the log starts again from
+ * its beginning (and is cut back to its size limit) only when a writer finds
+ * every frame of it copied, and the thread's checkpoints never catch up with a
+ * writer that commits while they copy (a million-row `run` grew its log to 775
+ * MB with the thread alone). The main connection's own checkpoint, made between
+ * its commits, copies what is left (the thread has copied the rest) and lets the
+ * log start again. The thread is started only under load:
+ * its own heap and modules take about 10 MB, which a batch being taken in (the
+ * highest point of memory) or a quiet daemon need not carry.
+ *
+ * If the thread fails, the main connection checkpoints itself again: the log
+ * never grows unchecked.
+ */
+import { Worker } from 'node:worker_threads';
+import type { SqliteDatabase } from './database.js';
+import { workerScript } from '../worker-script.js';
+
+/** Group commits in one second that start the thread. */
+export const BUSY_GROUPS_PER_SECOND = 100;
+/** Time with no group commit after which the thread ends. */
+const QUIET_MS = 5000;
+/** How often the thread checkpoints: about 70 commits' pages at L = 20 ms. */
+const CHECKPOINT_EVERY_MS = 50;
+/** SQLite's own default, given back to the main connection. */
+const AUTOCHECKPOINT_PAGES = 1000;
+/** The main connection's own while the thread runs: 16 MB of log, the size it is cut back to (database.ts). */
+export const TAIL_CHECKPOINT_PAGES = 4000;
+
+export class Checkpointer {
+  private worker: Worker | null = null;
+  private ended: Promise<void> = Promise.resolve();
+  /** The second being counted (ms on the clock) and its group commits so far. */
+  private second = 0;
+  private groups = 0;
+  private lastGroupAt = 0;
+  private quiet: NodeJS.Timeout | null = null;
+  /** The thread failed once: the main connection checkpoints itself from then on. */
+  private failed = false;
+  private closed = false;
+
+  /** `options`, for tests: the worker's module (found when first needed otherwise), and the quiet time that ends it. */
+  constructor(private readonly db: SqliteDatabase, private readonly file: string, private readonly options: { script?: string; quietMs?: number } = {}) {}
+
+  /** Whether the thread is checkpointing now. */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
+  /** A group commit was made: counted, and the thread started when they come fast enough. */
+  groupCommitted(now = Date.now()): void {
+    this.lastGroupAt = now;
+    if (this.worker || this.failed || this.closed) return;
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.groups = 0;
+    }
+    this.groups += 1;
+    if (this.groups >= BUSY_GROUPS_PER_SECOND) this.start();
+  }
+
+  private start(): void {
+    let worker: Worker;
+    try {
+      // Small heap limits: it holds no more than a statement's result at a time; SQLite's cache is outside them.
+      worker = new Worker(this.options.script ?? workerScript(import.meta.url, 'checkpoint-worker.js'), { workerData: { file: this.file, everyMs: CHECKPOINT_EVERY_MS }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 } });
+    } catch {
+      this.failed = true;
+      return;
+    }
+    this.worker = worker;
+    // Never keeps the process alive: a command ends when its work has, and closes its store.
+    worker.unref();
+    this.db.pragma(`wal_autocheckpoint = ${TAIL_CHECKPOINT_PAGES}`);
+    worker.on('message', (message: { failed?: string }) => {
+      if (message.failed) this.fellBack(`it failed: ${message.failed}`);
+    });
+    worker.on('error', (error) => this.fellBack(`it failed: ${error.message}`));
+    this.ended = new Promise((resolve) => worker.once('exit', () => {
+      if (this.worker === worker) this.handBack();
+      resolve();
+    }));
+    this.watchForQuiet();
+  }
+
+  /** The thread is gone: the main connection checkpoints itself again. */
+  private handBack(): void {
+    this.worker = null;
+    if (this.quiet) clearTimeout(this.quiet);
+    this.quiet = null;
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+  }
+
+  private fellBack(why: string): void {
+    if (this.failed) return;
+    this.failed = true;
+    process.stderr.write(`paybatch: warning: the database's checkpoints on a thread of their own stopped (${why}); the main thread makes them again\n`);
+    this.handBack();
+  }
+
+  private watchForQuiet(): void {
+    const quietMs = this.options.quietMs ?? QUIET_MS;
+    this.quiet = setTimeout(() => {
+      this.quiet = null;
+      if (Date.now() - this.lastGroupAt >= quietMs) void this.stop();
+      else this.watchForQuiet();
+    }, quietMs);
+    this.quiet.unref();
+  }
+
+  /** Ends the thread (between two of its checkpoints) and gives checkpoints back to the main connection; resolves once it has ended. */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (worker) {
+      this.handBack();
+      // Held again while it ends: a process with nothing else to do would otherwise not wait for its end (a `run`
+      // closing its store at the end ended with exit 13, its last await unsettled).
+      worker.ref();
+      worker.postMessage('stop');
+    }
+    await this.ended;
+  }
+
+  /** For good: no thread is started again. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stop();
+  }
+}

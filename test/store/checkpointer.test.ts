@@ -1,0 +1,234 @@
+/**
+ * SQLite's checkpoints on a thread of their own under load (checkpointer.ts):
+ * started by a steady stream of group commits, copying the write-ahead log
+ * into the database while the main connection's own checkpoints are off; ended
+ * when told, or after a quiet spell, and on failure the main connection takes
+ * them back. Real threads, a real database file.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { BUSY_GROUPS_PER_SECOND, Checkpointer, TAIL_CHECKPOINT_PAGES } from '../../src/store/checkpointer.js';
+import { openDatabase } from '../../src/store/database.js';
+import type { SqliteDatabase } from '../../src/store/database.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+
+const threads = (): number => readdirSync('/proc/self/task').length;
+const autocheckpoint = (db: SqliteDatabase): number => db.pragma('wal_autocheckpoint', { simple: true }) as number;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done` holds, checking every 20 ms, for at most `ms`. */
+async function until(done: () => boolean, ms = 5000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) if (done()) return true;
+  return done();
+}
+
+/** A second of group commits as the engine makes them while sending. */
+function busySecond(checkpointer: Checkpointer, now = Date.now()): void {
+  for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted(now);
+}
+
+describe('checkpoints on a thread of their own', () => {
+  let dir: string;
+  let file: string;
+  let db: SqliteDatabase;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-checkpointer-'));
+    file = join(dir, 'paybatch.db');
+    db = openDatabase(file);
+    db.exec('CREATE TABLE pages (n INTEGER PRIMARY KEY, bytes BLOB)');
+  });
+  afterEach(() => {
+    if (db.open) db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Writes `count` rows of 2 KB, a transaction each (every one a set of frames in the write-ahead log). */
+  function write(count: number): void {
+    const add = db.prepare('INSERT INTO pages (bytes) VALUES (randomblob(2048))');
+    for (let i = 0; i < count; i++) add.run();
+  }
+
+  it('a few commits start nothing; a second of steady group commits starts the thread, which copies the log into the database while the main connection checkpoints four times rarer', async () => {
+    const checkpointer = new Checkpointer(db, file);
+    try {
+      for (let i = 0; i < BUSY_GROUPS_PER_SECOND - 1; i++) checkpointer.groupCommitted(1_000_000 + i);
+      // The 100th, a second later: counted afresh.
+      checkpointer.groupCommitted(1_001_000);
+      expect(checkpointer.running).toBe(false);
+      expect(autocheckpoint(db)).toBe(1000);
+      const before = threads();
+      busySecond(checkpointer);
+      expect(checkpointer.running).toBe(true);
+      expect(autocheckpoint(db)).toBe(TAIL_CHECKPOINT_PAGES);
+      expect(threads()).toBeGreaterThan(before);
+      // About 1,000 pages of 4 KB written to the log, under the main connection's threshold now: only the thread moves
+      // them into the database file.
+      const sizeBefore = statSync(file).size;
+      write(2000);
+      expect(await until(() => statSync(file).size > sizeBefore + 2048 * 1500)).toBe(true);
+      await checkpointer.stop();
+      expect(checkpointer.running).toBe(false);
+      expect(autocheckpoint(db)).toBe(1000);
+      expect(await until(() => threads() === before)).toBe(true);
+      // Every row is there, read by a connection of its own.
+      const reader = new Database(file, { readonly: true });
+      expect(reader.prepare('SELECT COUNT(*) FROM pages').pluck().get()).toBe(2000);
+      reader.close();
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
+  it('the log stays bounded while the thread runs: 60 MB written in small commits, the log never twice its 16 MB', async () => {
+    // The thread's checkpoints alone never catch up with a writer committing meanwhile, so the log never started again
+    // (a million-row run grew it to 775 MB): the main connection's own, four times rarer, let it.
+    const checkpointer = new Checkpointer(db, file);
+    try {
+      busySecond(checkpointer);
+      expect(checkpointer.running).toBe(true);
+      const add = db.prepare('INSERT INTO pages (bytes) VALUES (randomblob(4096))');
+      const ten = db.transaction(() => {
+        for (let i = 0; i < 10; i++) add.run();
+      });
+      let largest = 0;
+      for (let commit = 0; commit < 1500; commit++) {
+        ten();
+        largest = Math.max(largest, statSync(`${file}-wal`).size);
+        if (commit % 50 === 0) await sleep(1);
+      }
+      // Past 16 MB while the thread holds the checkpoint at the main connection's turn (it tries again at its next commit).
+      expect(largest).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
+  it('the control: with no checkpoint at all, nothing of the log reaches the database file', () => {
+    db.pragma('wal_autocheckpoint = 0');
+    const sizeBefore = statSync(file).size;
+    write(2000);
+    // The control for the test above: nothing but a checkpoint moves pages into the file.
+    expect(statSync(file).size).toBe(sizeBefore);
+  });
+
+  it('ends by itself after a quiet spell, and starts again under load', async () => {
+    const checkpointer = new Checkpointer(db, file, { quietMs: 200 });
+    try {
+      busySecond(checkpointer);
+      expect(checkpointer.running).toBe(true);
+      expect(await until(() => !checkpointer.running, 3000)).toBe(true);
+      expect(autocheckpoint(db)).toBe(1000);
+      busySecond(checkpointer);
+      expect(checkpointer.running).toBe(true);
+    } finally {
+      await checkpointer.close();
+    }
+    expect(checkpointer.running).toBe(false);
+    // Closed for good: load starts nothing.
+    busySecond(checkpointer);
+    expect(checkpointer.running).toBe(false);
+  });
+
+  it('a thread that fails gives the checkpoints back to the main connection, says so once, and is not started again', async () => {
+    const broken = join(dir, 'broken-worker.mjs');
+    writeFileSync(broken, "throw new Error('no checkpoints today');\n");
+    const said: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => {
+      said.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    const checkpointer = new Checkpointer(db, file, { script: broken });
+    try {
+      busySecond(checkpointer);
+      expect(await until(() => !checkpointer.running)).toBe(true);
+      expect(autocheckpoint(db)).toBe(1000);
+      busySecond(checkpointer);
+      expect(checkpointer.running).toBe(false);
+    } finally {
+      process.stderr.write = write;
+      await checkpointer.close();
+    }
+    expect(said.filter((line) => line.includes('checkpoints on a thread of their own stopped'))).toHaveLength(1);
+    expect(said.join('')).toContain('no checkpoints today');
+  });
+
+  it("the store starts it under a stream of group commits, and its close ends the thread before the database's", async () => {
+    db.close();
+    const store = SqliteStore.open(file);
+    const before = threads();
+    await store.beginBatch({ file_name: 'a.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
+    const batch = (await store.interruptedIntakes())[0]?.id as string;
+    await store.addRows(batch, Array.from({ length: 3 }, (_, i) => ({ line: i + 2, external_id: `E-${i}`, errors: [], request: { external_id: `E-${i}`, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' } } })));
+    await store.acceptBatch(batch);
+    // One commit awaited at a time: a group each, as fast as the store makes them.
+    const started = Date.now();
+    for (let i = 0; threads() === before && Date.now() - started < 5000; i++) {
+      const row = await store.row(batch, 2);
+      await store.commitRow(batch, 2, row?.revision as number, { changes: { next_read_at: i } });
+    }
+    expect(threads()).toBeGreaterThan(before);
+    await store.close();
+    expect(threads()).toBe(before);
+  });
+
+  it('a process that exits (process.exit) while the thread checkpoints ends with its own exit code, never aborted (20 exits at random moments)', () => {
+    // A thread ended from outside while SQLite works can take the process down (V8's fatal error, exit 134): the exits
+    // come at random moments while the main thread writes and the thread checkpoints every 50 ms.
+    const script = join(dir, 'exit-while-checkpointing.mjs');
+    const built = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
+    writeFileSync(script, `
+      const { openDatabase } = await import(${built('database.js')});
+      const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${built('checkpointer.js')});
+      const db = openDatabase(process.argv[2]);
+      db.exec('CREATE TABLE IF NOT EXISTS pages (n INTEGER PRIMARY KEY, bytes BLOB)');
+      const checkpointer = new Checkpointer(db, process.argv[2]);
+      for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted();
+      if (!checkpointer.running) process.exit(2);
+      const add = db.prepare('INSERT INTO pages (bytes) VALUES (randomblob(4096))');
+      const until = Date.now() + 60 + Math.random() * 240;
+      const writeSome = () => {
+        for (let i = 0; i < 50; i++) add.run();
+        if (Date.now() >= until) process.exit(3);
+        setImmediate(writeSome);
+      };
+      writeSome();
+    `);
+    db.close();
+    const outcomes = Array.from({ length: 20 }, () => {
+      const child = spawnSync(process.execPath, [script, file], { encoding: 'utf8', timeout: 30_000 });
+      return `${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
+    });
+    expect(outcomes).toEqual(Array.from({ length: 20 }, () => '3/null'));
+  }, 120_000);
+
+  it("a command's last step, closing its store while the thread runs, waits for the thread's end: exit 0, not 13 (Node's exit for an await left unsettled)", () => {
+    const script = join(dir, 'close-at-the-end.mjs');
+    const built = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
+    writeFileSync(script, `
+      import { readdirSync } from 'node:fs';
+      const { SqliteStore } = await import(${built('sqlite-store.js')});
+      const store = SqliteStore.open(process.argv[2]);
+      const threads = () => readdirSync('/proc/self/task').length;
+      const before = threads();
+      const batch = await store.beginBatch({ file_name: 'a.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
+      await store.addRows(batch, [{ line: 2, external_id: 'E-1', errors: [], request: { external_id: 'E-1', type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' } } }]);
+      await store.acceptBatch(batch);
+      for (let i = 0; threads() === before && i < 100000; i++) {
+        const row = await store.row(batch, 2);
+        await store.commitRow(batch, 2, row.revision, { changes: { next_read_at: i } });
+      }
+      if (threads() === before) process.exit(2);
+      await store.close();
+      console.log('closed');
+    `);
+    db.close();
+    rmSync(file);
+    const child = spawnSync(process.execPath, [script, file], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: child.status, out: child.stdout.trim() }).toEqual({ status: 0, out: 'closed' });
+  }, 60_000);
+});
