@@ -5,7 +5,10 @@
  * and never holds it up; one with nothing new to copy costs almost nothing.
  * Stops when told, between two checkpoints, and closes its connection: a
  * thread terminated from outside while SQLite works can take the process down.
+ * Whatever stops it otherwise is told to the main thread, which then
+ * checkpoints itself again.
  */
+import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { holdHeapFlags } from '../heap.js';
 
@@ -13,38 +16,62 @@ import { holdHeapFlags } from '../heap.js';
 holdHeapFlags();
 const { default: Database } = await import('better-sqlite3');
 
-const { file, everyMs } = workerData as { file: string; everyMs: number };
-const db = new Database(file, { fileMustExist: true });
-db.pragma('busy_timeout = 5000');
-// Pages are read from the log and written to the file: SQLite's smallest cache is enough.
-db.pragma('cache_size = -256');
+const { file, everyMs, opened } = workerData as { file: string; everyMs: number; opened: { dev: number; ino: number } };
 
-let stopping = false;
-let timer: NodeJS.Timeout | null = null;
-
-function checkpoint(): void {
-  timer = null;
-  if (stopping) return;
-  try {
-    // exec: its result, unused, is not made into JavaScript values.
-    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
-  } catch (error) {
-    // Told to the main thread, which goes back to checkpointing itself; this thread ends.
-    parentPort?.postMessage({ failed: (error as Error).message });
-    stop();
-    return;
-  }
-  timer = setTimeout(checkpoint, everyMs);
-}
-
-function stop(): void {
-  stopping = true;
-  if (timer) clearTimeout(timer);
-  db.close();
+function failed(why: string): void {
+  parentPort?.postMessage({ failed: why });
   parentPort?.close();
 }
 
-parentPort?.on('message', (message: unknown) => {
-  if (message === 'stop') stop();
-});
-checkpoint();
+/** The main connection's database, opened by its path; null (told) when it cannot be, or when the path holds another file. */
+function openSame(): InstanceType<typeof Database> | null {
+  let db: InstanceType<typeof Database>;
+  try {
+    db = new Database(file, { fileMustExist: true });
+  } catch (error) {
+    failed(`it failed: ${(error as Error).message}`);
+    return null;
+  }
+  // Checkpointing the main connection's log into another file (one moved over the path) would ruin that file.
+  const now = statSync(file, { throwIfNoEntry: false });
+  if (!now || now.dev !== opened.dev || now.ino !== opened.ino) {
+    db.close();
+    failed(`${file} is no longer the file paybatch opened`);
+    return null;
+  }
+  db.pragma('busy_timeout = 5000');
+  // Pages are read from the log and written to the file: SQLite's smallest cache is enough.
+  db.pragma('cache_size = -256');
+  return db;
+}
+
+function checkpointEvery(db: InstanceType<typeof Database>): void {
+  let stopping = false;
+  let timer: NodeJS.Timeout | null = null;
+  const stop = (): void => {
+    stopping = true;
+    if (timer) clearTimeout(timer);
+    db.close();
+    parentPort?.close();
+  };
+  const checkpoint = (): void => {
+    timer = null;
+    if (stopping) return;
+    try {
+      // exec: its result, unused, is not made into JavaScript values.
+      db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    } catch (error) {
+      parentPort?.postMessage({ failed: `it failed: ${(error as Error).message}` });
+      stop();
+      return;
+    }
+    timer = setTimeout(checkpoint, everyMs);
+  };
+  parentPort?.on('message', (message: unknown) => {
+    if (message === 'stop') stop();
+  });
+  checkpoint();
+}
+
+const db = openSame();
+if (db) checkpointEvery(db);

@@ -23,6 +23,7 @@
  * If the thread fails, the main connection checkpoints itself again: the log
  * never grows unchecked.
  */
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './database.js';
 import { workerScript } from '../worker-script.js';
@@ -39,8 +40,10 @@ const AUTOCHECKPOINT_PAGES = 1000;
 export const TAIL_CHECKPOINT_PAGES = 4000;
 
 export class Checkpointer {
+  /** The thread checkpointing now. */
   private worker: Worker | null = null;
-  private ended: Promise<void> = Promise.resolve();
+  /** Threads not ended yet (the current one, one still ending), each with its end. */
+  private readonly ending = new Map<Worker, Promise<void>>();
   /** The second being counted (ms on the clock) and its group commits so far. */
   private second = 0;
   private groups = 0;
@@ -49,9 +52,13 @@ export class Checkpointer {
   /** The thread failed once: the main connection checkpoints itself from then on. */
   private failed = false;
   private closed = false;
+  /** The database file the main connection opened (device and inode): a thread opens it by its path. */
+  private readonly opened: FileIdentity | null;
 
   /** `options`, for tests: the worker's module (found when first needed otherwise), and the quiet time that ends it. */
-  constructor(private readonly db: SqliteDatabase, private readonly file: string, private readonly options: { script?: string; quietMs?: number } = {}) {}
+  constructor(private readonly db: SqliteDatabase, private readonly file: string, private readonly options: { script?: string; quietMs?: number } = {}) {
+    this.opened = identityOf(file);
+  }
 
   /** Whether the thread is checkpointing now. */
   get running(): boolean {
@@ -72,30 +79,43 @@ export class Checkpointer {
   }
 
   private start(): void {
+    // Another file at the path than the one this connection has open (moved aside, restored over it while running): a
+    // thread opening the path would checkpoint this connection's log into that file.
+    const now = identityOf(this.file);
+    if (!this.opened || !now || now.dev !== this.opened.dev || now.ino !== this.opened.ino) {
+      this.fellBack(`${this.file} is no longer the file paybatch opened`);
+      return;
+    }
     let worker: Worker;
     try {
       // Small heap limits: it holds no more than a statement's result at a time; SQLite's cache is outside them.
-      worker = new Worker(this.options.script ?? workerScript(import.meta.url, 'checkpoint-worker.js'), { workerData: { file: this.file, everyMs: CHECKPOINT_EVERY_MS }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 } });
-    } catch {
-      this.failed = true;
+      worker = new Worker(this.options.script ?? workerScript(import.meta.url, 'checkpoint-worker.js'), {
+        workerData: { file: this.file, everyMs: CHECKPOINT_EVERY_MS, opened: this.opened }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+      });
+    } catch (error) {
+      this.fellBack(reasonOf(error));
       return;
     }
     this.worker = worker;
-    // Never keeps the process alive: a command ends when its work has, and closes its store.
+    // Never keeps the process alive while it works: a command ends when its work has, and closes its store.
     worker.unref();
     this.db.pragma(`wal_autocheckpoint = ${TAIL_CHECKPOINT_PAGES}`);
+    // What an older thread, still ending, says or does changes nothing for the one after it.
     worker.on('message', (message: { failed?: string }) => {
-      if (message.failed) this.fellBack(`it failed: ${message.failed}`);
+      if (typeof message.failed === 'string' && this.worker === worker) this.fellBack(message.failed);
     });
-    worker.on('error', (error) => this.fellBack(`it failed: ${error.message}`));
-    this.ended = new Promise((resolve) => worker.once('exit', () => {
+    worker.on('error', (error: unknown) => {
+      if (this.worker === worker) this.fellBack(reasonOf(error));
+    });
+    this.ending.set(worker, new Promise((resolve) => worker.once('exit', () => {
+      this.ending.delete(worker);
       if (this.worker === worker) this.handBack();
       resolve();
-    }));
+    })));
     this.watchForQuiet();
   }
 
-  /** The thread is gone: the main connection checkpoints itself again. */
+  /** The thread is done with (stopped, failed, ended): the main connection checkpoints itself again. */
   private handBack(): void {
     this.worker = null;
     if (this.quiet) clearTimeout(this.quiet);
@@ -120,17 +140,21 @@ export class Checkpointer {
     this.quiet.unref();
   }
 
-  /** Ends the thread (between two of its checkpoints) and gives checkpoints back to the main connection; resolves once it has ended. */
+  /**
+   * Ends the thread (between two of its checkpoints) and gives checkpoints back
+   * to the main connection; resolves once every thread has ended, one that
+   * failed or was stopped before included.
+   */
   async stop(): Promise<void> {
     const worker = this.worker;
     if (worker) {
       this.handBack();
-      // Held again while it ends: a process with nothing else to do would otherwise not wait for its end (a `run`
-      // closing its store at the end ended with exit 13, its last await unsettled).
-      worker.ref();
       worker.postMessage('stop');
     }
-    await this.ended;
+    // Held again while they end: a process with nothing else to do would otherwise not wait for their end (a `run`
+    // closing its store at the end ended with exit 13, its last await unsettled).
+    for (const ending of this.ending.keys()) ending.ref();
+    await Promise.all(this.ending.values());
   }
 
   /** For good: no thread is started again. */
@@ -138,4 +162,21 @@ export class Checkpointer {
     this.closed = true;
     await this.stop();
   }
+}
+
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The file at `path` (device and inode), or null when there is none. */
+export function identityOf(path: string): FileIdentity | null {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  return stat ? { dev: stat.dev, ino: stat.ino } : null;
+}
+
+/** Why a thread failed, in words: what it threw may come across without a message. */
+function reasonOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return `it failed: ${typeof message === 'string' && message !== '' ? message : String(error)}`;
 }

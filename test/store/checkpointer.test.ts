@@ -231,4 +231,26 @@ describe('checkpoints on a thread of their own', () => {
     const child = spawnSync(process.execPath, [script, file], { encoding: 'utf8', timeout: 30_000 });
     expect({ status: child.status, out: child.stdout.trim() }).toEqual({ status: 0, out: 'closed' });
   }, 60_000);
+
+  it('closing right after the thread said it failed waits for its end, the process exiting 0 (not 13)', () => {
+    // A thread that says it failed and takes 200 ms to end: the close comes in between, when the thread no longer counts
+    // as running but has not ended.
+    const worker = join(dir, 'fails-slowly.mjs');
+    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.postMessage({ failed: 'it failed: on purpose' });\nsetTimeout(() => parentPort.close(), 200);\n");
+    const script = join(dir, 'close-after-failure.mjs');
+    writeFileSync(script, `
+      const { openDatabase } = await import(${JSON.stringify(new URL('../../dist/src/store/database.js', import.meta.url).href)});
+      const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${JSON.stringify(new URL('../../dist/src/store/checkpointer.js', import.meta.url).href)});
+      const db = openDatabase(process.argv[2]);
+      const checkpointer = new Checkpointer(db, process.argv[2], { script: process.argv[3] });
+      for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted();
+      while (checkpointer.running) await new Promise((resolve) => setTimeout(resolve, 5));
+      await checkpointer.close();
+      console.log('closed');
+    `);
+    db.close();
+    const child = spawnSync(process.execPath, [script, file, worker], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: child.status, out: child.stdout.trim(), said: child.stderr.trim() })
+      .toEqual({ status: 0, out: 'closed', said: "paybatch: warning: the database's checkpoints on a thread of their own stopped (it failed: on purpose); the main thread makes them again" });
+  }, 60_000);
 });

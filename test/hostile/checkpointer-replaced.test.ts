@@ -1,0 +1,103 @@
+/**
+ * Hostile: the database file is replaced (renamed over: a backup restored)
+ * while a process keeps writing through its old connection. The checkpoint
+ * thread ends after a quiet spell; when load comes back a new thread opens the
+ * database by its path, i.e. the new file, together with the old database's
+ * -wal and -shm (never renamed), and copies the old database's pages into the
+ * new file. Control: the same steps with the store's checkpointer removed.
+ * Real child processes, a real SQLite file, the real worker from dist/.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+
+const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
+
+const SCRIPT = `
+  import { copyFileSync, renameSync } from 'node:fs';
+  const { default: Database } = await import(${JSON.stringify(new URL('../../node_modules/better-sqlite3/lib/index.js', import.meta.url).href)});
+  const { SqliteStore } = await import(${dist('sqlite-store.js')});
+  const [file, other, mode] = process.argv.slice(2);
+  const store = SqliteStore.open(file);
+  if (mode === 'control') store.checkpointer = null;
+  const rows = (sha, n) => Array.from({ length: n }, (_, i) => ({ line: i + 2, external_id: 'E-' + sha + i, errors: [], request: { external_id: 'E-' + sha + i, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' } } }));
+  async function batchOf(sha, n) {
+    const batch = await store.beginBatch({ file_name: sha + '.csv', sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
+    await store.addRows(batch, rows(sha, n));
+    await store.acceptBatch(batch);
+    return batch;
+  }
+  const batch = await batchOf('a', 50);
+  let i = 0;
+  async function busy(ms) {
+    for (const end = Date.now() + ms; Date.now() < end;) {
+      await Promise.all(Array.from({ length: 20 }, (_, k) => store.row(batch, 2 + k).then((r) => store.commitRow(batch, 2 + k, r.revision, { changes: { next_read_at: ++i, errors: [{ pad: 'x'.repeat(3000) }] } }))));
+    }
+  }
+  await busy(1500);
+  const startedFirst = store.checkpointer?.running ?? 'control';
+  // The file put in its place: a sound database in WAL mode with a table of its own.
+  const b = new Database(other);
+  b.pragma('journal_mode = WAL');
+  b.exec("CREATE TABLE marker (x); INSERT INTO marker VALUES ('restored')");
+  b.close();
+  // A quiet spell long enough for the thread to end (5 s, checked every 5 s).
+  await new Promise((resolve) => setTimeout(resolve, 10_500));
+  const endedInQuiet = store.checkpointer ? !store.checkpointer.running : 'control';
+  renameSync(other, file);
+  await busy(800);
+  await batchOf('b', 300);
+  await busy(1200);
+  const startedAgain = store.checkpointer?.running ?? 'control';
+  // The file now at the path, as it is on disk while the process still runs.
+  copyFileSync(file, file + '.snapshot');
+  await store.close();
+  console.log(JSON.stringify({ startedFirst, endedInQuiet, startedAgain }));
+`;
+
+function inspect(file: string): string {
+  try {
+    const db = new Database(file, { readonly: true });
+    try {
+      const check = (db.prepare('PRAGMA integrity_check').pluck().all() as string[]).join('; ');
+      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]).join(',');
+      return `${check} [${tables}]`;
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    return `error: ${(error as Error).message}`;
+  }
+}
+
+describe('hostile: database file replaced beside a running writer', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-hostile-cprepl-'));
+    writeFileSync(join(dir, 'replace.mjs'), SCRIPT);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function run(mode: 'thread' | 'control'): { status: number | null; out: string; said: string; snapshot: string } {
+    const file = join(dir, `${mode}.db`);
+    const child = spawnSync(process.execPath, [join(dir, 'replace.mjs'), file, join(dir, `${mode}-other.db`), mode], { encoding: 'utf8', timeout: 30_000, cwd: new URL('../..', import.meta.url).pathname });
+    return { status: child.status, out: child.stdout.trim(), said: child.stderr.trim(), snapshot: inspect(`${file}.snapshot`) };
+  }
+
+  it('control (no checkpoint thread): the file put in place stays a sound database of its own while the old process writes', () => {
+    const control = run('control');
+    expect(control.status).toBe(0);
+    expect(control.snapshot).toBe('ok [marker]');
+  }, 30_000);
+
+  it('with the thread: no thread starts on the file put in place (not the one the main connection has open): the main connection checkpoints, it says so once, and the new file stays sound', () => {
+    const thread = run('thread');
+    expect(thread.status).toBe(0);
+    expect(JSON.parse(thread.out)).toEqual({ startedFirst: true, endedInQuiet: true, startedAgain: false });
+    expect(thread.said).toMatch(/^paybatch: warning: the database's checkpoints on a thread of their own stopped \(\S+thread\.db is no longer the file paybatch opened\); the main thread makes them again$/);
+    expect(thread.snapshot).toBe('ok [marker]');
+  }, 30_000);
+});
