@@ -8,7 +8,7 @@
  * Whatever stops it otherwise is told to the main thread, which then
  * checkpoints itself again.
  */
-import { statSync } from 'node:fs';
+import { fstatSync, readdirSync, statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { holdHeapFlags } from '../heap.js';
 
@@ -23,8 +23,53 @@ function failed(why: string): void {
   parentPort?.close();
 }
 
-/** The main connection's database, opened by its path; null (told) when it cannot be, or when the path holds another file. */
+const isOpened = (stat: { dev: number; ino: number } | undefined): boolean => stat !== undefined && stat.dev === opened.dev && stat.ino === opened.ino;
+
+/** The files this process has open (device:inode of each regular file, Linux); null where that cannot be read. */
+function openFiles(): Set<string> | null {
+  let fds: string[];
+  try {
+    fds = readdirSync('/proc/self/fd');
+  } catch {
+    return null;
+  }
+  const files = new Set<string>();
+  for (const fd of fds) {
+    try {
+      const stat = fstatSync(Number(fd));
+      if (stat.isFile()) files.add(`${stat.dev}:${stat.ino}`);
+    } catch {
+      // Closed meanwhile (the listing's own, another thread's).
+    }
+  }
+  return files;
+}
+
+/**
+ * Whether a file other than the main connection's was opened since `before`:
+ * SQLite's, for another file at the path. Files, not descriptor numbers: a
+ * number is used again as soon as it is closed.
+ */
+function openedAnother(before: Set<string> | null): boolean {
+  const after = openFiles();
+  if (!before || !after) return false;
+  return [...after].some((file) => !before.has(file) && file !== `${opened.dev}:${opened.ino}`);
+}
+
+/**
+ * The main connection's database, opened by its path; null (told) when it
+ * cannot be, or when what was opened is another file. Checkpointing the main
+ * connection's log into another file (one moved over the path) would ruin that
+ * file. The path is looked at before and after the open, and the descriptor
+ * SQLite opened too: a file swapped in for the open and back before the second
+ * look is caught only by that.
+ */
 function openSame(): InstanceType<typeof Database> | null {
+  if (!isOpened(statSync(file, { throwIfNoEntry: false }))) {
+    failed(`${file} is no longer the file paybatch opened`);
+    return null;
+  }
+  const before = openFiles();
   let db: InstanceType<typeof Database>;
   try {
     db = new Database(file, { fileMustExist: true });
@@ -32,9 +77,7 @@ function openSame(): InstanceType<typeof Database> | null {
     failed(`it failed: ${(error as Error).message}`);
     return null;
   }
-  // Checkpointing the main connection's log into another file (one moved over the path) would ruin that file.
-  const now = statSync(file, { throwIfNoEntry: false });
-  if (!now || now.dev !== opened.dev || now.ino !== opened.ino) {
+  if (openedAnother(before) || !isOpened(statSync(file, { throwIfNoEntry: false }))) {
     db.close();
     failed(`${file} is no longer the file paybatch opened`);
     return null;

@@ -79,6 +79,7 @@ export class Checkpointer {
   }
 
   private start(): void {
+    if (!this.db.open) return;
     // Another file at the path than the one this connection has open (moved aside, restored over it while running): a
     // thread opening the path would checkpoint this connection's log into that file.
     const now = identityOf(this.file);
@@ -86,6 +87,8 @@ export class Checkpointer {
       this.fellBack(`${this.file} is no longer the file paybatch opened`);
       return;
     }
+    // Set before the thread exists: nothing after its start can fail and leave it unwatched.
+    this.db.pragma(`wal_autocheckpoint = ${TAIL_CHECKPOINT_PAGES}`);
     let worker: Worker;
     try {
       // Small heap limits: it holds no more than a statement's result at a time; SQLite's cache is outside them.
@@ -99,7 +102,6 @@ export class Checkpointer {
     this.worker = worker;
     // Never keeps the process alive while it works: a command ends when its work has, and closes its store.
     worker.unref();
-    this.db.pragma(`wal_autocheckpoint = ${TAIL_CHECKPOINT_PAGES}`);
     // What an older thread, still ending, says or does changes nothing for the one after it.
     worker.on('message', (message: { failed?: string }) => {
       if (typeof message.failed === 'string' && this.worker === worker) this.fellBack(message.failed);

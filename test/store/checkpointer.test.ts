@@ -1,12 +1,12 @@
 /**
  * SQLite's checkpoints on a thread of their own under load (checkpointer.ts):
  * started by a steady stream of group commits, copying the write-ahead log
- * into the database while the main connection's own checkpoints are off; ended
+ * into the database while the main connection's own are four times rarer; ended
  * when told, or after a quiet spell, and on failure the main connection takes
  * them back. Real threads, a real database file.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,21 +15,7 @@ import { BUSY_GROUPS_PER_SECOND, Checkpointer, TAIL_CHECKPOINT_PAGES } from '../
 import { openDatabase } from '../../src/store/database.js';
 import type { SqliteDatabase } from '../../src/store/database.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-
-const threads = (): number => readdirSync('/proc/self/task').length;
-const autocheckpoint = (db: SqliteDatabase): number => db.pragma('wal_autocheckpoint', { simple: true }) as number;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `done` holds, checking every 20 ms, for at most `ms`. */
-async function until(done: () => boolean, ms = 5000): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) if (done()) return true;
-  return done();
-}
-
-/** A second of group commits as the engine makes them while sending. */
-function busySecond(checkpointer: Checkpointer, now = Date.now()): void {
-  for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted(now);
-}
+import { autocheckpoint, busySecond, captureStderr, sleep, threads, until } from '../helpers/checkpoints.js';
 
 describe('checkpoints on a thread of their own', () => {
   let dir: string;
@@ -136,12 +122,7 @@ describe('checkpoints on a thread of their own', () => {
   it('a thread that fails gives the checkpoints back to the main connection, says so once, and is not started again', async () => {
     const broken = join(dir, 'broken-worker.mjs');
     writeFileSync(broken, "throw new Error('no checkpoints today');\n");
-    const said: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => {
-      said.push(String(chunk));
-      return true;
-    }) as typeof process.stderr.write;
+    const { said, restore } = captureStderr();
     const checkpointer = new Checkpointer(db, file, { script: broken });
     try {
       busySecond(checkpointer);
@@ -150,7 +131,7 @@ describe('checkpoints on a thread of their own', () => {
       busySecond(checkpointer);
       expect(checkpointer.running).toBe(false);
     } finally {
-      process.stderr.write = write;
+      restore();
       await checkpointer.close();
     }
     expect(said.filter((line) => line.includes('checkpoints on a thread of their own stopped'))).toHaveLength(1);

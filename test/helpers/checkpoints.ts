@@ -1,0 +1,35 @@
+/** What the tests of the checkpoint thread look at: this process's threads, the main connection's setting, the load that starts it. */
+import { readdirSync } from 'node:fs';
+import type { Checkpointer } from '../../src/store/checkpointer.js';
+import { BUSY_GROUPS_PER_SECOND } from '../../src/store/checkpointer.js';
+import type { SqliteDatabase } from '../../src/store/database.js';
+
+/** The threads of this process (Linux). */
+export const threads = (): number => readdirSync('/proc/self/task').length;
+
+/** The main connection's own checkpoints: every how many pages of log. */
+export const autocheckpoint = (db: SqliteDatabase): number => db.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done` holds, checking every 10 ms, for at most `ms`. */
+export async function until(done: () => boolean, ms = 5000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (done()) return true;
+  return done();
+}
+
+/** A second of group commits as the engine makes them while sending. */
+export function busySecond(checkpointer: Checkpointer, now = Date.now()): void {
+  for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted(now);
+}
+
+/** What is written to standard error from now on, until restored (nothing of it reaches the terminal meanwhile). */
+export function captureStderr(): { said: string[]; restore(): void } {
+  const said: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => {
+    said.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  return { said, restore: () => (process.stderr.write = write) };
+}

@@ -1,0 +1,105 @@
+/**
+ * Hostile (second review): the checkpoint thread started and stopped 200 times
+ * in one process (real threads, a real SQLite file, the worker from dist/):
+ * resident memory must not keep growing; and process.exit() at every moment of
+ * the thread's start (0 to 60 ms: Node starting it, better-sqlite3 loading,
+ * the connection opening), or close() then exit in that window, ends the
+ * process with its own exit code, never an abort.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
+
+const CHURN = `
+  import { readdirSync } from 'node:fs';
+  const { openDatabase } = await import(${dist('database.js')});
+  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${dist('checkpointer.js')});
+  const file = process.argv[2];
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE pages (n INTEGER PRIMARY KEY, bytes BLOB)');
+  const add = db.prepare('INSERT INTO pages (bytes) VALUES (randomblob(1024))');
+  const c = new Checkpointer(db, file);
+  const threads = () => readdirSync('/proc/self/task').length;
+  const rss = [];
+  let threadsAfter20 = 0;
+  for (let i = 1; i <= 200; i++) {
+    for (let k = 0; k < BUSY_GROUPS_PER_SECOND; k++) c.groupCommitted(Date.now() + i * 1000);
+    if (!c.running) { console.log('not running at ' + i); process.exit(2); }
+    for (let k = 0; k < 50; k++) add.run();
+    await new Promise((r) => setTimeout(r, 30));
+    await c.stop();
+    if (db.pragma('wal_autocheckpoint', { simple: true }) !== 1000) { console.log('autocheckpoint left at ' + db.pragma('wal_autocheckpoint', { simple: true })); process.exit(4); }
+    if (i % 20 === 0) {
+      globalThis.gc();
+      await new Promise((r) => setTimeout(r, 50));
+      rss.push(Math.round(process.memoryUsage().rss / 1048576));
+      if (i === 20) threadsAfter20 = threads();
+    }
+  }
+  await c.close();
+  db.close();
+  console.log(JSON.stringify({ rss, threadsAfter20, threadsAtEnd: threads() }));
+`;
+
+const EXIT = `
+  const { openDatabase } = await import(${dist('database.js')});
+  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${dist('checkpointer.js')});
+  const [file, ms, mode] = process.argv.slice(2);
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE IF NOT EXISTS pages (n INTEGER PRIMARY KEY, bytes BLOB)');
+  const c = new Checkpointer(db, file);
+  const add = db.prepare('INSERT INTO pages (bytes) VALUES (randomblob(4096))');
+  for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) c.groupCommitted();
+  if (!c.running) process.exit(2);
+  const until = Date.now() + Number(ms);
+  if (mode === 'close') {
+    setTimeout(async () => { await c.close(); db.close(); process.exit(4); }, Number(ms));
+    setTimeout(() => process.exit(5), 5000);
+  } else {
+    const writeSome = () => {
+      for (let i = 0; i < 20; i++) add.run();
+      if (Date.now() >= until) process.exit(3);
+      setImmediate(writeSome);
+    };
+    writeSome();
+  }
+`;
+
+describe('hostile (2): the checkpoint thread started and stopped many times; exits during its start', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-cp2-churn-'));
+    writeFileSync(join(dir, 'churn.mjs'), CHURN);
+    writeFileSync(join(dir, 'exit.mjs'), EXIT);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('200 starts and stops in one process: resident memory flat after the first 20 (within 8 MB), threads back, 1000 after each stop', () => {
+    const child = spawnSync(process.execPath, ['--expose-gc', join(dir, 'churn.mjs'), join(dir, 'churn.db')], { encoding: 'utf8', timeout: 30_000 });
+    expect(child.status, child.stderr + child.stdout).toBe(0);
+    const { rss, threadsAfter20, threadsAtEnd } = JSON.parse(child.stdout.trim()) as { rss: number[]; threadsAfter20: number; threadsAtEnd: number };
+    expect(rss).toHaveLength(10);
+    expect(Math.max(...rss) - (rss[0] as number), JSON.stringify(rss)).toBeLessThanOrEqual(8);
+    expect(threadsAtEnd).toBeLessThanOrEqual(threadsAfter20);
+  }, 40_000);
+
+  it('process.exit() at every moment of the thread start (0 to 60 ms, 2 ms apart) ends with its own code (3), never aborted', () => {
+    const outcomes = Array.from({ length: 31 }, (_, n) => {
+      const child = spawnSync(process.execPath, [join(dir, 'exit.mjs'), join(dir, 'exit.db'), String(n * 2)], { encoding: 'utf8', timeout: 15_000 });
+      return `${n * 2}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
+    });
+    expect(outcomes).toEqual(Array.from({ length: 31 }, (_, n) => `${n * 2}ms 3/null`));
+  }, 40_000);
+
+  it('close() during the thread start (0 to 60 ms), then exit: close resolves, exit 4', () => {
+    const outcomes = Array.from({ length: 21 }, (_, n) => {
+      const child = spawnSync(process.execPath, [join(dir, 'exit.mjs'), join(dir, 'close.db'), String(n * 3), 'close'], { encoding: 'utf8', timeout: 15_000 });
+      return `${n * 3}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
+    });
+    expect(outcomes).toEqual(Array.from({ length: 21 }, (_, n) => `${n * 3}ms 4/null`));
+  }, 40_000);
+});
