@@ -8,7 +8,7 @@
  * Whatever stops it otherwise is told to the main thread, which then
  * checkpoints itself again.
  */
-import { fstatSync, readdirSync, statSync } from 'node:fs';
+import { fstatSync, readSync, readdirSync, statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { holdHeapFlags } from '../heap.js';
 
@@ -25,19 +25,19 @@ function failed(why: string): void {
 
 const isOpened = (stat: { dev: number; ino: number } | undefined): boolean => stat !== undefined && stat.dev === opened.dev && stat.ino === opened.ino;
 
-/** The files this process has open (device:inode of each regular file, Linux); null where that cannot be read. */
-function openFiles(): Set<string> | null {
+/** The descriptors of regular files this process has open, by file (device:inode; Linux); null where that cannot be read. */
+function openFiles(): Map<string, number> | null {
   let fds: string[];
   try {
     fds = readdirSync('/proc/self/fd');
   } catch {
     return null;
   }
-  const files = new Set<string>();
+  const files = new Map<string, number>();
   for (const fd of fds) {
     try {
       const stat = fstatSync(Number(fd));
-      if (stat.isFile()) files.add(`${stat.dev}:${stat.ino}`);
+      if (stat.isFile()) files.set(`${stat.dev}:${stat.ino}`, Number(fd));
     } catch {
       // Closed meanwhile (the listing's own, another thread's).
     }
@@ -45,15 +45,28 @@ function openFiles(): Set<string> | null {
   return files;
 }
 
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Whether the file open at `fd` is an SQLite database (read where it is, its offset left alone); false when it cannot be read. */
+function isDatabase(fd: number): boolean {
+  const header = Buffer.alloc(SQLITE_HEADER.length);
+  try {
+    return readSync(fd, header, 0, header.length, 0) === header.length && header.equals(SQLITE_HEADER);
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Whether a file other than the main connection's was opened since `before`:
- * SQLite's, for another file at the path. Files, not descriptor numbers: a
- * number is used again as soon as it is closed.
+ * Whether a database other than the main connection's was opened since
+ * `before`: SQLite's, for another file at the path. Files, not descriptor
+ * numbers (a number is used again as soon as it is closed); databases only, as
+ * the main thread may open a file of its own meanwhile (a result file).
  */
-function openedAnother(before: Set<string> | null): boolean {
+function openedAnother(before: Map<string, number> | null): boolean {
   const after = openFiles();
   if (!before || !after) return false;
-  return [...after].some((file) => !before.has(file) && file !== `${opened.dev}:${opened.ino}`);
+  return [...after].some(([file, fd]) => !before.has(file) && file !== `${opened.dev}:${opened.ino}` && isDatabase(fd));
 }
 
 /**

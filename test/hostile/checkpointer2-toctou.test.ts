@@ -45,6 +45,18 @@ const HOOK = `
       }
       return real(p, o);
     };
+    const realReaddir = fs.readdirSync;
+    let listings = 0;
+    fs.readdirSync = (p, o) => {
+      if (p === '/proc/self/fd' && process.env.CP2_MODE === 'unrelated-open' && ++listings === 2) {
+        // Between the worker's two listings of what is open, around its open: a file of another kind opened (as the
+        // main thread may open a result file meanwhile), and left open.
+        const fd = fs.openSync(file + '.results.csv', 'w+');
+        fs.writeSync(fd, 'line,state\\n');
+        globalThis.keptOpen = fd;
+      }
+      return realReaddir(p, o);
+    };
     syncBuiltinESMExports();
   }
 `;
@@ -83,6 +95,10 @@ const SCRIPT = `
   const runningAfter = c.running;
   await c.close();
   db.close();
+  if (process.env.CP2_MODE === 'unrelated-open') {
+    console.log(JSON.stringify({ started, runningAfter }));
+    process.exit(0);
+  }
   // Still at the path when the worker refused at once (it never looked again): moved aside, to be read alone (at the
   // path, SQLite would read it with the main database's log).
   if (!existsSync(file + '.restored-aside')) {
@@ -116,6 +132,11 @@ describe("hostile (2): a rename pair inside the worker's open-then-stat window",
 
   it('another file put in place between the main thread\'s look and the worker\'s: the worker refuses, nothing is written to it', () => {
     run('swapped');
+  }, 20_000);
+
+  it('a file of another kind opened in the window of the worker\'s open (a result file): not taken for another database, the thread runs, nothing said', () => {
+    const child = spawnSync(process.execPath, ['--import', join(dir, 'hook.mjs'), join(dir, 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(dir, 'p.db'), CP2_MODE: 'unrelated-open' } });
+    expect({ status: child.status, out: child.stdout.trim(), said: child.stderr }).toEqual({ status: 0, out: JSON.stringify({ started: true, runningAfter: true }), said: '' });
   }, 20_000);
 
   it('another file put in place just for the worker\'s open (the path looked right before and after): the descriptor SQLite opened tells, nothing is written to it', () => {
