@@ -8,22 +8,22 @@
  * Whatever stops it otherwise is told to the main thread, which then
  * checkpoints itself again.
  */
-import { fstatSync, readSync, readdirSync, statSync } from 'node:fs';
+import { fstatSync, readSync, readdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { holdHeapFlags } from '../heap.js';
+import type { FileIdentity } from './checkpointer.js';
 
 // First: this worker's start put the heap's flags back for the whole process (see heap.ts).
 holdHeapFlags();
 const { default: Database } = await import('better-sqlite3');
+const { identityOf, sameFile } = await import('./checkpointer.js');
 
-const { file, everyMs, opened } = workerData as { file: string; everyMs: number; opened: { dev: number; ino: number } };
+const { file, everyMs, opened } = workerData as { file: string; everyMs: number; opened: FileIdentity };
 
 function failed(why: string): void {
   parentPort?.postMessage({ failed: why });
   parentPort?.close();
 }
-
-const isOpened = (stat: { dev: number; ino: number } | undefined): boolean => stat !== undefined && stat.dev === opened.dev && stat.ino === opened.ino;
 
 /** The descriptors of regular files this process has open, by file (device:inode; Linux); null where that cannot be read. */
 function openFiles(): Map<string, number> | null {
@@ -78,7 +78,7 @@ function openedAnother(before: Map<string, number> | null): boolean {
  * look is caught only by that.
  */
 function openSame(): InstanceType<typeof Database> | null {
-  if (!isOpened(statSync(file, { throwIfNoEntry: false }))) {
+  if (!sameFile(identityOf(file), opened)) {
     failed(`${file} is no longer the file paybatch opened`);
     return null;
   }
@@ -90,7 +90,7 @@ function openSame(): InstanceType<typeof Database> | null {
     failed(`it failed: ${(error as Error).message}`);
     return null;
   }
-  if (openedAnother(before) || !isOpened(statSync(file, { throwIfNoEntry: false }))) {
+  if (openedAnother(before) || !sameFile(identityOf(file), opened)) {
     db.close();
     failed(`${file} is no longer the file paybatch opened`);
     return null;

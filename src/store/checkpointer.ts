@@ -82,8 +82,7 @@ export class Checkpointer {
     if (!this.db.open) return;
     // Another file at the path than the one this connection has open (moved aside, restored over it while running): a
     // thread opening the path would checkpoint this connection's log into that file.
-    const now = identityOf(this.file);
-    if (!this.opened || !now || now.dev !== this.opened.dev || now.ino !== this.opened.ino) {
+    if (!sameFile(identityOf(this.file), this.opened)) {
       this.fellBack(`${this.file} is no longer the file paybatch opened`);
       return;
     }
@@ -175,6 +174,11 @@ export interface FileIdentity {
 export function identityOf(path: string): FileIdentity | null {
   const stat = statSync(path, { throwIfNoEntry: false });
   return stat ? { dev: stat.dev, ino: stat.ino } : null;
+}
+
+/** Whether two identities are of one file (false when either is missing). */
+export function sameFile(a: FileIdentity | null, b: FileIdentity | null): boolean {
+  return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
 }
 
 /** Why a thread failed, in words: what it threw may come across without a message. */

@@ -31,6 +31,9 @@ const FOLLOWED = phaseList(FOLLOWED_PHASES);
 const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 
 const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
+const SOURCES = Object.keys(CHANGE_COUNTER) as ObservationSource[];
+/** A group's counts of state changes added to one batch's, in the order of SOURCES. */
+const ADD_CHANGES = `UPDATE batches SET ${SOURCES.map((source) => `${CHANGE_COUNTER[source]} = ${CHANGE_COUNTER[source]} + ?`).join(', ')} WHERE id = ?`;
 
 interface PipelineColumns extends Omit<PipelineRow, 'request'> {
   request: string;
@@ -111,10 +114,10 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   protected override endGroup(): void {
+    if (this.changesLearned.size === 0) return;
     const learned = this.changesLearned;
     this.changesLearned = new Map();
-    const add = this.sql(`UPDATE batches SET ${Object.values(CHANGE_COUNTER).map((column) => `${column} = ${column} + ?`).join(', ')} WHERE id = ?`);
-    for (const [batchId, counts] of learned) add.run(...(Object.keys(CHANGE_COUNTER) as ObservationSource[]).map((source) => counts[source]), batchId);
+    for (const [batchId, counts] of learned) this.sql(ADD_CHANGES).run(...SOURCES.map((source) => counts[source]), batchId);
   }
 
   /** The balance of the currency ran out for this batch, or its budget would be exceeded: what was already committed says. */

@@ -1,8 +1,17 @@
 /** What the tests of the checkpoint thread look at: this process's threads, the main connection's setting, the load that starts it. */
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import type { Checkpointer } from '../../src/store/checkpointer.js';
 import { BUSY_GROUPS_PER_SECOND } from '../../src/store/checkpointer.js';
 import type { SqliteDatabase } from '../../src/store/database.js';
+
+/** A module of the built store, as a string literal for a child's script (a child runs JavaScript, from dist/). */
+export const builtStoreModule = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
+
+/** better-sqlite3, as a string literal for a child's script. */
+export const SQLITE_MODULE = JSON.stringify(new URL('../../node_modules/better-sqlite3/lib/index.js', import.meta.url).href);
 
 /** The threads of this process (Linux). */
 export const threads = (): number => readdirSync('/proc/self/task').length;
@@ -32,4 +41,19 @@ export function captureStderr(): { said: string[]; restore(): void } {
     return true;
   }) as typeof process.stderr.write;
   return { said, restore: () => (process.stderr.write = write) };
+}
+
+/**
+ * A folder of its own for each test of the suite it is called in, holding the
+ * children's `scripts` (name to text), removed after the test; returns how to
+ * find the current one.
+ */
+export function scriptsFolderPerTest(prefix: string, scripts: Record<string, string>): () => string {
+  let dir = '';
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    for (const [name, text] of Object.entries(scripts)) writeFileSync(join(dir, name), text);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
 }

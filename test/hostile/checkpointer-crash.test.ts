@@ -6,19 +6,16 @@
  * is cut back. Real child processes, a real SQLite file, real threads.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
+import { builtStoreModule, scriptsFolderPerTest, sleep, SQLITE_MODULE } from '../helpers/checkpoints.js';
 
-const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
-const sqlite = JSON.stringify(new URL('../../node_modules/better-sqlite3/lib/index.js', import.meta.url).href);
 
 /** Group g sets line 2+k's next_read_at to g*100+k; "g" is printed once the group has committed. */
 const WRITER = `
   import { statSync, writeSync } from 'node:fs';
-  const { SqliteStore } = await import(${dist('sqlite-store.js')});
+  const { SqliteStore } = await import(${builtStoreModule('sqlite-store.js')});
   const [file, seconds] = process.argv.slice(2);
   const store = SqliteStore.open(file);
   const batch = await store.beginBatch({ file_name: 'a.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
@@ -37,7 +34,7 @@ const WRITER = `
 `;
 
 const READER = `
-  const { default: Database } = await import(${sqlite});
+  const { default: Database } = await import(${SQLITE_MODULE});
   const [file, ms] = process.argv.slice(2);
   const db = new Database(file, { readonly: true });
   db.exec('BEGIN');
@@ -45,22 +42,15 @@ const READER = `
   setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(ms));
 `;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('hostile: the checkpoint thread under SIGKILL and beside a reader', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'paybatch-hostile-cpcrash-'));
-    writeFileSync(join(dir, 'writer.mjs'), WRITER);
-    writeFileSync(join(dir, 'reader.mjs'), READER);
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = scriptsFolderPerTest('paybatch-hostile-cpcrash-', { 'writer.mjs': WRITER, 'reader.mjs': READER });
 
   it('SIGKILL at random moments while the thread checkpoints: the database reopens sound, every acknowledged group commit there (8 kills)', async () => {
     const problems: string[] = [];
     for (let round = 0; round < 8; round++) {
-      const file = join(dir, `p${round}.db`);
-      const child = spawn(process.execPath, [join(dir, 'writer.mjs'), file, '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const file = join(folder(), `p${round}.db`);
+      const child = spawn(process.execPath, [join(folder(), 'writer.mjs'), file, '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (chunk) => (out += chunk));
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -88,14 +78,14 @@ describe('hostile: the checkpoint thread under SIGKILL and beside a reader', () 
   }, 60_000);
 
   it('a second process holds a read transaction for 3 s beside the writer with the thread: the log grows meanwhile (as without the thread) and is cut back to its 16 MB limit once the reader has gone', async () => {
-    const file = join(dir, 'r.db');
-    const child = spawn(process.execPath, [join(dir, 'writer.mjs'), file, '9'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const file = join(folder(), 'r.db');
+    const child = spawn(process.execPath, [join(folder(), 'writer.mjs'), file, '9'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     for (const end = Date.now() + 10_000; !out.includes('running') && Date.now() < end;) await sleep(10);
     expect(out).toContain('running');
-    const reader = spawn(process.execPath, [join(dir, 'reader.mjs'), file, '3000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const reader = spawn(process.execPath, [join(folder(), 'reader.mjs'), file, '3000'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let readerErr = '';
     reader.stderr.on('data', (chunk) => (readerErr += chunk));
     const readerCode = await new Promise<number | null>((resolve) => reader.once('exit', (code) => resolve(code)));

@@ -8,16 +8,14 @@
  * (A thread that fails after it started: test/store/checkpointer.test.ts.)
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { builtStoreModule, scriptsFolderPerTest } from '../helpers/checkpoints.js';
 
-const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
 
 const SCRIPT = `
   import { rmSync } from 'node:fs';
-  const { SqliteStore } = await import(${dist('sqlite-store.js')});
+  const { SqliteStore } = await import(${builtStoreModule('sqlite-store.js')});
   const file = process.argv[2];
   const store = SqliteStore.open(file);
   const batch = await store.beginBatch({ file_name: 'a.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
@@ -37,16 +35,11 @@ const SCRIPT = `
 `;
 
 describe('hostile: the checkpoint thread fails, then the store is closed', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'paybatch-hostile-cpfail-'));
-    writeFileSync(join(dir, 'fail-then-close.mjs'), SCRIPT);
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = scriptsFolderPerTest('paybatch-hostile-cpfail-', { 'fail-then-close.mjs': SCRIPT });
 
   function once(n: number): { status: number | null; out: string; err: string } {
-    const file = join(dir, `p${n}.db`);
-    const child = spawnSync(process.execPath, [join(dir, 'fail-then-close.mjs'), file], { encoding: 'utf8', timeout: 15_000 });
+    const file = join(folder(), `p${n}.db`);
+    const child = spawnSync(process.execPath, [join(folder(), 'fail-then-close.mjs'), file], { encoding: 'utf8', timeout: 15_000 });
     return { status: child.status, out: child.stdout.trim(), err: child.stderr };
   }
 

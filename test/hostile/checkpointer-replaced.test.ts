@@ -8,18 +8,16 @@
  * Real child processes, a real SQLite file, the real worker from dist/.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
+import { builtStoreModule, scriptsFolderPerTest, SQLITE_MODULE } from '../helpers/checkpoints.js';
 
-const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
 
 const SCRIPT = `
   import { copyFileSync, renameSync } from 'node:fs';
-  const { default: Database } = await import(${JSON.stringify(new URL('../../node_modules/better-sqlite3/lib/index.js', import.meta.url).href)});
-  const { SqliteStore } = await import(${dist('sqlite-store.js')});
+  const { default: Database } = await import(${SQLITE_MODULE});
+  const { SqliteStore } = await import(${builtStoreModule('sqlite-store.js')});
   const [file, other, mode] = process.argv.slice(2);
   const store = SqliteStore.open(file);
   if (mode === 'control') store.checkpointer = null;
@@ -74,16 +72,11 @@ function inspect(file: string): string {
 }
 
 describe('hostile: database file replaced beside a running writer', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'paybatch-hostile-cprepl-'));
-    writeFileSync(join(dir, 'replace.mjs'), SCRIPT);
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = scriptsFolderPerTest('paybatch-hostile-cprepl-', { 'replace.mjs': SCRIPT });
 
   function run(mode: 'thread' | 'control'): { status: number | null; out: string; said: string; snapshot: string } {
-    const file = join(dir, `${mode}.db`);
-    const child = spawnSync(process.execPath, [join(dir, 'replace.mjs'), file, join(dir, `${mode}-other.db`), mode], { encoding: 'utf8', timeout: 30_000, cwd: new URL('../..', import.meta.url).pathname });
+    const file = join(folder(), `${mode}.db`);
+    const child = spawnSync(process.execPath, [join(folder(), 'replace.mjs'), file, join(folder(), `${mode}-other.db`), mode], { encoding: 'utf8', timeout: 30_000, cwd: new URL('../..', import.meta.url).pathname });
     return { status: child.status, out: child.stdout.trim(), said: child.stderr.trim(), snapshot: inspect(`${file}.snapshot`) };
   }
 

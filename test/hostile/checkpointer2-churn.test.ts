@@ -7,17 +7,15 @@
  * process with its own exit code, never an abort.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { builtStoreModule, scriptsFolderPerTest } from '../helpers/checkpoints.js';
 
-const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
 
 const CHURN = `
   import { readdirSync } from 'node:fs';
-  const { openDatabase } = await import(${dist('database.js')});
-  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${dist('checkpointer.js')});
+  const { openDatabase } = await import(${builtStoreModule('database.js')});
+  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${builtStoreModule('checkpointer.js')});
   const file = process.argv[2];
   const db = openDatabase(file);
   db.exec('CREATE TABLE pages (n INTEGER PRIMARY KEY, bytes BLOB)');
@@ -46,8 +44,8 @@ const CHURN = `
 `;
 
 const EXIT = `
-  const { openDatabase } = await import(${dist('database.js')});
-  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${dist('checkpointer.js')});
+  const { openDatabase } = await import(${builtStoreModule('database.js')});
+  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${builtStoreModule('checkpointer.js')});
   const [file, ms, mode] = process.argv.slice(2);
   const db = openDatabase(file);
   db.exec('CREATE TABLE IF NOT EXISTS pages (n INTEGER PRIMARY KEY, bytes BLOB)');
@@ -70,16 +68,10 @@ const EXIT = `
 `;
 
 describe('hostile (2): the checkpoint thread started and stopped many times; exits during its start', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'paybatch-cp2-churn-'));
-    writeFileSync(join(dir, 'churn.mjs'), CHURN);
-    writeFileSync(join(dir, 'exit.mjs'), EXIT);
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = scriptsFolderPerTest('paybatch-cp2-churn-', { 'churn.mjs': CHURN, 'exit.mjs': EXIT });
 
   it('200 starts and stops in one process: resident memory flat after the first 20 (within 8 MB), threads back, 1000 after each stop', () => {
-    const child = spawnSync(process.execPath, ['--expose-gc', join(dir, 'churn.mjs'), join(dir, 'churn.db')], { encoding: 'utf8', timeout: 30_000 });
+    const child = spawnSync(process.execPath, ['--expose-gc', join(folder(), 'churn.mjs'), join(folder(), 'churn.db')], { encoding: 'utf8', timeout: 30_000 });
     expect(child.status, child.stderr + child.stdout).toBe(0);
     const { rss, threadsAfter20, threadsAtEnd } = JSON.parse(child.stdout.trim()) as { rss: number[]; threadsAfter20: number; threadsAtEnd: number };
     expect(rss).toHaveLength(10);
@@ -89,7 +81,7 @@ describe('hostile (2): the checkpoint thread started and stopped many times; exi
 
   it('process.exit() at every moment of the thread start (0 to 60 ms, 2 ms apart) ends with its own code (3), never aborted', () => {
     const outcomes = Array.from({ length: 31 }, (_, n) => {
-      const child = spawnSync(process.execPath, [join(dir, 'exit.mjs'), join(dir, 'exit.db'), String(n * 2)], { encoding: 'utf8', timeout: 15_000 });
+      const child = spawnSync(process.execPath, [join(folder(), 'exit.mjs'), join(folder(), 'exit.db'), String(n * 2)], { encoding: 'utf8', timeout: 15_000 });
       return `${n * 2}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
     });
     expect(outcomes).toEqual(Array.from({ length: 31 }, (_, n) => `${n * 2}ms 3/null`));
@@ -97,7 +89,7 @@ describe('hostile (2): the checkpoint thread started and stopped many times; exi
 
   it('close() during the thread start (0 to 60 ms), then exit: close resolves, exit 4', () => {
     const outcomes = Array.from({ length: 21 }, (_, n) => {
-      const child = spawnSync(process.execPath, [join(dir, 'exit.mjs'), join(dir, 'close.db'), String(n * 3), 'close'], { encoding: 'utf8', timeout: 15_000 });
+      const child = spawnSync(process.execPath, [join(folder(), 'exit.mjs'), join(folder(), 'close.db'), String(n * 3), 'close'], { encoding: 'utf8', timeout: 15_000 });
       return `${n * 3}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
     });
     expect(outcomes).toEqual(Array.from({ length: 21 }, (_, n) => `${n * 3}ms 4/null`));

@@ -12,13 +12,10 @@
  * byte for byte as it was, and the main connection checkpoints itself.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { builtStoreModule, scriptsFolderPerTest, SQLITE_MODULE } from '../helpers/checkpoints.js';
 
-const dist = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
-const sqlite = JSON.stringify(new URL('../../node_modules/better-sqlite3/lib/index.js', import.meta.url).href);
 
 const HOOK = `
   import fs from 'node:fs';
@@ -62,9 +59,9 @@ const HOOK = `
 `;
 const SCRIPT = `
   import { existsSync, renameSync, readFileSync } from 'node:fs';
-  const { default: Database } = await import(${sqlite});
-  const { openDatabase } = await import(${dist('database.js')});
-  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${dist('checkpointer.js')});
+  const { default: Database } = await import(${SQLITE_MODULE});
+  const { openDatabase } = await import(${builtStoreModule('database.js')});
+  const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${builtStoreModule('checkpointer.js')});
   const file = process.env.CP2_FILE;
   const db = openDatabase(file);
   db.exec('CREATE TABLE pages (n INTEGER PRIMARY KEY, bytes BLOB)');
@@ -113,16 +110,10 @@ const SCRIPT = `
 `;
 
 describe("hostile (2): a rename pair inside the worker's open-then-stat window", () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'paybatch-cp2-toctou-'));
-    writeFileSync(join(dir, 'hook.mjs'), HOOK);
-    writeFileSync(join(dir, 'toctou.mjs'), SCRIPT);
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = scriptsFolderPerTest('paybatch-cp2-toctou-', { 'hook.mjs': HOOK, 'toctou.mjs': SCRIPT });
 
   function run(mode: 'swapped' | 'around-open'): void {
-    const child = spawnSync(process.execPath, ['--import', join(dir, 'hook.mjs'), join(dir, 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(dir, 'p.db'), CP2_MODE: mode } });
+    const child = spawnSync(process.execPath, ['--import', join(folder(), 'hook.mjs'), join(folder(), 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(folder(), 'p.db'), CP2_MODE: mode } });
     expect(child.status, child.stderr).toBe(0);
     const outcome = JSON.parse(child.stdout.trim()) as { started: boolean; runningAfter: boolean; unchanged: boolean; tables: string[] };
     expect(outcome.started).toBe(true);
@@ -135,7 +126,7 @@ describe("hostile (2): a rename pair inside the worker's open-then-stat window",
   }, 20_000);
 
   it('a file of another kind opened in the window of the worker\'s open (a result file): not taken for another database, the thread runs, nothing said', () => {
-    const child = spawnSync(process.execPath, ['--import', join(dir, 'hook.mjs'), join(dir, 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(dir, 'p.db'), CP2_MODE: 'unrelated-open' } });
+    const child = spawnSync(process.execPath, ['--import', join(folder(), 'hook.mjs'), join(folder(), 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(folder(), 'p.db'), CP2_MODE: 'unrelated-open' } });
     expect({ status: child.status, out: child.stdout.trim(), said: child.stderr }).toEqual({ status: 0, out: JSON.stringify({ started: true, runningAfter: true }), said: '' });
   }, 20_000);
 

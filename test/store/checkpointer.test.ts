@@ -15,7 +15,7 @@ import { BUSY_GROUPS_PER_SECOND, Checkpointer, TAIL_CHECKPOINT_PAGES } from '../
 import { openDatabase } from '../../src/store/database.js';
 import type { SqliteDatabase } from '../../src/store/database.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { autocheckpoint, busySecond, captureStderr, sleep, threads, until } from '../helpers/checkpoints.js';
+import { autocheckpoint, builtStoreModule, busySecond, captureStderr, sleep, threads, until } from '../helpers/checkpoints.js';
 
 describe('checkpoints on a thread of their own', () => {
   let dir: string;
@@ -161,10 +161,9 @@ describe('checkpoints on a thread of their own', () => {
     // A thread ended from outside while SQLite works can take the process down (V8's fatal error, exit 134): the exits
     // come at random moments while the main thread writes and the thread checkpoints every 50 ms.
     const script = join(dir, 'exit-while-checkpointing.mjs');
-    const built = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
     writeFileSync(script, `
-      const { openDatabase } = await import(${built('database.js')});
-      const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${built('checkpointer.js')});
+      const { openDatabase } = await import(${builtStoreModule('database.js')});
+      const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${builtStoreModule('checkpointer.js')});
       const db = openDatabase(process.argv[2]);
       db.exec('CREATE TABLE IF NOT EXISTS pages (n INTEGER PRIMARY KEY, bytes BLOB)');
       const checkpointer = new Checkpointer(db, process.argv[2]);
@@ -189,10 +188,9 @@ describe('checkpoints on a thread of their own', () => {
 
   it("a command's last step, closing its store while the thread runs, waits for the thread's end: exit 0, not 13 (Node's exit for an await left unsettled)", () => {
     const script = join(dir, 'close-at-the-end.mjs');
-    const built = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
     writeFileSync(script, `
       import { readdirSync } from 'node:fs';
-      const { SqliteStore } = await import(${built('sqlite-store.js')});
+      const { SqliteStore } = await import(${builtStoreModule('sqlite-store.js')});
       const store = SqliteStore.open(process.argv[2]);
       const threads = () => readdirSync('/proc/self/task').length;
       const before = threads();
@@ -220,8 +218,8 @@ describe('checkpoints on a thread of their own', () => {
     writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.postMessage({ failed: 'it failed: on purpose' });\nsetTimeout(() => parentPort.close(), 200);\n");
     const script = join(dir, 'close-after-failure.mjs');
     writeFileSync(script, `
-      const { openDatabase } = await import(${JSON.stringify(new URL('../../dist/src/store/database.js', import.meta.url).href)});
-      const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${JSON.stringify(new URL('../../dist/src/store/checkpointer.js', import.meta.url).href)});
+      const { openDatabase } = await import(${builtStoreModule('database.js')});
+      const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${builtStoreModule('checkpointer.js')});
       const db = openDatabase(process.argv[2]);
       const checkpointer = new Checkpointer(db, process.argv[2], { script: process.argv[3] });
       for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted();
