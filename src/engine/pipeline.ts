@@ -12,6 +12,7 @@ import { AuthenticationRefused, Rejected, Retryable } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import { ConfigError, ServiceUnavailable } from '../errors.js';
+import { roomForSending } from '../heap.js';
 import type { BatchCorridor, PipelineRow, PipelineStore } from '../store/store.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
@@ -189,6 +190,8 @@ export class Pipeline {
   async submit(batchId: string): Promise<void> {
     // Only a released batch is sent: its file found unchanged once taken, its approvals verified (see release.ts).
     if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId)) return;
+    // Sending makes short-lived objects fast: a larger young generation collects them less often (see heap.ts).
+    roomForSending();
     await this.refuseInactiveCorridors(batchId);
     const inFlight = new Set<Promise<unknown>>();
     const window = this.deps.engine.concurrency * 2;

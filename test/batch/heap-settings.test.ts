@@ -52,7 +52,36 @@ const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new
 process.stdout.write(JSON.stringify({ youngMb: young.space_size / 1048576 }));
 `;
 
+/** Sending's young generation: grown once sending starts, then held there under garbage; untouched in a process whose heap paybatch does not keep. */
+const sendingScript = `
+import { getHeapSpaceStatistics } from 'node:v8';
+import { keepHeapNearLive, roomForSending } from '${built('src/heap.js')}';
+const youngMb = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 1048576;
+const kept = process.argv[2] === 'kept';
+if (kept) keepHeapNearLive();
+const before = youngMb();
+roomForSending();
+const grown = youngMb();
+let garbage = [];
+for (let i = 0; i < 3_000_000; i++) {
+  garbage.push({ i });
+  if (garbage.length > 60_000) garbage = [];
+}
+process.stdout.write(JSON.stringify({ before, grown, after: youngMb() }));
+`;
+
 describe('the heap settings', () => {
+  it('give sending a young generation of 4 MB a half, held there; a process whose heap paybatch does not keep is left alone', () => {
+    const checker = join(dir, 'sending.mjs');
+    writeFileSync(checker, sendingScript);
+    const run = (mode: string): { before: number; grown: number; after: number } =>
+      JSON.parse(execFileSync(process.execPath, [checker, mode], { encoding: 'utf8' })) as { before: number; grown: number; after: number };
+    expect(run('kept')).toEqual({ before: 4, grown: 8, after: 8 });
+    const free = run('free');
+    // V8's own sizing: nothing grown at once (it grows by itself under garbage, up to 32 MB).
+    expect(free.grown).toBe(free.before);
+  }, 60_000);
+
   it('are set again by a worker thread as it starts: its start had put them back for the whole process', () => {
     const checker = join(dir, 'worker.mjs');
     writeFileSync(checker, workerScript);
