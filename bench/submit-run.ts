@@ -53,7 +53,7 @@ const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const PARTS: [string, (url: string, name: string) => boolean][] = [
   ['store (SQLite)', (url) => url.includes('/src/store/') || url.includes('better-sqlite3')],
   ['HTTP client (signing, calls, answers)', (url) => url.includes('/src/api/') || url.includes('undici') || url.startsWith('node:')],
-  ['engine (decisions, scheduling)', (url) => url.includes('/src/engine/') || url.includes('p-limit') || url.includes('/src/payout-states')],
+  ['engine (decisions, scheduling)', (url) => url.includes('/src/engine/') || url.includes('/src/payout-states')],
   ['audit chain', (url) => url.includes('/src/audit/')],
   ['garbage collection', (_url, name) => name === '(garbage collector)'],
 ];

@@ -5,7 +5,6 @@
  * the polling budget [D17], and a stop that ends waits at once. What each step
  * does is in steps.ts, what an answer means in decide.ts.
  */
-import pLimit from 'p-limit';
 import type { ServiceTransaction } from '../api/answers.js';
 import type { CallLimits, PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, Rejected, Retryable } from '../api/errors.js';
@@ -17,6 +16,7 @@ import type { BatchCorridor, PipelineRow, PipelineStore } from '../store/store.j
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
+import { CallSlots, HELD_TO_THE_END } from './call-slots.js';
 import { REASONS, WAITING_FOR_SENDER } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
@@ -55,7 +55,7 @@ export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
 }
 
 export class Pipeline {
-  private readonly limit: ReturnType<typeof pLimit>;
+  private readonly slots: CallSlots;
   private readonly steps: RowSteps;
   private readonly stopping = new AbortController();
   /** When the current run's --wait ends (ms on the clock); no call waits past it. */
@@ -69,7 +69,7 @@ export class Pipeline {
   private lastFailure = '';
 
   constructor(private readonly deps: PipelineDeps) {
-    this.limit = pLimit(deps.engine.concurrency);
+    this.slots = new CallSlots(deps.engine.concurrency);
     this.steps = new RowSteps({
       store: deps.store,
       client: deps.client,
@@ -95,8 +95,8 @@ export class Pipeline {
   async stop(graceMs: number): Promise<boolean> {
     this.stopping.abort();
     const until = Date.now() + graceMs;
-    while (this.limit.activeCount > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
-    return this.limit.activeCount === 0;
+    while (this.slots.activeSteps > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    return this.slots.activeSteps === 0;
   }
 
   /** Resolves once the work started from inside steps has ended. */
@@ -176,8 +176,8 @@ export class Pipeline {
     const creating = (await store.allRowsInPhases(['creating'])).filter(idle);
     const funding = (await store.allRowsInPhases(['funding'])).filter(idle);
     await Promise.all([
-      ...creating.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.send(fresh)))),
-      ...funding.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.resolveFunding(fresh)))),
+      ...creating.map((row) => this.slots.run(() => this.guarded(row, (fresh) => this.steps.send(fresh)))),
+      ...funding.map((row) => this.slots.run(() => this.guarded(row, (fresh) => this.steps.resolveFunding(fresh)))),
     ]);
     return orphans + creating.length + funding.length;
   }
@@ -222,12 +222,15 @@ export class Pipeline {
         while (inFlight.size >= window) await new Promise<void>((resolve) => { roomMade = resolve; });
         if (over()) break;
         // A row still waiting for a slot when a step failed is not sent: it stays ready, untouched, for the next run. The
-        // failure is noted inside the slot, before the slot is given to the next row: noted by a handler on `sent`, it
-        // came a few microtasks after p-limit had started the next row, whose create then went out all the same.
-        const sent = this.limit(async () => {
+        // failure is noted inside the step, before its slot is given to the next row at the step's end: noted by a
+        // handler on `sent`, it came a few microtasks after the next row had started, whose create then went out all the
+        // same. A row gives its slot back before its end once its funding has answered (see steps.ts): what can fail
+        // after that is its last commit, which the next row's intent shares, or a call it takes a slot again for. With
+        // other workers the service-wide slot is held to the step's end, and so is this one.
+        const sent = this.slots.run(async (slot) => {
           if (failures.length > 0) return false;
           try {
-            return await this.guarded(row, (fresh) => this.steps.send(fresh));
+            return await this.guarded(row, (fresh) => this.steps.send(fresh, shared ? HELD_TO_THE_END : slot));
           } catch (error) {
             failures.push(error);
             throw error;
@@ -292,14 +295,14 @@ export class Pipeline {
     const due = shared
       ? await shared.claimDueReads(Math.max(1, Math.floor(this.deps.engine.polling.reads_per_second / shared.liveWorkers)))
       : await this.deps.store.dueReads(this.deps.clock.now(), this.deps.engine.polling.reads_per_second);
-    await Promise.all(due.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.read(fresh)))));
+    await Promise.all(due.map((row) => this.slots.run(() => this.guarded(row, (fresh) => this.steps.read(fresh)))));
     return due.length;
   }
 
   /** [6] A webhook brought the transaction's state: decided on as a read would be, without counting against the polling budget. */
   async applyWebhook(row: PipelineRow, tx: ServiceTransaction): Promise<Decision['label'] | 'busy'> {
     let label: Decision['label'] | 'busy' = 'applied';
-    const ran = await this.limit(() => this.guarded(row, async (fresh) => {
+    const ran = await this.slots.run(() => this.guarded(row, async (fresh) => {
       label = await this.steps.observe(fresh, tx, 'webhook');
     }));
     // Another worker is at the row: it is read again at once, which brings the same news.
@@ -317,7 +320,7 @@ export class Pipeline {
 
   /** [3.3] `sender.rejected`: the rows waiting on that sender are not funded, and cancelled. */
   async stopForSender(row: PipelineRow, state: string): Promise<void> {
-    await this.limit(() => this.guarded(row, async () => {
+    await this.slots.run(() => this.guarded(row, async () => {
       const waiting = await this.deps.store.row(row.batch_id, row.line);
       const waitingOnSender = waiting?.phase === 'created' && waiting.state !== null && WAITING_FOR_SENDER.has(waiting.state);
       // Or already final: the service's cancellation of it may have been applied first (its event and the sender's came
@@ -345,7 +348,7 @@ export class Pipeline {
         for (let after = 0; !this.stopping.signal.aborted; ) {
           const rows = await store.rowsInPhases(batch.id, ['created'], after, PAGE, currency);
           if (rows.length === 0) break;
-          await Promise.all(rows.map((row) => this.limit(() => this.guarded(row, (fresh) => this.steps.end(fresh, REASONS.insufficientFunds, `not funded: ${detail}`).then(() => {})))));
+          await Promise.all(rows.map((row) => this.slots.run(() => this.guarded(row, (fresh) => this.steps.end(fresh, REASONS.insufficientFunds, `not funded: ${detail}`).then(() => {})))));
           after = (rows[rows.length - 1] as PipelineRow).line;
         }
       }
@@ -357,7 +360,7 @@ export class Pipeline {
   /** [1], [D11] Cancels on request (paybatch cancel), through the same limit as every call. */
   async cancelOnRequest(row: PipelineRow, by: string | null): Promise<CancelAnswer> {
     let answer: CancelAnswer = { done: false, state: row.state ?? '', reason: 'paybatch is stopping; try again' };
-    await this.limit(async () => {
+    await this.slots.run(async () => {
       answer = await cancelOnRequest(row, by, { ...this.deps, steps: this.steps, limits: { signal: this.stopping.signal } });
     });
     return answer;

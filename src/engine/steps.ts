@@ -15,6 +15,8 @@ import type { ServiceTransaction } from '../api/answers.js';
 import type { CallLimits, PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable, fundRefusal } from '../api/errors.js';
 import type { Clock } from '../clock.js';
+import type { Slot } from './call-slots.js';
+import { HELD_TO_THE_END } from './call-slots.js';
 import type { PipelineRow, PipelineStore, RowAudit, RowPatch } from '../store/store.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
@@ -101,19 +103,22 @@ export class RowSteps {
     return refuseFunding(decision, REASONS.overBudget, detail, this.deps.clock.now(), this.deps.policy);
   }
 
-  /** What the service said about the row's transaction, decided on and acted upon. Returns what came of it. */
-  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked): Promise<Decision['label']> {
+  /**
+   * What the service said about the row's transaction, decided on and acted upon. Returns what came of it. A call the
+   * decision asks for is made holding `slot` (see call-slots.ts).
+   */
+  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked, slot: Slot = HELD_TO_THE_END): Promise<Decision['label']> {
     let before = row;
     const done = await this.commit(row, (now) => {
       before = now;
       return decide(now, { tx, asked }, this.deps.clock.now(), this.deps.policy);
     });
     if (!done) return 'applied';
-    await this.act(done.row, done.decision, asked, before);
+    await this.act(done.row, done.decision, asked, before, slot);
     return done.decision.label;
   }
 
-  private async act(row: PipelineRow, decision: Decision, asked: Asked, before?: PipelineRow): Promise<void> {
+  private async act(row: PipelineRow, decision: Decision, asked: Asked, before?: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
     const { action } = decision;
     // A row entering a state that needs a person is said, once, with its reason.
     if (before && row.state !== before.state && row.state !== null && ATTENTION_STATES.has(row.state)) {
@@ -123,17 +128,20 @@ export class RowSteps {
       this.deps.log('answer_mismatch', { ...where(row), transaction: row.transaction_id, asked_in: asked, detail: action.detail, fields: action.mismatches });
     } else if (action.kind === 'cancel') {
       this.deps.log(action.outcome === REASONS.insufficientFunds || action.outcome === REASONS.fundRefused ? action.outcome : 'limit_refused', { ...where(row), transaction: row.transaction_id, outcome: action.outcome, detail: action.detail });
-      await this.sendCancel(row);
+      await this.sendCancel(row, slot);
     } else if (action.kind === 'fund') {
-      await this.fund(row, action.amount, action.currency);
+      await this.fund(row, action.amount, action.currency, slot);
     } else if (decision.label === 'applied' && row.phase === 'final' && decision.patch) {
       // How the final state was learned, and the reads it took, for /metrics.
       this.deps.log('settled', { ...where(row), transaction: row.transaction_id, state: row.state, code: row.state_reason_code, source: decision.patch.learned ?? null, reads: row.reads });
     }
   }
 
-  /** [D6], [D7] Creates the row's transaction once: a create that may have happened is looked up before any new one. */
-  async send(start: PipelineRow): Promise<void> {
+  /**
+   * [D6], [D7] Creates the row's transaction once: a create that may have happened is looked up before any new one.
+   * Once its funding has answered, the row gives its slot back (see fund).
+   */
+  async send(start: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
     const { client } = this.deps;
     let row = start;
     const resumed = row.phase === 'creating';
@@ -148,14 +156,14 @@ export class RowSteps {
     if (row.phase !== 'creating') return;
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1 || resumed) {
-        if (await this.adoptExisting(row)) return;
+        if (await this.adoptExisting(row, slot)) return;
       }
       try {
-        await this.observe(row, await client.createTransaction(row.request, this.deps.limits()), 'create');
+        await this.observe(row, await slot.call(() => client.createTransaction(row.request, this.deps.limits())), 'create', slot);
         return;
       } catch (error) {
         if (error instanceof Rejected) {
-          if (error.concerns('external_id') && (await this.adoptExisting(row))) return;
+          if (error.concerns('external_id') && (await this.adoptExisting(row, slot))) return;
           await this.commit(row, () => ({
             patch: { changes: { phase: 'final', outcome: REASONS.rejectedByService, outcome_detail: error.reasons, errors: [{ line: row.line, column: 'external_id', code: REASONS.rejectedByService, message: error.message }] } },
             action: { kind: 'none' }, label: 'applied',
@@ -169,62 +177,69 @@ export class RowSteps {
   }
 
   /** [D7] Looks the external_id up; adopts the row's own transaction, holds the row when the answer is someone else's. */
-  private async adoptExisting(row: PipelineRow): Promise<boolean> {
-    const found = await this.deps.client.findTransactions(row.external_id, this.deps.limits());
+  private async adoptExisting(row: PipelineRow, slot: Slot): Promise<boolean> {
+    const found = await slot.call(() => this.deps.client.findTransactions(row.external_id, this.deps.limits()));
     const hit = lookupHit({ external_id: row.external_id, request: row.request, transaction_id: null }, found);
     if (hit.mismatches.length > 0) {
       const held = await this.commit(row, (now) => hold(now, 'lookup', hit.mismatches));
-      if (held) await this.act(held.row, held.decision, 'lookup');
+      if (held) await this.act(held.row, held.decision, 'lookup', undefined, slot);
       return true;
     }
     if (!hit.tx) return false;
-    await this.observe(row, hit.tx, 'lookup');
+    await this.observe(row, hit.tx, 'lookup', slot);
     return true;
   }
 
-  /** [D10] Funds with the amount guard; the intent (funding) and the reservation were committed by the decision. */
-  private async fund(row: PipelineRow, amount: string, currency: string): Promise<void> {
+  /**
+   * [D10] Funds with the amount guard; the intent (funding) and the reservation were committed by the decision. Once
+   * the funding has answered, the row's slot goes to the next row: what is left is its commit, and a call the answer
+   * still asks for (a cancellation) takes a slot again.
+   */
+  private async fund(row: PipelineRow, amount: string, currency: string, slot: Slot): Promise<void> {
     const { client } = this.deps;
     const id = row.transaction_id as string;
     // Calls never wait past the funding deadline: after it, the row is not funded.
     const limits = { ...this.deps.limits(), until: Math.min(this.deps.limits().until ?? Infinity, fundingDeadline(row, this.deps.policy, this.deps.clock.now())) };
     let answer: ServiceTransaction;
     try {
-      answer = await client.fundTransaction(id, { input_amount_in_cents: amount, input_currency: currency }, limits);
+      answer = await slot.call(() => client.fundTransaction(id, { input_amount_in_cents: amount, input_currency: currency }, limits));
     } catch (error) {
-      if (error instanceof Rejected) return this.fundRefused(row, error, amount, currency);
-      if (error instanceof OutcomeUnknown || error instanceof Retryable) return this.resolveFunding(row);
+      // Refused or unanswered, the row keeps its slot: a refusal for lack of balance stops the currency before the next
+      // row is created, and what is not known is found out first.
+      if (error instanceof Rejected) return this.fundRefused(row, error, amount, currency, slot);
+      if (error instanceof OutcomeUnknown || error instanceof Retryable) return this.resolveFunding(row, slot);
       throw error;
     }
+    slot.release();
     this.deps.log('funded', { ...where(row), transaction: id, amount, currency });
-    await this.observe(row, answer, 'fund');
+    await this.observe(row, answer, 'fund', slot);
   }
 
-  private async fundRefused(row: PipelineRow, error: Rejected, amount: string, currency: string): Promise<void> {
+  private async fundRefused(row: PipelineRow, error: Rejected, amount: string, currency: string, slot: Slot): Promise<void> {
     const kind = fundRefusal(error);
     if (kind === 'balance') {
       const detail = `the service refused funding ${money(amount, currency)} for lack of balance ("${error.reasons}")`;
       const ended = await this.commit(row, (now) => (now.phase === 'funding'
         ? cancel(REASONS.insufficientFunds, detail, this.deps.clock.now(), this.deps.policy.polling)
         : { patch: null, action: { kind: 'none' }, label: 'stale' }));
-      if (ended) await this.act(ended.row, ended.decision, 'fund');
+      if (ended) await this.act(ended.row, ended.decision, 'fund', undefined, slot);
       await this.deps.onBalanceExhausted(currency, `the ${currency} balance ran out (batch ${row.batch_id} line ${row.line}: funding ${money(amount, currency)} refused)`);
       return;
     }
     // The transaction or its quote moved: read it and decide again, a bounded number of times.
-    if ((kind === 'state' || kind === 'amount') && row.fund_attempts < this.deps.policy.fundAttempts) return this.resolveFunding(row);
+    if ((kind === 'state' || kind === 'amount') && row.fund_attempts < this.deps.policy.fundAttempts) return this.resolveFunding(row, slot);
     const detail = `the service refused the funding: ${error.reasons}`;
     const ended = await this.commit(row, (now) => (now.phase === 'funding'
       ? cancel(REASONS.fundRefused, detail, this.deps.clock.now(), this.deps.policy.polling, { errors: [{ line: row.line, column: 'funding', code: REASONS.fundRefused, message: error.message }] })
       : { patch: null, action: { kind: 'none' }, label: 'stale' }));
-    if (ended) await this.act(ended.row, ended.decision, 'fund');
+    if (ended) await this.act(ended.row, ended.decision, 'fund', undefined, slot);
   }
 
   /** A funding whose outcome is not known: the transaction is read before any new funding. */
-  async resolveFunding(row: PipelineRow): Promise<void> {
-    const tx = await this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits());
+  async resolveFunding(row: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
+    const tx = await slot.call(() => this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits()));
     const now = (await this.deps.store.row(row.batch_id, row.line)) ?? row;
-    await this.observe(now, tx, 'resolve');
+    await this.observe(now, tx, 'resolve', slot);
   }
 
   /** Reads the transaction (a scheduled read, or a catch-up). */
@@ -233,13 +248,13 @@ export class RowSteps {
   }
 
   /** [D11] Sends the cancellation whose intent a decision committed; the next read follows it. */
-  private async sendCancel(row: PipelineRow): Promise<void> {
+  private async sendCancel(row: PipelineRow, slot: Slot): Promise<void> {
     try {
-      const answer = await this.deps.client.cancelTransaction(row.transaction_id as string, this.deps.limits());
+      const answer = await slot.call(() => this.deps.client.cancelTransaction(row.transaction_id as string, this.deps.limits()));
       const mismatches = checkAnswer(row, answer);
       if (mismatches.length > 0) {
         const held = await this.commit(row, (now) => hold(now, 'cancel', mismatches));
-        if (held) await this.act(held.row, held.decision, 'cancel');
+        if (held) await this.act(held.row, held.decision, 'cancel', undefined, slot);
       }
     } catch (error) {
       if (error instanceof AuthenticationRefused) throw error;

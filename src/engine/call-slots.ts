@@ -1,0 +1,67 @@
+/**
+ * At most `size` calls to the service in flight (engine.concurrency). Each step
+ * takes a slot and holds it to its end, or gives it back once its calls are
+ * done for now: a row whose funding has answered has only its commit left, and
+ * the next row's intent can join that commit's group instead of waiting for
+ * it. A step that calls again after that takes a slot again for the call. First
+ * come, first served.
+ */
+
+/** The slot a step holds. */
+export interface Slot {
+  /** The step's calls are done for now: its slot goes to the next step waiting. Once; after that, nothing. */
+  release(): void;
+  /** Makes a call holding a slot: the step's own while it holds it, else one taken for this call alone. */
+  call<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** A slot held to the step's end, whatever it says (a step run where giving it back early is not wanted). */
+export const HELD_TO_THE_END: Slot = { release: () => {}, call: (work) => work() };
+
+export class CallSlots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  private running = 0;
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  /** Steps started and not ended, whether or not they still hold their slot. */
+  get activeSteps(): number {
+    return this.running;
+  }
+
+  /** Runs `work` once a slot is free; the slot is given back at its end, unless `work` gave it back before. */
+  async run<T>(work: (slot: Slot) => Promise<T>): Promise<T> {
+    await this.take();
+    this.running += 1;
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      this.give();
+    };
+    const slot: Slot = { release, call: (call) => (held ? call() : this.run(() => call())) };
+    try {
+      return await work(slot);
+    } finally {
+      this.running -= 1;
+      release();
+    }
+  }
+
+  private take(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
+  }
+}
