@@ -11,7 +11,10 @@
 export interface Slot {
   /** The step's calls are done for now: its slot goes to the next step waiting. Once; after that, nothing. */
   release(): void;
-  /** Makes a call holding a slot: the step's own while it holds it, else one taken for this call alone. */
+  /**
+   * Makes a call holding a slot: the step's own while it holds it, else one taken again, given back once the call has
+   * answered (kept to the step's end when it throws). One call at a time.
+   */
   call<T>(work: () => Promise<T>): Promise<T>;
 }
 
@@ -42,7 +45,19 @@ export class CallSlots {
       held = false;
       this.give();
     };
-    const slot: Slot = { release, call: (call) => (held ? call() : this.run(() => call())) };
+    const slot: Slot = {
+      release,
+      call: async (call) => {
+        if (held) return call();
+        await this.take();
+        held = true;
+        const result = await call();
+        // Answered: given back at once. A call that throws keeps the slot to the step's end, so that the step's failure
+        // is noted (see Pipeline.submit) before the next step starts.
+        release();
+        return result;
+      },
+    };
     try {
       return await work(slot);
     } finally {
