@@ -46,11 +46,19 @@ export function keepHeapNearLive(): void {
   holdHeapFlags();
 }
 
-/** Grows the young generation for sending (see above); nothing when it is that large already. */
+/** Set when V8 would not grow the young generation that far (a launch flag capped it): not tried again. */
+let sendingRoomCapped = false;
+
+/**
+ * Grows the young generation for sending (see above); nothing when it is that large already. Asked at every batch's
+ * sending: V8 may have shrunk it while the process was quiet, and growing it again takes a few milliseconds.
+ */
 export function roomForSending(): void {
-  if (!kept || youngGenerationBytes() >= SENDING_YOUNG_GENERATION_BYTES) return;
+  if (!kept || sendingRoomCapped || youngGenerationBytes() >= SENDING_YOUNG_GENERATION_BYTES) return;
   growYoungGeneration(SENDING_YOUNG_GENERATION_BYTES);
   holdHeapFlags();
+  // Allocating until it grows is bounded, but not cheap when it never does: once is enough to know.
+  sendingRoomCapped = youngGenerationBytes() < SENDING_YOUNG_GENERATION_BYTES;
 }
 
 /**
@@ -66,15 +74,25 @@ export function holdHeapFlags(): void {
 
 const youngGenerationBytes = (): number => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 
-/** Short-lived objects, some surviving a collection or two, until V8 has grown the young generation to `bytes` (bounded: it may not). */
+/** Rounds of allocation with no growth after which V8 is taken not to grow it further (capped by a launch flag). */
+const ROUNDS_WITHOUT_GROWTH = 1000;
+
+/**
+ * Short-lived objects, some surviving a collection or two, until V8 has grown the young generation to `bytes`
+ * (bounded: it may not; a growth comes every hundred rounds or so, so a thousand without one is a cap).
+ */
 function growYoungGeneration(bytes: number): void {
   if (youngGenerationBytes() >= bytes) return;
   setFlagsFromString('--semi-space-growth-factor=2');
   let survivors: { at: number }[] = [];
-  for (let round = 0; round < 10_000 && youngGenerationBytes() < bytes; round++) {
+  let size = youngGenerationBytes();
+  for (let round = 0, lastGrowth = 0; round < 10_000 && size < bytes && round - lastGrowth < ROUNDS_WITHOUT_GROWTH; round++) {
     for (let at = 0; at < 1000; at++) {
       survivors.push({ at });
       if (survivors.length > 30_000) survivors = [];
     }
+    const now = youngGenerationBytes();
+    if (now > size) lastGrowth = round;
+    size = now;
   }
 }

@@ -57,29 +57,42 @@ const sendingScript = `
 import { getHeapSpaceStatistics } from 'node:v8';
 import { keepHeapNearLive, roomForSending } from '${built('src/heap.js')}';
 const youngMb = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 1048576;
-const kept = process.argv[2] === 'kept';
+const kept = process.argv[2] !== 'free';
 if (kept) keepHeapNearLive();
 const before = youngMb();
+const started = performance.now();
 roomForSending();
 const grown = youngMb();
+// Asked again (every batch's sending asks): at once, whether it grew or a launch flag capped it.
+const again = performance.now();
+roomForSending();
+roomForSending();
+const askedAgainMs = performance.now() - again;
+const firstMs = again - started;
 let garbage = [];
 for (let i = 0; i < 3_000_000; i++) {
   garbage.push({ i });
   if (garbage.length > 60_000) garbage = [];
 }
-process.stdout.write(JSON.stringify({ before, grown, after: youngMb() }));
+process.stdout.write(JSON.stringify({ before, grown, after: youngMb(), firstMs, askedAgainMs }));
 `;
 
 describe('the heap settings', () => {
   it('give sending a young generation of 4 MB a half, held there; a process whose heap paybatch does not keep is left alone', () => {
     const checker = join(dir, 'sending.mjs');
     writeFileSync(checker, sendingScript);
-    const run = (mode: string): { before: number; grown: number; after: number } =>
-      JSON.parse(execFileSync(process.execPath, [checker, mode], { encoding: 'utf8' })) as { before: number; grown: number; after: number };
-    expect(run('kept')).toEqual({ before: 4, grown: 8, after: 8 });
+    type Sizes = { before: number; grown: number; after: number; firstMs: number; askedAgainMs: number };
+    const run = (mode: string, flags: string[] = []): Sizes =>
+      JSON.parse(execFileSync(process.execPath, [...flags, checker, mode], { encoding: 'utf8' })) as Sizes;
+    expect(run('kept')).toMatchObject({ before: 4, grown: 8, after: 8 });
     const free = run('free');
     // V8's own sizing: nothing grown at once (it grows by itself under garbage, up to 32 MB).
     expect(free.grown).toBe(free.before);
+    // A launch flag that caps each half at 2 MB: it cannot grow, and asking again does not allocate for nothing again.
+    const capped = run('kept', ['--max-semi-space-size=2']);
+    expect(capped.grown).toBe(4);
+    // Bounded allocation the first time (some tenths of a second on a slow machine); the next asks cost nothing.
+    expect(capped.askedAgainMs).toBeLessThan(Math.max(5, capped.firstMs / 20));
   }, 60_000);
 
   it('are set again by a worker thread as it starts: its start had put them back for the whole process', () => {
