@@ -10,21 +10,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallSlots } from '../../src/engine/call-slots.js';
+import { gate, turns } from '../helpers/gates.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { debitsPerTransaction, engineContext, gbrRowsBatch } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
 import { PATHS, delay, loseAnswerAfterCommit, lyingService, rule } from '../helpers/lying-service.js';
-
-/** A promise and the function that settles it. */
-function gate(): { opened: Promise<void>; open(): void } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => { open = resolve; });
-  return { opened, open };
-}
-
-const turns = async (n = 5): Promise<void> => {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
-};
 
 describe('call slots', () => {
   it('run at most `size` steps at once, first come first served, each to its end', async () => {

@@ -6,16 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Slot } from '../../src/engine/call-slots.js';
 import { CallSlots } from '../../src/engine/call-slots.js';
-
-function gate(): { opened: Promise<void>; open(): void } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => { open = resolve; });
-  return { opened, open };
-}
-
-const turns = async (n = 10): Promise<void> => {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
-};
+import { gate, turns } from '../helpers/gates.js';
 
 /** Rejects after `ms`: a deadlock shows as a timeout, not as a hung test. */
 function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
@@ -80,7 +71,7 @@ describe('call slots, hostile', () => {
     const g = gate();
     const started: number[] = [];
     const probes = [0, 1, 2, 3].map((i) => slots.run(async () => { started.push(i); await g.opened; }));
-    await turns();
+    await turns(10);
     expect(started).toEqual([0, 1, 2]);
     g.open();
     await Promise.all(probes);
@@ -115,9 +106,9 @@ describe('call slots, hostile', () => {
     });
     // b took a's slot at its release; a's call waits behind it, and c (the next row of the window) behind a's call.
     const b = submitStep(async () => { sent.push('b'); await bMayEnd.opened; });
-    await turns();
+    await turns(10);
     const c = submitStep(async () => { sent.push('c'); });
-    await turns();
+    await turns(10);
     expect(sent).toEqual(['a', 'b']);
     bMayEnd.open();
     await Promise.all([a, b, c]);
