@@ -51,7 +51,7 @@ let sendingRoomCapped = false;
 
 /**
  * Grows the young generation for sending (see above); nothing when it is that large already. Asked at every batch's
- * sending: V8 may have shrunk it while the process was quiet, and growing it again takes a few milliseconds.
+ * sending: V8 may have shrunk it while the process was quiet, and growing it again takes some 20 ms.
  */
 export function roomForSending(): void {
   if (!kept || sendingRoomCapped || youngGenerationBytes() >= SENDING_YOUNG_GENERATION_BYTES) return;

@@ -114,11 +114,11 @@ export class RowSteps {
       return decide(now, { tx, asked }, this.deps.clock.now(), this.deps.policy);
     });
     if (!done) return 'applied';
-    await this.act(done.row, done.decision, asked, before, slot);
+    await this.act(done.row, done.decision, asked, slot, before);
     return done.decision.label;
   }
 
-  private async act(row: PipelineRow, decision: Decision, asked: Asked, before?: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
+  private async act(row: PipelineRow, decision: Decision, asked: Asked, slot: Slot = HELD_TO_THE_END, before?: PipelineRow): Promise<void> {
     const { action } = decision;
     // A row entering a state that needs a person is said, once, with its reason.
     if (before && row.state !== before.state && row.state !== null && ATTENTION_STATES.has(row.state)) {
@@ -182,7 +182,7 @@ export class RowSteps {
     const hit = lookupHit({ external_id: row.external_id, request: row.request, transaction_id: null }, found);
     if (hit.mismatches.length > 0) {
       const held = await this.commit(row, (now) => hold(now, 'lookup', hit.mismatches));
-      if (held) await this.act(held.row, held.decision, 'lookup', undefined, slot);
+      if (held) await this.act(held.row, held.decision, 'lookup', slot);
       return true;
     }
     if (!hit.tx) return false;
@@ -222,7 +222,7 @@ export class RowSteps {
       const ended = await this.commit(row, (now) => (now.phase === 'funding'
         ? cancel(REASONS.insufficientFunds, detail, this.deps.clock.now(), this.deps.policy.polling)
         : { patch: null, action: { kind: 'none' }, label: 'stale' }));
-      if (ended) await this.act(ended.row, ended.decision, 'fund', undefined, slot);
+      if (ended) await this.act(ended.row, ended.decision, 'fund', slot);
       await this.deps.onBalanceExhausted(currency, `the ${currency} balance ran out (batch ${row.batch_id} line ${row.line}: funding ${money(amount, currency)} refused)`);
       return;
     }
@@ -232,7 +232,7 @@ export class RowSteps {
     const ended = await this.commit(row, (now) => (now.phase === 'funding'
       ? cancel(REASONS.fundRefused, detail, this.deps.clock.now(), this.deps.policy.polling, { errors: [{ line: row.line, column: 'funding', code: REASONS.fundRefused, message: error.message }] })
       : { patch: null, action: { kind: 'none' }, label: 'stale' }));
-    if (ended) await this.act(ended.row, ended.decision, 'fund', undefined, slot);
+    if (ended) await this.act(ended.row, ended.decision, 'fund', slot);
   }
 
   /** A funding whose outcome is not known: the transaction is read before any new funding. */
@@ -254,7 +254,7 @@ export class RowSteps {
       const mismatches = checkAnswer(row, answer);
       if (mismatches.length > 0) {
         const held = await this.commit(row, (now) => hold(now, 'cancel', mismatches));
-        if (held) await this.act(held.row, held.decision, 'cancel', undefined, slot);
+        if (held) await this.act(held.row, held.decision, 'cancel', slot);
       }
     } catch (error) {
       if (error instanceof AuthenticationRefused) throw error;
