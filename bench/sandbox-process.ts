@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { CallSpread } from './call-spread.js';
 
 const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
@@ -13,17 +14,33 @@ export interface SandboxProcess {
   /** The CPU time the sandbox process has used so far (user and system), in seconds. */
   cpuSeconds(): number;
   stop(): void;
+  /** Stops the sandbox and, once it has exited, gives how long its calls took as it saw them (see call-timer.ts). */
+  stopTimed(): Promise<CallSpread>;
 }
 
-export function startSandboxProcess(configFile: string, nodeArgs: string[] = []): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, bin, 'sandbox', '--port', '0', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `timesFile`: where the sandbox writes its calls' durations at exit; they are timed only when given. */
+export function startSandboxProcess(configFile: string, nodeArgs: string[] = [], timesFile?: string): Promise<SandboxProcess> {
+  const timer = timesFile === undefined ? [] : ['--import', new URL('./call-timer.js', import.meta.url).href];
+  const env = timesFile === undefined ? process.env : { ...process.env, PAYBATCH_BENCH_CALL_TIMES: timesFile };
+  const child = spawn(process.execPath, [...nodeArgs, ...timer, bin, 'sandbox', '--port', '0', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /base URL\s+(\S+)\n\s+API key\s+(\S+)\n\s+API secret\s+(\S+)/.exec(out);
-      if (m) resolve({ url: m[1] as string, key: m[2] as string, secret: m[3] as string, pid: child.pid as number, cpuSeconds: () => cpuSecondsOf(child.pid as number), stop: () => child.kill('SIGTERM') });
+      if (!m) return;
+      const stop = (): void => {
+        child.kill('SIGTERM');
+      };
+      const stopTimed = async (): Promise<CallSpread> => {
+        if (timesFile === undefined) throw new Error('the sandbox was started without timing its calls');
+        stop();
+        await exited;
+        return JSON.parse(readFileSync(timesFile, 'utf8')) as CallSpread;
+      };
+      resolve({ url: m[1] as string, key: m[2] as string, secret: m[3] as string, pid: child.pid as number, cpuSeconds: () => cpuSecondsOf(child.pid as number), stop, stopTimed });
     });
   });
 }

@@ -42,6 +42,8 @@ import type { BatchRecord } from '../src/store/store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
+import type { CallSpread } from './call-spread.js';
+import { callSpread, spreadText } from './call-spread.js';
 import { peakRssMb, startSandboxProcess } from './sandbox-process.js';
 
 const rows = Number(process.env.BENCH_ROWS ?? 10_000);
@@ -128,8 +130,25 @@ async function profiled<T>(work: () => Promise<T>): Promise<{ result: T; parts: 
   }
 }
 
-async function submitOnce(dir: string, label: string, latency: number, profile = false): Promise<{ rate: number; seconds: number; cpuMicros: number; sandboxCpuMicros: number; callMs: number; callsPerRowMs: number; loopTurnMs: number; parts: Map<string, number> | null }> {
-  const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency));
+interface Submitted {
+  rate: number;
+  seconds: number;
+  cpuMicros: number;
+  sandboxCpuMicros: number;
+  callMs: number;
+  callsPerRowMs: number;
+  loopTurnMs: number;
+  parts: Map<string, number> | null;
+  /** With a latency: the calls as paybatch timed them, and as the sandbox did. */
+  calls: { paybatch: CallSpread; sandbox: CallSpread } | null;
+}
+
+/** Where a sandbox started for `label` writes its calls' durations; with no added latency they are not timed. */
+const timesFileFor = (dir: string, label: string, latency: number): string | undefined => (latency > 0 ? join(dir, `${label}.call-times.json`) : undefined);
+
+async function submitOnce(dir: string, label: string, latency: number, profile = false): Promise<Submitted> {
+  const timesFile = timesFileFor(dir, label, latency);
+  const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency), [], timesFile);
   const workspace = openWorkspace(join(dir, label));
   const store = SqliteStore.open(workspace.database);
   const config = configSchema.parse({ engine: { concurrency } });
@@ -137,6 +156,9 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
     timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
   });
+  let submitted: Submitted;
+  let paybatchCalls: CallSpread | null = null;
+  let sandboxCalls: CallSpread | null = null;
   try {
     const source = join(dir, 'batch.csv');
     const inbox = join(workspace.folders.inbox, 'batch.csv');
@@ -162,12 +184,18 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     const funded = (await store.rowsInPhases(intake.batch, ['funded'], 0, 1_000_000)).length;
     if (funded !== intake.ready) throw new Error(`${funded} of ${intake.ready} rows funded`);
     const callsPerRowMs = (calls.reduce((sum, call) => sum + call, 0) * 1000) / intake.ready;
-    return { rate: intake.ready / seconds, seconds, cpuMicros: (used.user + used.system) / intake.ready, sandboxCpuMicros: (sandboxSeconds * 1e6) / intake.ready, callMs: medianMs(calls), callsPerRowMs, loopTurnMs, parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])) };
+    submitted = {
+      rate: intake.ready / seconds, seconds, cpuMicros: (used.user + used.system) / intake.ready, sandboxCpuMicros: (sandboxSeconds * 1e6) / intake.ready, callMs: medianMs(calls), callsPerRowMs, loopTurnMs,
+      parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])), calls: null,
+    };
+    paybatchCalls = callSpread(calls.map((call) => call * 1000));
   } finally {
     await client.close();
     await store.close();
-    sandbox.stop();
+    if (timesFile === undefined) sandbox.stop();
+    else sandboxCalls = await sandbox.stopTimed();
   }
+  return { ...submitted, calls: paybatchCalls && sandboxCalls && { paybatch: paybatchCalls, sandbox: sandboxCalls } };
 }
 
 function sandboxConfig(dir: string, label: string, latency: number): string {
@@ -204,14 +232,18 @@ async function inParallel(count: number, each: (index: number) => Promise<void>)
 }
 
 /** Rows/s of the calls alone: the batch's requests created and funded through the same client, nothing stored; and a call's median, in ms. */
-async function callsOnly(dir: string, requests: PayoutRequest[], latency: number): Promise<{ rate: number; callMs: number; loopTurnMs: number }> {
-  const sandbox = await startSandboxProcess(sandboxConfig(dir, `calls-only-${latency}`, latency));
+async function callsOnly(dir: string, requests: PayoutRequest[], latency: number): Promise<{ rate: number; callMs: number; loopTurnMs: number; calls: { paybatch: CallSpread; sandbox: CallSpread } | null }> {
+  const label = `calls-only-${latency}`;
+  const timesFile = timesFileFor(dir, label, latency);
+  const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency), [], timesFile);
   const client = new PayoutClient({
     baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
     timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
   });
   const calls = recordCalls(client);
   const stopTurns = loopTurns();
+  let measured: { rate: number; callMs: number; loopTurnMs: number };
+  let sandboxCalls: CallSpread | null = null;
   try {
     const rate = await inParallel(requests.length, async (index) => {
       const created = await client.createTransaction(requests[index] as PayoutRequest);
@@ -219,11 +251,13 @@ async function callsOnly(dir: string, requests: PayoutRequest[], latency: number
       if (amount === null || currency === null) throw new Error(`transaction ${created.id} came back without its input amount`);
       await client.fundTransaction(created.id, { input_amount_in_cents: amount, input_currency: currency });
     });
-    return { rate, callMs: medianMs(calls), loopTurnMs: stopTurns() };
+    measured = { rate, callMs: medianMs(calls), loopTurnMs: stopTurns() };
   } finally {
     await client.close();
-    sandbox.stop();
+    if (timesFile === undefined) sandbox.stop();
+    else sandboxCalls = await sandbox.stopTimed();
   }
+  return { ...measured, calls: sandboxCalls && { paybatch: callSpread(calls.map((call) => call * 1000)), sandbox: sandboxCalls } };
 }
 
 /** Rows/s (two calls each) of a plain Node server that only waits L, answering a plain undici pool: this machine's floor. */
@@ -291,10 +325,16 @@ try {
   const slotMs = (concurrency / slow.rate) * 1000;
   console.log(`  a row in its slot              ${slotMs.toFixed(1).padStart(6)} ms: its calls ${slow.callsPerRowMs.toFixed(1)} ms, the rest (commits, waits for the event loop) ${(slotMs - slow.callsPerRowMs).toFixed(1)} ms; 0.9 of the bound needs ${((concurrency / (0.9 * bound)) * 1000).toFixed(1)} ms`);
   console.log(`  paybatch's event loop          ${slow.loopTurnMs.toFixed(2).padStart(6)} ms between the turns of a 1 ms timer, on average while sending (idle, about 1.1)`);
+  // What the sandbox's latency does not hold: the way there and back, and each side's event loop before it reads.
+  const callTimes = (calls: { paybatch: CallSpread; sandbox: CallSpread } | null): string => (calls
+    ? `as paybatch timed it ${spreadText(calls.paybatch)}; as the sandbox did, from the request's arrival to its answer sent, ${spreadText(calls.sandbox)}`
+    : 'not timed');
+  console.log(`  a call                         ${callTimes(slow.calls)}`);
   console.log(`  bound C/(2L)                   ${bound.toFixed(0).padStart(6)} rows/s`);
   console.log(`  ratio to the bound             ${(slow.rate / bound).toFixed(2)}   (goal: at least 0.90: ${met(slow.rate / bound >= 0.9)}${spread(slowRounds, (rate) => (rate / bound).toFixed(2))})`);
   console.log(`  what this machine allows at ${latencyMs} ms, C ${concurrency}:`);
   console.log(`    the calls alone, nothing stored  ${ceiling.rate.toFixed(0).padStart(6)} rows/s  (${(ceiling.rate / bound).toFixed(2)} of the bound, a call's median ${ceiling.callMs.toFixed(1)} ms, the event loop's turns ${ceiling.loopTurnMs.toFixed(2)} ms; the engine at ${(slow.rate / ceiling.rate).toFixed(2)} of it)`);
+  console.log(`      a call                         ${callTimes(ceiling.calls)}`);
   console.log(`    a plain Node server and client   ${floor.toFixed(0).padStart(6)} rows/s  (${(floor / bound).toFixed(2)} of the bound)`);
   console.log(`  with no added latency          ${fast.rate.toFixed(0).padStart(6)} rows/s  (${fast.seconds.toFixed(1)} s; goal: at least 2000: ${met(fast.rate >= 2000)}${spread(fastRounds, (rate) => rate.toFixed(0))})`);
   console.log(`    the calls alone, nothing stored  ${fastCeiling.rate.toFixed(0).padStart(6)} rows/s  (the sandbox and the client on this machine; the engine at ${(fast.rate / fastCeiling.rate).toFixed(2)} of it)`);
