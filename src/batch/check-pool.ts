@@ -11,6 +11,12 @@
  * are set again here once it is ready; without them this thread's young
  * generation grows to 32 MB while the file is read. A worker that fails fails
  * every piece not yet checked.
+ *
+ * A worker is ended only once it has loaded its modules (or has exited): its
+ * module awaits the checking modules, and a thread ended while V8 runs such a
+ * module aborts the whole process ("Check failed: (location_) != nullptr",
+ * nodejs/node#43182; seen once here, when a small file was read before its
+ * workers were ready).
  */
 import { Worker } from 'node:worker_threads';
 import { keepHeapNearLive } from '../heap.js';
@@ -19,6 +25,8 @@ import { checkSegment } from './segment-check.js';
 
 /** Pieces given to a worker before it answers the first. */
 const AHEAD = 2;
+/** How long closing waits for a worker still loading its modules before it ends it all the same: a load never hangs a close. */
+const LOAD_WAIT_MS = 30_000;
 
 interface Waiting {
   task: SegmentTask;
@@ -29,6 +37,8 @@ interface Waiting {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  /** Resolves once the worker has said it is ready, or has exited: from then on it may be ended. */
+  loaded: Promise<void>;
   /** Pieces given to it, in the order it answers them. */
   given: Waiting[];
 }
@@ -48,11 +58,17 @@ export class CheckPool {
   constructor(script: string, workers: number, private readonly thisThread: boolean) {
     for (let i = 0; i < workers; i++) {
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
-      const slot: Slot = { worker: new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [] };
-      slot.worker.on('message', (answer: { ready?: true; checked?: CheckedSegment; failed?: string }) => this.answered(slot, answer));
+      let loadedNow = (): void => {};
+      const loaded = new Promise<void>((resolve) => (loadedNow = resolve));
+      const slot: Slot = { worker: new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
+      slot.worker.on('message', (answer: { ready?: true; checked?: CheckedSegment; failed?: string }) => {
+        if (answer.ready) loadedNow();
+        this.answered(slot, answer);
+      });
       slot.worker.on('error', (error) => this.fail(error));
       // A worker that ends without an error (it exited) would leave its pieces unanswered, and the file unread.
       slot.worker.on('exit', (code) => {
+        loadedNow();
         if (!this.closing && (!slot.ready || slot.given.length > 0 || this.queue.length > 0)) this.fail(new Error(`a worker thread checking the file stopped (exit code ${code})`));
       });
       this.slots.push(slot);
@@ -135,8 +151,14 @@ export class CheckPool {
     }
   }
 
+  /** Ends the workers, each once it has loaded its modules (see above): a pool closed at once waits for that. */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
+    await Promise.all(this.slots.map(async (slot) => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([slot.loaded, new Promise<void>((resolve) => (timer = setTimeout(resolve, LOAD_WAIT_MS)))]);
+      clearTimeout(timer);
+      await slot.worker.terminate();
+    }));
   }
 }

@@ -3,7 +3,7 @@
  * the same pieces back, in the order asked, as checking each on this thread;
  * a worker that fails fails the pieces it was given, and those after.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,4 +108,20 @@ describe('the checkers of a file\'s pieces', () => {
     const settled = await settledWith('leaving-worker.mjs', "parentPort.on('message', () => process.exit(3));");
     expect(settled.every((s) => s.status === 'rejected' && /stopped \(exit code 3\)/.test(String(s.reason)))).toBe(true);
   }, 20_000);
+
+  it('ends a worker only once it has loaded its modules, when the pool is closed at once', async () => {
+    // A thread ended while V8 runs a module that awaits aborts the whole process (see check-pool.ts): the check worker
+    // awaits its modules. This one takes its time over them, then leaves a mark; ended early, it never would.
+    const mark = join(dir, 'loaded.mark');
+    const script = join(dir, 'slow-to-load.mjs');
+    writeFileSync(script, `import { writeFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+await new Promise((resolve) => setTimeout(resolve, 300));
+writeFileSync(${JSON.stringify(mark)}, '');
+parentPort.postMessage({ ready: true });
+`);
+    const pool = new CheckPool(script, 2, true);
+    await pool.close();
+    expect(existsSync(mark)).toBe(true);
+  });
 });
