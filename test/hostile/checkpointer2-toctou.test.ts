@@ -76,7 +76,8 @@ const SCRIPT = `
   for (let i = 0; i < 500; i++) add.run();
   db.pragma('wal_autocheckpoint = 1000');
   const c = new Checkpointer(db, file);
-  for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) c.groupCommitted();
+  const now = Date.now();
+  for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) c.groupCommitted(now);
   const started = c.running;
   if (process.env.CP2_MODE === 'swapped') {
     // After the main thread's check: the original moved aside, another file put at the path (and left there while the
