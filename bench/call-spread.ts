@@ -14,6 +14,12 @@ export function callSpread(durationsMs: readonly number[]): CallSpread {
   return { count: sorted.length, mean, median: at(0.5), p90: at(0.9), p99: at(0.99) };
 }
 
+/** The same calls timed on both sides: by paybatch, and by the sandbox from each request's arrival to its answer sent. */
+export interface BothSides {
+  paybatch: CallSpread;
+  sandbox: CallSpread;
+}
+
 /** "21.9 ms (median 21.2, 90th 24.1, 99th 32.0)" */
 export const spreadText = (spread: CallSpread): string =>
   `${spread.mean.toFixed(1)} ms (median ${spread.median.toFixed(1)}, 90th ${spread.p90.toFixed(1)}, 99th ${spread.p99.toFixed(1)})`;

@@ -42,7 +42,7 @@ import type { BatchRecord } from '../src/store/store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
-import type { CallSpread } from './call-spread.js';
+import type { BothSides, CallSpread } from './call-spread.js';
 import { callSpread, spreadText } from './call-spread.js';
 import { peakRssMb, startSandboxProcess } from './sandbox-process.js';
 
@@ -140,8 +140,12 @@ interface Submitted {
   loopTurnMs: number;
   parts: Map<string, number> | null;
   /** With a latency: the calls as paybatch timed them, and as the sandbox did. */
-  calls: { paybatch: CallSpread; sandbox: CallSpread } | null;
+  calls: BothSides | null;
 }
+
+/** Both sides' timings of the calls (paybatch's durations in seconds), or null when the sandbox did not time them. */
+const bothSides = (seconds: number[], sandbox: CallSpread | null): BothSides | null =>
+  sandbox && { paybatch: callSpread(seconds.map((call) => call * 1000)), sandbox };
 
 /** Where a sandbox started for `label` writes its calls' durations; with no added latency they are not timed. */
 const timesFileFor = (dir: string, label: string, latency: number): string | undefined => (latency > 0 ? join(dir, `${label}.call-times.json`) : undefined);
@@ -156,8 +160,8 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
     timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
   });
-  let submitted: Submitted;
-  let paybatchCalls: CallSpread | null = null;
+  let submitted: Omit<Submitted, 'calls'>;
+  let calls: number[] = [];
   let sandboxCalls: CallSpread | null = null;
   try {
     const source = join(dir, 'batch.csv');
@@ -169,7 +173,7 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     if (intake.kind !== 'accepted') throw new Error(`the generated batch was not accepted: ${intake.kind}`);
     await releaseBatch((await store.batch(intake.batch)) as BatchRecord, { workspace, store, clock: systemClock });
     const pipeline = new Pipeline({ store, client, clock: systemClock, engine: config.engine, log: () => {} });
-    const calls = recordCalls(client);
+    calls = recordCalls(client);
     const stopTurns = loopTurns();
     const started = performance.now();
     const cpu = process.cpuUsage();
@@ -186,16 +190,14 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     const callsPerRowMs = (calls.reduce((sum, call) => sum + call, 0) * 1000) / intake.ready;
     submitted = {
       rate: intake.ready / seconds, seconds, cpuMicros: (used.user + used.system) / intake.ready, sandboxCpuMicros: (sandboxSeconds * 1e6) / intake.ready, callMs: medianMs(calls), callsPerRowMs, loopTurnMs,
-      parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])), calls: null,
+      parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])),
     };
-    paybatchCalls = callSpread(calls.map((call) => call * 1000));
   } finally {
     await client.close();
     await store.close();
-    if (timesFile === undefined) sandbox.stop();
-    else sandboxCalls = await sandbox.stopTimed();
+    sandboxCalls = await sandbox.stopTimed();
   }
-  return { ...submitted, calls: paybatchCalls && sandboxCalls && { paybatch: paybatchCalls, sandbox: sandboxCalls } };
+  return { ...submitted, calls: bothSides(calls, sandboxCalls) };
 }
 
 function sandboxConfig(dir: string, label: string, latency: number): string {
@@ -232,7 +234,7 @@ async function inParallel(count: number, each: (index: number) => Promise<void>)
 }
 
 /** Rows/s of the calls alone: the batch's requests created and funded through the same client, nothing stored; and a call's median, in ms. */
-async function callsOnly(dir: string, requests: PayoutRequest[], latency: number): Promise<{ rate: number; callMs: number; loopTurnMs: number; calls: { paybatch: CallSpread; sandbox: CallSpread } | null }> {
+async function callsOnly(dir: string, requests: PayoutRequest[], latency: number): Promise<{ rate: number; callMs: number; loopTurnMs: number; calls: BothSides | null }> {
   const label = `calls-only-${latency}`;
   const timesFile = timesFileFor(dir, label, latency);
   const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency), [], timesFile);
@@ -254,10 +256,9 @@ async function callsOnly(dir: string, requests: PayoutRequest[], latency: number
     measured = { rate, callMs: medianMs(calls), loopTurnMs: stopTurns() };
   } finally {
     await client.close();
-    if (timesFile === undefined) sandbox.stop();
-    else sandboxCalls = await sandbox.stopTimed();
+    sandboxCalls = await sandbox.stopTimed();
   }
-  return { ...measured, calls: sandboxCalls && { paybatch: callSpread(calls.map((call) => call * 1000)), sandbox: sandboxCalls } };
+  return { ...measured, calls: bothSides(calls, sandboxCalls) };
 }
 
 /** Rows/s (two calls each) of a plain Node server that only waits L, answering a plain undici pool: this machine's floor. */
@@ -326,7 +327,7 @@ try {
   console.log(`  a row in its slot              ${slotMs.toFixed(1).padStart(6)} ms: its calls ${slow.callsPerRowMs.toFixed(1)} ms, the rest (commits, waits for the event loop) ${(slotMs - slow.callsPerRowMs).toFixed(1)} ms; 0.9 of the bound needs ${((concurrency / (0.9 * bound)) * 1000).toFixed(1)} ms`);
   console.log(`  paybatch's event loop          ${slow.loopTurnMs.toFixed(2).padStart(6)} ms between the turns of a 1 ms timer, on average while sending (idle, about 1.1)`);
   // What the sandbox's latency does not hold: the way there and back, and each side's event loop before it reads.
-  const callTimes = (calls: { paybatch: CallSpread; sandbox: CallSpread } | null): string => (calls
+  const callTimes = (calls: BothSides | null): string => (calls
     ? `as paybatch timed it ${spreadText(calls.paybatch)}; as the sandbox did, from the request's arrival to its answer sent, ${spreadText(calls.sandbox)}`
     : 'not timed');
   console.log(`  a call                         ${callTimes(slow.calls)}`);
