@@ -6,7 +6,7 @@
  * summary and reconciliation report: a later rewrite of the whole history is
  * caught against what accounting signed off. Pure.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const GENESIS = '0'.repeat(64);
 
@@ -36,7 +36,8 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function entryHash(prevHash: string, entry: Pick<AuditEntry, 'at' | 'actor' | 'action' | 'subject' | 'details'>): string {
-  return createHash('sha256').update([prevHash, entry.at, entry.actor, entry.action, entry.subject, entry.details].join('\n')).digest('hex');
+  // One shot: no Hash object made and thrown away for each entry.
+  return hash('sha256', `${prevHash}\n${entry.at}\n${entry.actor}\n${entry.action}\n${entry.subject}\n${entry.details}`, 'hex');
 }
 
 /** The entry to store after `prevHash`. */

@@ -66,17 +66,17 @@ export class RowSteps {
         if (decision.schedule) await store.scheduleRead(row.batch_id, row.line, decision.schedule.at, decision.schedule.counted);
         return { row, decision };
       }
-      let outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch);
+      let outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch, row);
       if (outcome.kind === 'over_budget' || outcome.kind === 'stopped') {
         const learned = (decision.patch.audits ?? []).filter((a) => a.action === 'state_learned');
         decision = this.audited(row, outcome.kind === 'stopped'
           ? refuseFunding(decision, REASONS.insufficientFunds, `not funded: ${outcome.detail}`, this.deps.clock.now(), this.deps.policy)
           : this.overBudget(row, decision, outcome.committed), learned);
-        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch);
+        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch, row);
       } else if (outcome.kind === 'taken') {
         const mismatch: Mismatch = { field: 'id', asked: 'a transaction of its own', answered: `${String(decision.patch.changes.transaction_id)}, the transaction of batch ${outcome.batch_id} line ${outcome.line}` };
         decision = this.audited(row, hold(row, 'the answer', [mismatch]));
-        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch);
+        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch, row);
       }
       if (outcome.kind === 'applied') {
         const { errors: _errors, ...changes } = (decision.patch as RowPatch).changes;

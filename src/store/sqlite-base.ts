@@ -43,13 +43,13 @@ export abstract class SqliteBase {
 
   /**
    * Runs `work` atomically in the next group commit: every piece of work asked
-   * for in the same turn of the event loop goes into one transaction, each in a
-   * savepoint of its own (one that throws is undone alone and rejects its own
-   * promise). The promise resolves only once the whole transaction is
-   * committed, so a caller that records an intent before a call still calls
-   * only after the intent is on disk. One commit for many rows: each commit
-   * writes the pages it touched to the write-ahead log, and rows in flight
-   * together mostly share their pages.
+   * for in the same turn of the event loop goes into one transaction. One that
+   * throws is undone alone and rejects its own promise; the others are applied.
+   * The promise resolves only once the whole transaction is committed, so a
+   * caller that records an intent before a call still calls only after the
+   * intent is on disk. One commit for many rows: each commit writes the pages it
+   * touched to the write-ahead log, and rows in flight together mostly share
+   * their pages.
    */
   protected atomicInGroup<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -58,22 +58,19 @@ export abstract class SqliteBase {
     });
   }
 
+  /** The audit trail's last hash while a group commit's transaction runs, so that its entries are chained without reading it back each time. */
+  private groupAuditHead: string | undefined;
+  private inGroup = false;
+
   private commitGroup(): void {
     const group = this.grouped;
     this.grouped = [];
     let outcomes: ({ value: unknown } | { error: unknown })[];
     try {
-      outcomes = this.atomic(() => {
-        const each = group.map(({ work }) => {
-          try {
-            return { value: this.atomic(work) };
-          } catch (error) {
-            return { error };
-          }
-        });
-        this.endGroup();
-        return each;
-      });
+      // Work almost never throws (a constraint, a bug): the group is tried first with no savepoint for each piece (two
+      // statements a piece saved). If one throws, the whole transaction is rolled back and the group runs again, each
+      // piece in a savepoint of its own, so that only the one that threw is undone.
+      outcomes = this.inGroupTransaction(group, false) ?? (this.inGroupTransaction(group, true) as typeof outcomes);
     } catch (error) {
       // The transaction itself failed (the disk, a lock held too long): nothing of the group was applied.
       for (const { reject } of group) reject(error);
@@ -87,17 +84,61 @@ export abstract class SqliteBase {
     });
   }
 
+  /** The group in one transaction; without savepoints, null (nothing of it applied) when a piece threw. */
+  private inGroupTransaction(group: { work: () => unknown }[], savepoints: boolean): ({ value: unknown } | { error: unknown })[] | null {
+    let pieceThrew = false;
+    this.inGroup = true;
+    try {
+      return this.atomic(() => {
+        const each = group.map(({ work }) => {
+          if (!savepoints) {
+            try {
+              return { value: work() };
+            } catch (error) {
+              pieceThrew = true;
+              throw error;
+            }
+          }
+          try {
+            return { value: this.atomic(work) };
+          } catch (error) {
+            // Its savepoint undone, its audit entries with it: the head is read again for the next piece's.
+            this.groupAuditHead = undefined;
+            return { error };
+          }
+        });
+        this.endGroup();
+        return each;
+      });
+    } catch (error) {
+      // Rolled back: what the pieces left for the end of the group goes with it.
+      this.groupUndone();
+      if (pieceThrew) return null;
+      throw error;
+    } finally {
+      this.inGroup = false;
+      this.groupAuditHead = undefined;
+    }
+  }
+
   /**
    * Last in each group commit's transaction, once its work is done: what the
    * work left to apply once for the whole group (see SqlitePipeline's counts).
    */
   protected endGroup(): void {}
 
+  /** A group commit's transaction was rolled back: what its work left for endGroup is dropped. */
+  protected groupUndone(): void {}
+
   /** Appends an entry to the audit trail, chained to the last one; call inside a transaction (atomic()). */
   protected appendAuditNow(entry: NewAuditEntry): void {
-    const last = (this.sql('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined) ?? GENESIS;
-    this.sql('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash) VALUES (@at, @actor, @action, @subject, @details, @prev_hash, @hash)')
-      .run(chained(last, entry));
+    // In a group commit the head is known after the first entry: the transaction holds the write lock, nothing else appends.
+    const last = (this.inGroup ? this.groupAuditHead : undefined)
+      ?? (this.sql('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined) ?? GENESIS;
+    const stored = chained(last, entry);
+    this.sql('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash);
+    if (this.inGroup) this.groupAuditHead = stored.hash;
   }
 
   async close(): Promise<void> {

@@ -14,7 +14,7 @@ import { phaseList } from './sql-lists.js';
 import type { CountAndOldest, RowCount } from './metrics-figures.js';
 import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from './metrics-figures.js';
 import type {
-  BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch,
+  BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, MetricsFigures, MetricsStore, NextRead, ObservationSource, PipelineRow, PipelineStore, RowChanges, RowPatch, RowSeen,
 } from './store.js';
 
 /** The columns a patch may set, so that no other name ever reaches the SQL. */
@@ -23,6 +23,17 @@ const CHANGEABLE: readonly string[] = [
   'output_amount', 'output_currency', 'refunded_amount', 'created_at', 'funded_at', 'paid_at', 'refunded_at', 'settled_at', 'observed_at',
   'heard_at', 'next_read_at', 'fund_attempts', 'errors',
 ];
+
+/** What a commit takes from the row as it stands (RowSeen): the columns the indexes of rows depend on, and the state. */
+const SEEN_COLUMNS = ['phase', 'state', 'transaction_id', 'funded_at', 'next_read_at'] as const;
+type Believed = { [column in (typeof SEEN_COLUMNS)[number]]: RowSeen[column] };
+const isSeen = (column: string): column is keyof Believed => (SEEN_COLUMNS as readonly string[]).includes(column);
+/** The row still holds what the commit took from it. */
+const AS_SEEN = SEEN_COLUMNS.map((column) => `${column} IS ?`).join(' AND ');
+/** The caller's copy, its missing values as the database gives them (null). */
+const believed = (seen: RowSeen): Believed => ({
+  phase: seen.phase, state: seen.state ?? null, transaction_id: seen.transaction_id ?? null, funded_at: seen.funded_at ?? null, next_read_at: seen.next_read_at ?? null,
+});
 
 const UNSETTLED = phaseList(UNSETTLED_PHASES);
 /** Rows given a catch-up read per statement. */
@@ -73,32 +84,48 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
     return row && toPipelineRow(row);
   }
 
-  async commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
+  async commitRow(batchId: string, line: number, revision: number, patch: RowPatch, seen?: RowSeen): Promise<CommitOutcome> {
     // Rows in flight together commit together (see atomicInGroup); each is still compared and set on its own.
     return this.atomicInGroup((): CommitOutcome => {
-      const now = this.sql('SELECT revision, state, transaction_id FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as
-        { revision: number; state: string | null; transaction_id: string | null } | undefined;
-      if (!now || now.revision !== revision) return { kind: 'moved' };
+      // The row as the caller read it, or as read here. What is taken from it is checked by the update itself (its
+      // WHERE), so a caller's copy that is out of date moves nothing: the commit is refused as moved, as if read here.
+      const before = seen ? believed(seen) : this.readBelieved(batchId, line, revision);
+      if (!before) return { kind: 'moved' };
       const { changes } = patch;
-      // A row that already holds this transaction was checked when it took it.
-      if (changes.transaction_id && changes.transaction_id !== now.transaction_id) {
-        // One transaction, one row: an answer naming a transaction another row holds is not adopted twice.
-        const other = this.sql('SELECT batch_id, line FROM rows WHERE transaction_id = ? AND NOT (batch_id = ? AND line = ?) LIMIT 1')
-          .get(changes.transaction_id, batchId, line) as { batch_id: string; line: number } | undefined;
-        if (other) return { kind: 'taken', ...other };
-      }
-      if (patch.reserve) {
-        const refusal = this.reservationRefused(batchId, line, patch.reserve);
-        if (refusal) return refusal;
-      }
-      this.update(batchId, line, changes, patch.countRead === true);
+      const refusal = this.refusal(batchId, line, changes, before, patch.reserve);
+      // A refusal is for the row as it stands: one that has moved (or is not as the caller saw it) is told so first.
+      if (refusal) return seen && !this.stillAsSeen(batchId, line, revision, before) ? { kind: 'moved' } : refusal;
+      if (!this.update(batchId, line, revision, changes, before, patch.countRead === true)) return { kind: 'moved' };
       for (const audit of patch.audits ?? []) {
         this.appendAuditNow({ at: audit.at, actor: audit.actor ?? 'paybatch', action: audit.action, subject: `${batchId} line ${line}`, details: audit.details });
       }
       // Counted last, once nothing here can fail: the count is applied with the group (endGroup), or not at all.
-      if (patch.learned && changes.state !== undefined && changes.state !== now.state) this.countChange(batchId, patch.learned);
+      if (patch.learned && changes.state !== undefined && changes.state !== before.state) this.countChange(batchId, patch.learned);
       return { kind: 'applied' };
     });
+  }
+
+  /** Why the change may not be made: its transaction is another row's, or the reservation for funding is refused. */
+  private refusal(batchId: string, line: number, changes: RowChanges, before: Believed, reserve: RowPatch['reserve']): CommitOutcome | null {
+    // A row that already holds this transaction was checked when it took it.
+    if (changes.transaction_id && changes.transaction_id !== before.transaction_id) {
+      // One transaction, one row: an answer naming a transaction another row holds is not adopted twice.
+      const other = this.sql('SELECT batch_id, line FROM rows WHERE transaction_id = ? AND NOT (batch_id = ? AND line = ?) LIMIT 1')
+        .get(changes.transaction_id, batchId, line) as { batch_id: string; line: number } | undefined;
+      if (other) return { kind: 'taken', ...other };
+    }
+    return reserve ? this.reservationRefused(batchId, line, reserve) : null;
+  }
+
+  /** What the commit takes from the row, read; undefined when the row is not at `revision`. */
+  private readBelieved(batchId: string, line: number, revision: number): Believed | undefined {
+    const read = this.sql(`SELECT revision, ${SEEN_COLUMNS.join(', ')} FROM rows WHERE batch_id = ? AND line = ?`).get(batchId, line) as
+      (Believed & { revision: number }) | undefined;
+    return read?.revision === revision ? read : undefined;
+  }
+
+  private stillAsSeen(batchId: string, line: number, revision: number, before: Believed): boolean {
+    return this.sql(`SELECT 1 FROM rows WHERE batch_id = ? AND line = ? AND revision = ? AND ${AS_SEEN}`).get(batchId, line, revision, ...SEEN_COLUMNS.map((c) => before[c])) !== undefined;
   }
 
   /** State changes learned in the group commit under way, by batch and source: one update a batch for the group, not one a row. */
@@ -111,6 +138,10 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
       this.changesLearned.set(batchId, counts);
     }
     counts[source] += 1;
+  }
+
+  protected override groupUndone(): void {
+    this.changesLearned = new Map();
   }
 
   protected override endGroup(): void {
@@ -133,16 +164,21 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
     return committed + reserve.amount > reserve.budget ? { kind: 'over_budget', committed } : null;
   }
 
-  private update(batchId: string, line: number, changes: RowChanges, countRead: boolean): void {
+  /** Applies the changes if the row is still at `revision` and as `before` says; false when it is not (nothing changed). */
+  private update(batchId: string, line: number, revision: number, changes: RowChanges, before: Believed, countRead: boolean): boolean {
     // In CHANGEABLE's order: the same columns always make the same statement, compiled once (and nothing sorted a row).
-    const columns = CHANGEABLE.filter((column) => column in changes);
+    // A column an index depends on is left out when it keeps its value: SQLite rewrites an index entry whenever the
+    // update names a column of it, and a transaction id names a random page of its index (one more page a commit).
+    const columns = CHANGEABLE.filter((column) => column in changes
+      && !(isSeen(column) && ((changes as Record<string, unknown>)[column] ?? null) === before[column]));
     const values = columns.map((column) => {
       const value = (changes as Record<string, unknown>)[column];
       if (column === 'errors') return Array.isArray(value) && value.length > 0 ? JSON.stringify(value) : null;
       return value ?? null;
     });
     const set = [...columns.map((column) => `${column} = ?`), 'revision = revision + 1', ...(countRead ? ['reads = reads + 1'] : [])].join(', ');
-    this.sql(`UPDATE rows SET ${set} WHERE batch_id = ? AND line = ?`).run(...values, batchId, line);
+    return this.sql(`UPDATE rows SET ${set} WHERE batch_id = ? AND line = ? AND revision = ? AND ${AS_SEEN}`)
+      .run(...values, batchId, line, revision, ...SEEN_COLUMNS.map((column) => before[column])).changes === 1;
   }
 
   async movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean> {

@@ -200,6 +200,9 @@ export interface PipelineRow {
   original_line?: number | null;
 }
 
+/** What a commit needs to know of the row as it stands: the columns its indexes depend on, and its state. */
+export type RowSeen = Pick<PipelineRow, 'phase' | 'state' | 'transaction_id' | 'funded_at' | 'next_read_at'>;
+
 /** The columns of a row a decision may change. */
 export type RowChanges = Partial<Pick<PipelineRow,
   | 'phase' | 'outcome' | 'outcome_detail' | 'transaction_id' | 'state' | 'state_reason' | 'state_reason_code'
@@ -282,9 +285,12 @@ export interface PipelineStore {
   row(batchId: string, line: number): Promise<PipelineRow | undefined>;
   /**
    * Compare-and-set: applies the patch only if the row is still at `revision`
-   * (nothing moved it since it was read), and bumps the revision.
+   * (nothing moved it since it was read), and bumps the revision. `seen` is
+   * the row as the caller read it at that revision: a store may take what it
+   * needs from it instead of reading the row again, provided the change itself
+   * checks that the stored row still holds those values.
    */
-  commitRow(batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome>;
+  commitRow(batchId: string, line: number, revision: number, patch: RowPatch, seen?: RowSeen): Promise<CommitOutcome>;
   /** Moves a row from one of `from` to `to`; false when it was not in one of them (someone moved it first). */
   movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean>;
   /**

@@ -117,6 +117,30 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await row(batch, 3)).toMatchObject({ phase: 'not_sent', outcome: 'corridor_inactive', outcome_detail: 'off' });
     });
 
+    it('compare-and-set given the row as the caller read it: the same outcomes as when the store reads it', async () => {
+      const batch = await accepted(['A', 'B', 'C']);
+      const a = await row(batch, 2);
+      // Applied; the transaction id named again with the same value changes nothing of it; a second commit at the old revision moved.
+      expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'created', transaction_id: 'tr_1', state: 'approved' }, learned: 'answer' }, a)).toEqual({ kind: 'applied' });
+      expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'final' } }, a)).toEqual({ kind: 'moved' });
+      const created = await row(batch, 2);
+      expect(await store.commitRow(batch, 2, created.revision, { changes: { phase: 'funded', transaction_id: 'tr_1', state: 'funded', funded_at: AT }, learned: 'answer' }, created))
+        .toEqual({ kind: 'applied' });
+      expect(await row(batch, 2)).toMatchObject({ phase: 'funded', transaction_id: 'tr_1', state: 'funded', funded_at: AT, revision: a.revision + 2 });
+      expect(await store.rowByTransaction('tr_1')).toMatchObject({ line: 2 });
+      expect((await store.batch(batch))?.changes_by_answer).toBe(2);
+      // Another row's transaction: taken, while the row is as read; moved once it is not (a refusal is for the row as it stands).
+      const b = await row(batch, 3);
+      expect(await store.commitRow(batch, 3, b.revision, { changes: { transaction_id: 'tr_1' } }, b)).toEqual({ kind: 'taken', batch_id: batch, line: 2 });
+      expect(await store.commitRow(batch, 3, b.revision, { changes: { phase: 'creating' } }, b)).toEqual({ kind: 'applied' });
+      expect(await store.commitRow(batch, 3, b.revision, { changes: { transaction_id: 'tr_1' } }, b)).toEqual({ kind: 'moved' });
+      await store.stopCurrency('USD', 'the USD balance ran out', AT);
+      const c = await row(batch, 4);
+      const fund = { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: null } };
+      expect(await store.commitRow(batch, 4, c.revision, fund, c)).toEqual({ kind: 'stopped', detail: 'the USD balance ran out' });
+      expect(await store.commitRow(batch, 4, c.revision - 1, fund, { ...c })).toEqual({ kind: 'moved' });
+    });
+
     it('commits asked together: each compared and set on its own; state changes counted by batch and source, only for commits applied', async () => {
       const one = await accepted(['A', 'B', 'C']);
       const two = await accepted(['D'], 'd'.repeat(64));

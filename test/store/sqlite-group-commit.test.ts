@@ -1,0 +1,112 @@
+/**
+ * SQLite's group commit and its compare-and-set, where no other store reaches:
+ * a piece of work that throws in a group (the group is tried again, each piece
+ * in a savepoint, so that only that piece is undone), the audit trail's head
+ * carried from one entry to the next within a group, and a caller's copy of a
+ * row that is out of date at the same revision (the row changed behind the
+ * store's back), which must move nothing.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditEntry } from '../../src/audit/chain.js';
+import { ChainWalker } from '../../src/audit/chain.js';
+import type { PipelineRow, RowPatch } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+
+const AT = '2026-03-02T09:00:00.000Z';
+
+describe('SQLite group commit', () => {
+  let dir: string;
+  let file: string;
+  let store: SqliteStore;
+  let batch: string;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'paybatch-group-'));
+    file = join(dir, 'paybatch.db');
+    store = SqliteStore.open(file);
+    batch = await store.beginBatch({ file_name: 'a.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+    await store.addRows(batch, ['A', 'B', 'C', 'D'].map((id, i) => ({
+      line: i + 2, external_id: id, errors: [],
+      request: { external_id: id, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S' }, recipient: { country_code: 'GBR' } },
+    })));
+    await store.acceptBatch(batch);
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const row = async (line: number): Promise<PipelineRow> => (await store.row(batch, line)) as PipelineRow;
+  const created = (line: number, state: string): RowPatch => ({
+    changes: { phase: 'created', transaction_id: `tr_${line}`, state }, learned: 'answer',
+    audits: [{ action: 'state_learned', at: AT, details: { line, state } }],
+  });
+
+  async function trail(): Promise<AuditEntry[]> {
+    const entries: AuditEntry[] = [];
+    for (let after = 0; ; ) {
+      const page = await store.auditEntries(after, 100);
+      if (page.length === 0) return entries;
+      entries.push(...page);
+      after = (page[page.length - 1] as AuditEntry).seq;
+    }
+  }
+
+  function chainBreaks(entries: AuditEntry[]): unknown[] {
+    const walker = new ChainWalker();
+    return entries.map((entry, i) => walker.next(entry, entries[i + 1])).filter((b) => b !== null);
+  }
+
+  it('a piece that throws is undone alone: the others applied, their audit entries chained, their state changes counted', async () => {
+    const rows = await Promise.all([2, 3, 4, 5].map(row));
+    const outcomes = await Promise.allSettled([
+      store.commitRow(batch, 2, (rows[0] as PipelineRow).revision, created(2, 'approved'), rows[0]),
+      store.commitRow(batch, 3, (rows[1] as PipelineRow).revision, created(3, 'approved'), rows[1]),
+      // A phase may not be null (NOT NULL): this piece throws after the two before it wrote their rows and entries.
+      store.commitRow(batch, 4, (rows[2] as PipelineRow).revision, { ...created(4, 'approved'), changes: { phase: null as unknown as string, state: 'approved' } }, rows[2]),
+      store.commitRow(batch, 5, (rows[3] as PipelineRow).revision, created(5, 'initial'), rows[3]),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/NOT NULL/);
+    expect((await Promise.all([2, 3, 4, 5].map(row))).map((r) => [r.phase, r.transaction_id])).toEqual([
+      ['created', 'tr_2'], ['created', 'tr_3'], ['ready', null], ['created', 'tr_5'],
+    ]);
+    // Counted once each (not again for the try that was rolled back), the thrown piece not at all.
+    expect((await store.batch(batch))?.changes_by_answer).toBe(3);
+    const entries = (await trail()).filter((e) => e.action === 'state_learned');
+    expect(entries.map((e) => JSON.parse(e.details).line)).toEqual([2, 3, 5]);
+    expect(chainBreaks(await trail())).toEqual([]);
+  });
+
+  it('a group of many pieces chains its audit entries one after another, and the next group follows on', async () => {
+    const rows = await Promise.all([2, 3, 4, 5].map(row));
+    await Promise.all(rows.map((r) => store.commitRow(batch, r.line, r.revision, created(r.line, 'approved'), r)));
+    const again = await Promise.all([2, 3].map(row));
+    await Promise.all(again.map((r) => store.commitRow(batch, r.line, r.revision, { changes: { state: 'funded' }, audits: [{ action: 'state_learned', at: AT, details: { line: r.line, state: 'funded' } }] }, r)));
+    await store.appendAudit({ at: AT, actor: 'someone', action: 'note', subject: batch, details: {} });
+    const entries = await trail();
+    expect(entries.filter((e) => e.action === 'state_learned')).toHaveLength(6);
+    expect(chainBreaks(entries)).toEqual([]);
+  });
+
+  it('a copy of the row that is out of date at the same revision moves nothing: the commit is refused as moved', async () => {
+    const a = await row(2);
+    // Changed behind the store's back, its revision left as it was.
+    const other = new Database(file);
+    other.prepare("UPDATE rows SET transaction_id = 'tr_elsewhere', phase = 'created' WHERE batch_id = ? AND line = 2").run(batch);
+    other.close();
+    // The caller believes the row holds no transaction: the transaction id it names would be left out as unchanged were
+    // the copy trusted; and the taken check would be skipped for the same reason.
+    expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'funded', transaction_id: 'tr_elsewhere', state: 'funded' }, learned: 'answer' }, { ...a, transaction_id: 'tr_elsewhere' }))
+      .toEqual({ kind: 'moved' });
+    expect(await row(2)).toMatchObject({ phase: 'created', transaction_id: 'tr_elsewhere', state: null, revision: a.revision });
+    expect((await store.batch(batch))?.changes_by_answer).toBe(0);
+    // Read again, it applies.
+    const fresh = await row(2);
+    expect(await store.commitRow(batch, 2, fresh.revision, { changes: { phase: 'funded', transaction_id: 'tr_elsewhere', state: 'funded' }, learned: 'answer' }, fresh)).toEqual({ kind: 'applied' });
+    expect(await row(2)).toMatchObject({ phase: 'funded', transaction_id: 'tr_elsewhere', state: 'funded', revision: a.revision + 1 });
+  });
+});
