@@ -35,7 +35,14 @@ export abstract class SqliteBase {
   }
 
   protected atomic<T>(work: () => T): T {
-    return this.runAtomically(work) as T;
+    if (!this.inGroup) return this.runAtomically(work) as T;
+    try {
+      return this.runAtomically(work) as T;
+    } catch (error) {
+      // Its savepoint undone, with any audit entries it made: the trail's head is read again for the next entry.
+      this.groupAuditHead = undefined;
+      throw error;
+    }
   }
 
   /** Work waiting for the next group commit, in the order it was asked for. */
@@ -102,8 +109,6 @@ export abstract class SqliteBase {
           try {
             return { value: this.atomic(work) };
           } catch (error) {
-            // Its savepoint undone, its audit entries with it: the head is read again for the next piece's.
-            this.groupAuditHead = undefined;
             return { error };
           }
         });

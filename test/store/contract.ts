@@ -139,6 +139,11 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       const fund = { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: null } };
       expect(await store.commitRow(batch, 4, c.revision, fund, c)).toEqual({ kind: 'stopped', detail: 'the USD balance ran out' });
       expect(await store.commitRow(batch, 4, c.revision - 1, fund, { ...c })).toEqual({ kind: 'moved' });
+      // A read scheduled meanwhile moves the next read's time, not the revision: the copy is still the row at its revision.
+      const funded = await row(batch, 2);
+      await store.scheduleRead(batch, 2, 5_000, false);
+      expect(await store.commitRow(batch, 2, funded.revision, { changes: { state: 'paid', next_read_at: 9_000 }, learned: 'polling' }, funded)).toEqual({ kind: 'applied' });
+      expect(await row(batch, 2)).toMatchObject({ state: 'paid', next_read_at: 9_000 });
     });
 
     it('commits asked together: each compared and set on its own; state changes counted by batch and source, only for commits applied', async () => {
