@@ -35,11 +35,10 @@ export abstract class SqliteBase {
   }
 
   protected atomic<T>(work: () => T): T {
-    if (!this.inGroup) return this.runAtomically(work) as T;
     try {
       return this.runAtomically(work) as T;
     } catch (error) {
-      // Its savepoint undone, with any audit entries it made: the trail's head is read again for the next entry.
+      // Undone, with any audit entries it made: within a group, the trail's head is read again for the next entry.
       this.groupAuditHead = undefined;
       throw error;
     }

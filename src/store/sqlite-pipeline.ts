@@ -24,22 +24,18 @@ const CHANGEABLE: readonly string[] = [
   'heard_at', 'next_read_at', 'fund_attempts', 'errors',
 ];
 
-/** What a commit takes from the row as it stands (RowSeen): the columns the indexes of rows depend on, and the state. */
-const SEEN_COLUMNS = ['phase', 'state', 'transaction_id', 'funded_at', 'next_read_at'] as const;
+/**
+ * What a commit takes from the row as it stands (RowSeen): the columns the indexes of rows depend on, and the state.
+ * Not the next read's time, which a scheduled read moves without a revision of its own, and which nothing decides from.
+ */
+const SEEN_COLUMNS = ['phase', 'state', 'transaction_id', 'funded_at'] as const;
 type Believed = { [column in (typeof SEEN_COLUMNS)[number]]: RowSeen[column] };
 const isSeen = (column: string): column is keyof Believed => (SEEN_COLUMNS as readonly string[]).includes(column);
-/**
- * The columns always checked against the caller's copy. The next read's time is moved without a revision of its own
- * (a read scheduled, a catch-up), and nothing is decided from it: it is checked only when a change leaves it out as
- * unchanged.
- */
-const CHECKED = SEEN_COLUMNS.filter((column) => column !== 'next_read_at');
 /** The row still holds what the commit took from it. */
-const AS_SEEN = CHECKED.map((column) => `${column} IS ?`).join(' AND ');
-const NEXT_READ_AS_SEEN = `${AS_SEEN} AND next_read_at IS ?`;
+const AS_SEEN = SEEN_COLUMNS.map((column) => `${column} IS ?`).join(' AND ');
 /** The caller's copy, its missing values as the database gives them (null). */
 const believed = (seen: RowSeen): Believed => ({
-  phase: seen.phase, state: seen.state ?? null, transaction_id: seen.transaction_id ?? null, funded_at: seen.funded_at ?? null, next_read_at: seen.next_read_at ?? null,
+  phase: seen.phase, state: seen.state ?? null, transaction_id: seen.transaction_id ?? null, funded_at: seen.funded_at ?? null,
 });
 
 const UNSETTLED = phaseList(UNSETTLED_PHASES);
@@ -132,7 +128,7 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   private stillAsSeen(batchId: string, line: number, revision: number, before: Believed): boolean {
-    return this.sql(`SELECT 1 FROM rows WHERE batch_id = ? AND line = ? AND revision = ? AND ${AS_SEEN}`).get(batchId, line, revision, ...CHECKED.map((c) => before[c])) !== undefined;
+    return this.sql(`SELECT 1 FROM rows WHERE batch_id = ? AND line = ? AND revision = ? AND ${AS_SEEN}`).get(batchId, line, revision, ...SEEN_COLUMNS.map((c) => before[c])) !== undefined;
   }
 
   /** State changes learned in the group commit under way, by batch and source: one update a batch for the group, not one a row. */
@@ -178,16 +174,14 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
     // update names a column of it, and a transaction id names a random page of its index (one more page a commit).
     const unchanged = (column: string): boolean => isSeen(column) && ((changes as Record<string, unknown>)[column] ?? null) === before[column];
     const columns = CHANGEABLE.filter((column) => column in changes && !unchanged(column));
-    const nextReadLeftOut = 'next_read_at' in changes && unchanged('next_read_at');
     const values = columns.map((column) => {
       const value = (changes as Record<string, unknown>)[column];
       if (column === 'errors') return Array.isArray(value) && value.length > 0 ? JSON.stringify(value) : null;
       return value ?? null;
     });
     const set = [...columns.map((column) => `${column} = ?`), 'revision = revision + 1', ...(countRead ? ['reads = reads + 1'] : [])].join(', ');
-    const checked = nextReadLeftOut ? SEEN_COLUMNS : CHECKED;
-    return this.sql(`UPDATE rows SET ${set} WHERE batch_id = ? AND line = ? AND revision = ? AND ${nextReadLeftOut ? NEXT_READ_AS_SEEN : AS_SEEN}`)
-      .run(...values, batchId, line, revision, ...checked.map((column) => before[column])).changes === 1;
+    return this.sql(`UPDATE rows SET ${set} WHERE batch_id = ? AND line = ? AND revision = ? AND ${AS_SEEN}`)
+      .run(...values, batchId, line, revision, ...SEEN_COLUMNS.map((column) => before[column])).changes === 1;
   }
 
   async movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean> {

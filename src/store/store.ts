@@ -200,8 +200,8 @@ export interface PipelineRow {
   original_line?: number | null;
 }
 
-/** What a commit needs to know of the row as it stands: the columns its indexes depend on, and its state. */
-export type RowSeen = Pick<PipelineRow, 'phase' | 'state' | 'transaction_id' | 'funded_at' | 'next_read_at'>;
+/** What a commit needs to know of the row as it stands: the columns its indexes depend on (but the next read's time), and its state. */
+export type RowSeen = Pick<PipelineRow, 'phase' | 'state' | 'transaction_id' | 'funded_at'>;
 
 /** The columns of a row a decision may change. */
 export type RowChanges = Partial<Pick<PipelineRow,
