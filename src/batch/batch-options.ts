@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { BatchConfig } from '../config/config.js';
 import { maxRowAmountMinor } from '../config/config.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
-import type { ReaderOptions } from './reader.js';
+import type { ReaderOptions } from './opened-batch.js';
 
 export function readerOptions(batch: BatchConfig): ReaderOptions {
   return {

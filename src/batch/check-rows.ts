@@ -14,7 +14,7 @@ import type { ColumnPlan } from './columns.js';
 import { FingerprintSpill } from './fingerprint-spill.js';
 import type { PayoutRequest, StoredRequest } from './payout-request.js';
 import { storedRequest, toPayoutRequest } from './payout-request.js';
-import type { BatchRow } from './reader.js';
+import type { BatchRow } from './opened-batch.js';
 
 export interface RowChecked {
   line: number;

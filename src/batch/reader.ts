@@ -9,48 +9,14 @@
 import { createHash } from 'node:crypto';
 import { Readable, pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
-import type { RowFields } from '../validate/fields.js';
-import type { ColumnPlan } from './columns.js';
 import { planColumns, rowBuilder } from './columns.js';
-import type { Delimiter } from './delimiter.js';
 import { detectDelimiter } from './delimiter.js';
 import { binaryError, countLines, firstInvalidUtf8, notUtf8Error, sniffStart } from './encoding.js';
 import type { FileErrorCode } from './file-error.js';
 import { BatchFileError } from './file-error.js';
 import { fileChunks } from './file-chunks.js';
 import { checkSize, tooLarge } from './file-size.js';
-import type { Issue } from '../validate/issue.js';
-
-export interface ReaderOptions {
-  delimiter: 'auto' | Delimiter;
-  columnMapping: Readonly<Record<string, string>>;
-  maxFileBytes: number;
-  maxRowCharacters: number;
-  maxColumns: number;
-  /** A spreadsheet's sheet, by name; its first visible sheet when absent. */
-  sheet?: string;
-  /** How a spreadsheet's number cells are written for output_amount, so that the row rules read them as they read text. */
-  decimalSeparator?: '.' | ',';
-}
-
-export interface BatchRow {
-  /** The line the row starts on; the header is line 1. In a spreadsheet, the row's number in its sheet. */
-  line: number;
-  fields: RowFields;
-}
-
-export interface OpenedBatch {
-  /** CSV only; null for a spreadsheet. */
-  delimiter: Delimiter | null;
-  /** The sheet read, for a spreadsheet. */
-  sheet?: string;
-  columns: ColumnPlan;
-  rows: AsyncGenerator<BatchRow>;
-  /** SHA-256 of the file's bytes, once `rows` has been read to the end. */
-  sha256(): string;
-  /** A spreadsheet's issues with their cell (Payouts!C7) added; CSV issues need nothing more than their line. */
-  place?(issue: Issue): Issue;
-}
+import type { BatchRow, OpenedBatch, ReaderOptions } from './opened-batch.js';
 
 export interface ByteState {
   hash: ReturnType<typeof createHash>;

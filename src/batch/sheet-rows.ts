@@ -10,7 +10,7 @@ import { cellText, columnLetters } from './cell-values.js';
 import type { ColumnPlan } from './columns.js';
 import { planColumns } from './columns.js';
 import { BatchFileError } from './file-error.js';
-import type { ReaderOptions } from './reader.js';
+import type { ReaderOptions } from './opened-batch.js';
 import type { SharedStrings } from './workbook-source.js';
 
 /** What is used of exceljs's streaming rows and cells (its typings leave most of it out). */

@@ -10,7 +10,7 @@ import type { RowRuleOptions } from '../validate/row-rules.js';
 import type { LateFinding, RowChecked } from './check-rows.js';
 import { RowChecker } from './check-rows.js';
 import type { Delimiter } from './delimiter.js';
-import type { ReaderOptions } from './reader.js';
+import type { ReaderOptions } from './opened-batch.js';
 import { openBatch } from './reader.js';
 import { validateRow } from '../validate/row-rules.js';
 import type { ParallelCheck } from './parallel-check.js';

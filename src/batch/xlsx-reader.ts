@@ -20,7 +20,7 @@ import { sheetPrefix } from './cell-values.js';
 import { rowBuilder } from './columns.js';
 import { BatchFileError } from './file-error.js';
 import { checkSize } from './file-size.js';
-import type { BatchRow, OpenedBatch, ReaderOptions } from './reader.js';
+import type { BatchRow, OpenedBatch, ReaderOptions } from './opened-batch.js';
 import type { RecordBatch, SheetRow, SheetShape } from './sheet-rows.js';
 import { convert, emptySheet, placer, planHeader, readRow } from './sheet-rows.js';
 import { HashedBytes, SharedStrings, sniffWorkbook } from './workbook-source.js';

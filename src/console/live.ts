@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { attentionRows } from './console-data.js';
-import type { ConsoleDeps } from './server.js';
+import type { ConsoleDeps } from './deps.js';
 
 const LOOK_EVERY_MS = 1_000;
 const MOST_STREAMS = 50;

@@ -17,7 +17,7 @@ import { RESULT_COLUMNS, resultRecord } from '../reports/results.js';
 import { XLSX_MEDIA_TYPE } from '../reports/workbook.js';
 import { attentionRows, auditView, batchList, batchRows, batchStatus, reconciliationReports, REPORT_FILE, reportsFolder } from './console-data.js';
 import { liveStream } from './live.js';
-import type { ConsoleDeps } from './server.js';
+import type { ConsoleDeps } from './deps.js';
 import { approvalPage, approvalsPage } from './views/approvals.js';
 import type { ApprovalView } from './views/approvals.js';
 import { attentionPage, confirmCancelPage } from './views/attention.js';

@@ -16,52 +16,14 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import type { PipelineLog } from '../engine/pipeline.js';
-import type { ApprovalStore, AuditStore, ConsoleStore, IntakeStore, PipelineStore, WebhookStore } from '../store/store.js';
-import type { Workspace } from '../workspace/workspace.js';
-import type { PayoutClient } from '../api/client.js';
 import { sessionPerson } from './auth.js';
 import { consoleRole } from './roles.js';
 import { registerActions } from './actions.js';
 import { registerPages } from './routes.js';
-import type { Viewer } from './views/layout.js';
+import type { ConsoleDeps } from './deps.js';
+import { SESSION_COOKIE } from './deps.js';
 import { ConfigError } from '../errors.js';
-
-export type ConsoleStoreNeeds = IntakeStore & PipelineStore & WebhookStore & AuditStore & ApprovalStore & ConsoleStore;
-
-/** What the console can do besides reading: only where paybatch runs beside it (`watch`). */
-export interface ConsoleActions {
-  /** Cancels one row's payout, as `paybatch cancel` would; `by` is kept with its reason. */
-  cancel(batch: string, line: number, by: string): Promise<{ done: boolean; state: string; reason: string }>;
-  /** The service, for the corridors switched off now in an approval's preview. */
-  client: Pick<PayoutClient, 'listCorridors'> | null;
-}
-
-export interface ConsoleDeps {
-  store: ConsoleStoreNeeds;
-  config: Config;
-  clock: Clock;
-  workspace: Workspace;
-  log: PipelineLog;
-  /** null: a read-only console. */
-  actions: ConsoleActions | null;
-  /** The Prometheus exposition, served at /metrics when given. */
-  metrics?: { contentType: string; scrape(): Promise<string> } | null;
-}
-
-export const SESSION_COOKIE = 'paybatch_session';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    viewer: Viewer | null;
-  }
-  interface FastifyContextConfig {
-    /** Served without signing in (the sign-in page, assets, metrics). */
-    open?: boolean;
-  }
-}
 
 /** The assets folder of the package: beside dist/ when built, beside src/ under the tests. */
 function assetsFolder(): string {

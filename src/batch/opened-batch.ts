@@ -1,0 +1,41 @@
+/**
+ * A batch file once opened, whatever its format (its columns, its rows, its
+ * hash), and the options it is read with. CSV (reader.ts) and spreadsheets
+ * (xlsx-reader.ts) both make one; the types live apart from either so that
+ * neither reader imports the other for them.
+ */
+import type { RowFields } from '../validate/fields.js';
+import type { Issue } from '../validate/issue.js';
+import type { ColumnPlan } from './columns.js';
+import type { Delimiter } from './delimiter.js';
+
+export interface ReaderOptions {
+  delimiter: 'auto' | Delimiter;
+  columnMapping: Readonly<Record<string, string>>;
+  maxFileBytes: number;
+  maxRowCharacters: number;
+  maxColumns: number;
+  /** A spreadsheet's sheet, by name; its first visible sheet when absent. */
+  sheet?: string;
+  /** How a spreadsheet's number cells are written for output_amount, so that the row rules read them as they read text. */
+  decimalSeparator?: '.' | ',';
+}
+
+export interface BatchRow {
+  /** The line the row starts on; the header is line 1. In a spreadsheet, the row's number in its sheet. */
+  line: number;
+  fields: RowFields;
+}
+
+export interface OpenedBatch {
+  /** CSV only; null for a spreadsheet. */
+  delimiter: Delimiter | null;
+  /** The sheet read, for a spreadsheet. */
+  sheet?: string;
+  columns: ColumnPlan;
+  rows: AsyncGenerator<BatchRow>;
+  /** SHA-256 of the file's bytes, once `rows` has been read to the end. */
+  sha256(): string;
+  /** A spreadsheet's issues with their cell (Payouts!C7) added; CSV issues need nothing more than their line. */
+  place?(issue: Issue): Issue;
+}
