@@ -33,7 +33,7 @@ import { PayoutClient } from '../src/api/client.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
 import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
-import type { PayoutRequest } from '../src/batch/payout-request.js';
+import type { PayoutRequest } from '../src/api/payout-request.js';
 import { validateFile } from '../src/batch/validate-file.js';
 import { takeFile } from '../src/engine/intake.js';
 import { Pipeline } from '../src/engine/pipeline.js';

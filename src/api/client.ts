@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from './payout-request.js';
 import type { ServiceErrorItem } from './errors.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from './errors.js';
 import type { ServiceTransaction } from './answers.js';

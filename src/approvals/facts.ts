@@ -6,7 +6,7 @@
  * database no longer matches what was signed.
  */
 import { createHash } from 'node:crypto';
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
 import { currencyDecimals } from '../validate/money.js';
 import type { Statement } from './statement.js';
 import type { BatchFigures } from './verify.js';

@@ -12,7 +12,8 @@ import { validateRow } from '../validate/row-rules.js';
 import { BatchRules } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
 import { FingerprintSpill } from './fingerprint-spill.js';
-import type { PayoutRequest, StoredRequest } from './payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
+import type { StoredRequest } from './payout-request.js';
 import { storedRequest, toPayoutRequest } from './payout-request.js';
 import type { BatchRow } from './opened-batch.js';
 

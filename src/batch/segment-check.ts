@@ -8,7 +8,7 @@
  */
 import type { Issue } from '../validate/issue.js';
 import type { RowFields } from '../validate/fields.js';
-import type { PayoutRequest } from './payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
 import { PRINTS_PER_ROW, rowPrints } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { loadConfig } from '../config/config.js';
-import { connectService } from '../config/service.js';
+import { connectService } from './service-connection.js';
 import { engineLog } from '../engine/log.js';
 import { runOnce } from '../engine/run.js';
 import { SqliteStore } from '../store/sqlite-store.js';

@@ -6,8 +6,8 @@
 import { loadConfig, workspaceHome } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { notificationsShown } from '../config/notifications.js';
-import type { ServiceConnection } from '../config/service.js';
-import { connectService } from '../config/service.js';
+import type { ServiceConnection } from './service-connection.js';
+import { connectService } from './service-connection.js';
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { openStore } from '../store/open-store.js';

@@ -13,7 +13,7 @@ import { describeIssues, readJsonFile } from './json.js';
 import { notificationsSchema } from './notifications.js';
 import { FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
-import { cronProblem } from '../watch/schedules.js';
+import { cronProblem } from '../cron.js';
 
 const positive = z.number().int().positive();
 /** A delay paybatch waits for with a timer: Node's timers wait 1 ms for anything longer than 2^31 − 1 ms. */

@@ -7,7 +7,7 @@
  */
 import type { ServiceTransaction } from '../api/answers.js';
 import { redactAccountNumbers } from '../api/redact.js';
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
 
 /** What paybatch asked: the row's request, the transaction id once it has one, the input amount once it is committed. */
 export interface Asked {

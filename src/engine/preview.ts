@@ -10,7 +10,7 @@
 import type { PayoutClient } from '../api/client.js';
 import { readerOptions, ruleOptions } from '../batch/batch-options.js';
 import { validateFile } from '../batch/validate-file.js';
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
 import type { ApprovalFacts } from '../approvals/facts.js';
 import { approvalFacts, proposedCeiling } from '../approvals/facts.js';
 import type { ApprovalPolicy } from '../approvals/verify.js';

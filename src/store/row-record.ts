@@ -1,5 +1,6 @@
 /** A row as both databases return it for the intake port (ROW_RECORD_COLUMNS), and as the port gives it. */
-import type { PayoutRequest, StoredRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
+import type { StoredRequest } from '../batch/payout-request.js';
 import { storedRequest } from '../batch/payout-request.js';
 import type { RowFields } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';

@@ -5,7 +5,7 @@
  */
 import type { RowColumns } from './row-record.js';
 import { storedOf, toRowRecord } from './row-record.js';
-import type { PayoutRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';

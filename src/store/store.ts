@@ -3,7 +3,8 @@
  * nothing of SQLite, so another store (PostgreSQL) can follow without touching
  * the engine. Each method is one atomic operation of the domain.
  */
-import type { PayoutRequest, StoredRequest } from '../batch/payout-request.js';
+import type { PayoutRequest } from '../api/payout-request.js';
+import type { StoredRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { ResultRow } from '../reports/results.js';
 import type { RowFields } from '../validate/fields.js';

@@ -1,34 +1,13 @@
 /**
- * The daemon's schedules: cron expressions read in a time zone (croner computes
- * the times), checked against an injected clock, so tests need not wait for
+ * The daemon's schedules: cron expressions read in a time zone (src/cron.ts),
+ * checked against an injected clock, so tests need not wait for
  * 2 a.m. When each schedule last ran is kept in the store: a run missed while
  * the daemon was down happens once at start, however many were missed.
  */
-import { Cron } from 'croner';
 import type { Clock } from '../clock.js';
+import type { ScheduleSpec } from '../cron.js';
+import { nextRunAfter } from '../cron.js';
 import type { ScheduleStore } from '../store/store.js';
-
-export interface ScheduleSpec {
-  cron: string;
-  time_zone: string;
-}
-
-/** Why a cron expression or time zone cannot be used, or null when it can. */
-export function cronProblem(cron: string, timeZone: string): string | null {
-  try {
-    new Cron(cron, { timezone: timeZone, paused: true }).nextRun(new Date(0));
-    return null;
-  } catch (error) {
-    const message = (error as Error).message;
-    return /timezone/i.test(message) ? `"${timeZone}" is not an IANA time zone (such as Europe/London)` : `"${cron}" is not a cron expression: ${message.replace(/^CronPattern: /, '')}`;
-  }
-}
-
-/** The first time strictly after `afterMs` the schedule fires, in ms since the epoch. */
-export function nextRunAfter(spec: ScheduleSpec, afterMs: number): number | null {
-  const next = new Cron(spec.cron, { timezone: spec.time_zone, paused: true }).nextRun(new Date(afterMs));
-  return next ? next.getTime() : null;
-}
 
 export class Schedules {
   private readonly next = new Map<string, number | null>();

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/api/client.js';
 import type { ClientOptions } from '../../src/api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from '../../src/api/errors.js';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { operator, testSandbox } from '../helpers/sandbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { createBody } from '../helpers/requests.js';

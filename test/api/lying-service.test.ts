@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/api/client.js';
 import { OutcomeUnknown, Rejected } from '../../src/api/errors.js';
 import { authHeaders } from '../../src/api/signing.js';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { FAST_SANDBOX } from '../helpers/engine.js';

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PaybatchError } from '../../src/errors.js';
 
 // A service connection whose close fails: the only part of the session replaced here.
-vi.mock('../../src/config/service.js', () => ({
+vi.mock('../../src/cli/service-connection.js', () => ({
   connectService: async () => ({
     client: {}, credentials: { apiKey: 'k', apiSecret: 's' }, embedded: null, describe: 'a service whose connection fails to close',
     close: async () => {

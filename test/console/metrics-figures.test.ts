@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { ManualClock } from '../../src/clock.js';
 import { Metrics } from '../../src/console/metrics.js';
 import { metricsLog } from '../../src/console/metrics-log.js';

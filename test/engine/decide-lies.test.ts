@@ -27,7 +27,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServiceTransaction } from '../../src/api/answers.js';
 import { parseTransaction } from '../../src/api/answers.js';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { toPayoutRequest } from '../../src/batch/payout-request.js';
 import type { Mismatch } from '../../src/engine/answer-check.js';
 import { checkAnswer, lookupHit } from '../../src/engine/answer-check.js';

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ServiceTransaction } from '../../src/api/answers.js';
 import { parseTransaction } from '../../src/api/answers.js';
 import type { PayoutClient } from '../../src/api/client.js';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { policyOf } from '../../src/engine/pipeline.js';

@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { PayoutClient } from '../../src/api/client.js';
 import { OutcomeUnknown, Rejected, Retryable } from '../../src/api/errors.js';
 import { exchange } from '../../src/api/exchange.js';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { createBody } from '../helpers/requests.js';
 
 /** The whole exchange's bound; a number no other timer here uses, so that the exchange's own timers can be told apart. */

@@ -4,7 +4,7 @@
  * postgres-contract.test.ts). Each test starts from an empty store.
  */
 import { beforeEach, afterEach, describe, expect, it } from 'vitest';
-import type { PayoutRequest } from '../../src/batch/payout-request.js';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
 import type { NewRow, PipelineRow, Store } from '../../src/store/store.js';
 import { lineageOf } from '../../src/engine/lineage.js';
 

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/config.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { Schedules, cronProblem, nextRunAfter } from '../../src/watch/schedules.js';
+import { cronProblem, nextRunAfter } from '../../src/cron.js';
+import { Schedules } from '../../src/watch/schedules.js';
 
 const nightly = { cron: '0 2 * * *', time_zone: 'Europe/London' };
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { connectService } from '../../src/config/service.js';
+import { connectService } from '../../src/cli/service-connection.js';
 import { ConfigError } from '../../src/errors.js';
 import { testSandbox } from '../helpers/sandbox.js';
 

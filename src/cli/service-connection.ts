@@ -9,7 +9,7 @@ import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import type { RunningSandbox } from '../sandbox/start.js';
-import type { ServiceConfig } from './config.js';
+import type { ServiceConfig } from '../config/config.js';
 
 export interface ServiceConnection {
   client: PayoutClient;
