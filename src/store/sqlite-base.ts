@@ -93,24 +93,26 @@ export abstract class SqliteBase {
   /** The group in one transaction; without savepoints, null (nothing of it applied) when a piece threw. */
   private inGroupTransaction(group: { work: () => unknown }[], savepoints: boolean): ({ value: unknown } | { error: unknown })[] | null {
     let pieceThrew = false;
+    // In a savepoint, a piece that throws is undone alone and keeps its error; without one, it ends the transaction.
+    const inSavepoint = (work: () => unknown): { value: unknown } | { error: unknown } => {
+      try {
+        return { value: this.atomic(work) };
+      } catch (error) {
+        return { error };
+      }
+    };
+    const bare = (work: () => unknown): { value: unknown } => {
+      try {
+        return { value: work() };
+      } catch (error) {
+        pieceThrew = true;
+        throw error;
+      }
+    };
     this.inGroup = true;
     try {
       return this.atomic(() => {
-        const each = group.map(({ work }) => {
-          if (!savepoints) {
-            try {
-              return { value: work() };
-            } catch (error) {
-              pieceThrew = true;
-              throw error;
-            }
-          }
-          try {
-            return { value: this.atomic(work) };
-          } catch (error) {
-            return { error };
-          }
-        });
+        const each = group.map(({ work }) => (savepoints ? inSavepoint(work) : bare(work)));
         this.endGroup();
         return each;
       });
@@ -137,7 +139,8 @@ export abstract class SqliteBase {
   /** Appends an entry to the audit trail, chained to the last one; call inside a transaction (atomic()). */
   protected appendAuditNow(entry: NewAuditEntry): void {
     // In a group commit the head is known after the first entry: the transaction holds the write lock, nothing else appends.
-    const last = (this.inGroup ? this.groupAuditHead : undefined)
+    // Outside a group it is always undefined (dropped as each group's transaction ends), so the trail is read.
+    const last = this.groupAuditHead
       ?? (this.sql('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined) ?? GENESIS;
     const stored = chained(last, entry);
     this.sql('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)')

@@ -96,6 +96,19 @@ describe('SQLite group commit', () => {
     other.close();
   });
 
+  it('after a group, another process appends to the trail: the next entry outside a group chains to it, not to the group\'s last', async () => {
+    const rows = await Promise.all([2, 3].map(row));
+    await Promise.all(rows.map((r) => store.commitRow(batch, r.line, r.revision, created(r.line, 'approved'), r)));
+    // Another paybatch on the same database (an approval given from the command line, say).
+    const elsewhere = SqliteStore.open(file);
+    await elsewhere.appendAudit({ at: AT, actor: 'someone', action: 'note', subject: batch, details: { from: 'elsewhere' } });
+    await elsewhere.close();
+    await store.appendAudit({ at: AT, actor: 'someone', action: 'note', subject: batch, details: { from: 'here' } });
+    const entries = await trail();
+    expect(entries.map((e) => e.action)).toEqual(['state_learned', 'state_learned', 'note', 'note']);
+    expect(chainBreaks(entries)).toEqual([]);
+  });
+
   it('work in a group that undoes a nested transaction of its own: the entries after it chain to the trail as it stands', async () => {
     // Through the protected members: no grouped work does this today, but the trail's head must not survive an undo.
     const inside = store as unknown as {
