@@ -83,3 +83,24 @@ export function asDiskError(error: unknown): unknown {
   }
   return error;
 }
+
+const PATH_CODES: Readonly<Record<string, { what: string; exitCode: ExitCodeValue }>> = {
+  ENOENT: { what: 'no such file or folder', exitCode: ExitCode.cantCreate },
+  ENOTDIR: { what: 'a part of the path is not a folder', exitCode: ExitCode.cantCreate },
+  EISDIR: { what: 'it is a folder', exitCode: ExitCode.cantCreate },
+  EEXIST: { what: 'it already exists', exitCode: ExitCode.cantCreate },
+  EACCES: { what: 'permission denied', exitCode: ExitCode.noPermission },
+  EPERM: { what: 'operation not permitted', exitCode: ExitCode.noPermission },
+};
+
+/**
+ * An operating-system error about a path the person gave (a folder that is not
+ * there, one they may not write): their input, not a bug, so one line and an
+ * exit code of its own; anything else as it was.
+ */
+export function asPathError(error: unknown): unknown {
+  const { code, path, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  const known = typeof code === 'string' ? PATH_CODES[code] : undefined;
+  if (!known || typeof path !== 'string') return error;
+  return new PaybatchError(`cannot ${syscall ?? 'use'} ${path}: ${known.what}`, known.exitCode, { cause: error });
+}

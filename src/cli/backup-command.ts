@@ -1,5 +1,5 @@
 /** `paybatch backup FILE`: an online copy of the state database, safe to take beside a running watch. */
-import { chmodSync, existsSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, renameSync, unlinkSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
@@ -21,6 +21,8 @@ export function backupCommand(): Command {
       if (!existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: nothing to back up`, ExitCode.failure);
       const target = resolve(file);
       if (lstatSync(target, { throwIfNoEntry: false })) throw new PaybatchError(`${target} already exists: give a new file name (a backup never overwrites)`, ExitCode.failure);
+      // A folder named but not there yet is made, private (0700): a backup holds the whole state.
+      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
       // Written under a temporary name beside it, then renamed: a half-made copy is never taken for a backup.
       const temporary = join(dirname(target), `.${basename(target)}.${randomUUID()}.tmp`);
       const store = SqliteStore.open(workspace.database);

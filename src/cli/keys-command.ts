@@ -1,5 +1,5 @@
 /** `paybatch keys generate NAME [--dir DIR]`: an Ed25519 key pair for an approver; the private half stays with them. */
-import { constants, openSync, writeSync, closeSync } from 'node:fs';
+import { constants, mkdirSync, openSync, writeSync, closeSync } from 'node:fs';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
@@ -33,6 +33,8 @@ export function keysCommand(): Command {
       const dir = resolve(opts.dir);
       const within = relative(resolve(workspaceHome(opts.home)), dir);
       if (within === '' || (!within.startsWith('..') && !isAbsolute(within))) throw new PaybatchError(`${dir} is inside the paybatch workspace: a private key never goes there (give --dir elsewhere)`, ExitCode.failure);
+      // A folder named but not there yet is what the person meant to have: made private (0700), as a key's home should be.
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       const { privatePem, publicPem } = generateKeys();
       const privatePath = join(dir, `${name}.key`);
       const publicPath = join(dir, `${name}.pub`);

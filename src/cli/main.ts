@@ -6,7 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
-import { ExitCode, PaybatchError, asDiskError } from '../errors.js';
+import { ExitCode, PaybatchError, asDiskError, asPathError } from '../errors.js';
 import { keepHeapNearLive } from '../heap.js';
 
 // Not for the sandbox: it stands in for a remote service, and collecting its young generation
@@ -60,7 +60,8 @@ async function main(argv: string[]): Promise<number> {
     return process.exitCode === undefined ? ExitCode.ok : Number(process.exitCode);
   } catch (thrown) {
     // A full disk or a read-only file system is an operational failure, not a bug.
-    const error = asDiskError(thrown);
+    // So is a path the person gave that cannot be used (a folder not there, one not theirs to write).
+    const error = asPathError(asDiskError(thrown));
     if (error instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
