@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
+import { requireTier } from '../tiers.js';
 
 export function chromiumPath(): string | null {
   for (const name of ['chromium', 'chromium-browser']) {
@@ -30,5 +31,6 @@ export function browserAvailable(what: string): string | null {
 }
 
 export function launchChromium(executablePath: string): Promise<Browser> {
+  requireTier('Chromium', ['system']);
   return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-default-apps'] });
 }

@@ -3,10 +3,12 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { requireTier } from '../tiers.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
 function assertBuilt(): void {
+  requireTier('the built paybatch binary', ['system']);
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does)`);
 }
 

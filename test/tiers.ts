@@ -1,0 +1,65 @@
+/**
+ * The suite's three tiers, as vitest projects (see vitest.config.ts):
+ * - unit: pure modules, in one process, no server, no child process, no build
+ *   needed (validation rules, answers, decisions, reports' arithmetic);
+ * - system: the built binary as child processes, worker threads loaded from
+ *   the build, crash and chaos runs, PostgreSQL workers, Chromium;
+ * - integration: everything else: the engine with the in-process sandbox over
+ *   real HTTP, the stores on a real SQLite file and on PostgreSQL, the daemon's
+ *   parts in process.
+ * A file not named here is integration. The helpers that start the binary or
+ * the browser refuse to run outside the system tier, and the sandbox outside
+ * integration and system, so a test filed in the wrong tier fails at once.
+ */
+export const UNIT = [
+  'test/api/answers.test.ts',
+  'test/batch/record-boundaries.test.ts',
+  'test/chaos/invariants.test.ts',
+  'test/console/console-input.test.ts',
+  'test/cron.test.ts',
+  'test/engine/corrections-rules.test.ts',
+  'test/engine/decide-lies.test.ts',
+  'test/hostile/call-slots-unit.test.ts',
+  'test/notify/events.test.ts',
+  'test/reports/cells.test.ts',
+  'test/reports/period.test.ts',
+  'test/reports/reconciliation.test.ts',
+  'test/sandbox/config.test.ts',
+  'test/store/corridor-counts.test.ts',
+  'test/validate/**/*.test.ts',
+  'test/watch/webhook-delivery.test.ts',
+];
+
+export const SYSTEM = [
+  'test/audit/trail.test.ts',
+  'test/batch/heap-settings.test.ts',
+  'test/batch/xlsx-huge.test.ts',
+  'test/batch/xlsx-run.test.ts',
+  'test/chaos/chaos-short.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/console/console-browser.test.ts',
+  'test/console/console-http.test.ts',
+  'test/console/metrics.test.ts',
+  'test/engine/crash.test.ts',
+  'test/engine/workers.test.ts',
+  'test/hostile/checkpointer*.test.ts',
+  'test/hostile/links.test.ts',
+  'test/hostile/secret-files.test.ts',
+  'test/hostile/secrets.test.ts',
+  'test/notify/cli-notifications.test.ts',
+  'test/store/background-check.test.ts',
+  'test/store/checkpointer.test.ts',
+  'test/store/postgres-shared-work.test.ts',
+  'test/store/sqlite-temporary-files.test.ts',
+  'test/watch/database-health.test.ts',
+  'test/watch/intake-whole.test.ts',
+];
+
+export type Tier = 'unit' | 'integration' | 'system';
+
+/** Refuses, with the reason, what a test of this tier may not start (`needs`: the tiers that may). */
+export function requireTier(what: string, needs: readonly Tier[]): void {
+  const tier = process.env.PAYBATCH_TEST_TIER as Tier | undefined;
+  if (tier === undefined || needs.includes(tier)) return;
+  throw new Error(`${what} is for the ${needs.join(' or ')} tier, and this test file is filed under ${tier}: list it in test/tiers.ts`);
+}
