@@ -42,8 +42,8 @@ describe('paybatch watch: the daemon', () => {
     copyFileSync(template('templates/nga-cash.csv'), join(inbox, 'night.csv.part'));
     writeFileSync(join(inbox, '.hidden.csv'), 'x');
     writeFileSync(join(inbox, 'notes.txt'), 'hello');
+    // Each looked at and ignored, with its line: the part file among them, so nothing of it was taken.
     await eventually(() => ctx.logs.filter((l) => l.event === 'inbox_file_ignored').length === 3, 5000, 'three files ignored');
-    await new Promise((r) => setTimeout(r, 300));
     expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
     renameSync(join(inbox, 'night.csv.part'), join(inbox, 'night.csv'));
     await eventually(() => allSettled(ctx, 1), 15_000, 'the renamed file paid');
@@ -160,8 +160,8 @@ describe('paybatch watch: the daemon', () => {
     copyFileSync(template('templates/nga-cash.csv'), join(ctx.workspace.folders.inbox, 'night.csv'));
     writeFileSync(join(ctx.workspace.folders.inbox, 'night.csv.done'), '');
     await eventually(() => ctx.logs.some((l) => l.event === 'intake_waiting'), 5000, 'the file seen');
+    // The file's decision is that line: on the manual clock, nothing moves it before 02:00.
     expect(ctx.logs.find((l) => l.event === 'intake_waiting')?.fields.until).toBe('2026-03-11T02:00:00.000Z');
-    await new Promise((r) => setTimeout(r, 300));
     expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
     clock.advance(3 * 3_600_000);
     await eventually(() => allSettled(ctx, 1), 15_000, 'the file taken at 02:00 and paid');
@@ -172,7 +172,7 @@ describe('paybatch watch: the daemon', () => {
     const clock = new ManualClock('2026-03-10T05:00:00Z');
     ctx = await daemonContext({ clock, config: { watch: { schedules: { reconcile: { cron: '0 6 * * *', time_zone: 'UTC' } } } } });
     const file = join(ctx.workspace.folders.outbox, 'reports', 'reconciliation-2026-03-09.summary.csv');
-    await new Promise((r) => setTimeout(r, 200));
+    // The manual clock stands before 06:00: nothing is due, so nothing is written.
     expect(existsSync(file)).toBe(false);
     clock.advance(3_600_000);
     // Said once every file of it is written: the summary exists a moment before (a CI run read the log in between).
