@@ -116,7 +116,7 @@ describe('the checkers of a file\'s pieces', () => {
     const script = join(dir, 'slow-to-load.mjs');
     writeFileSync(script, `import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-await new Promise((resolve) => setTimeout(resolve, 300));
+await new Promise((resolve) => setTimeout(resolve, 150));
 writeFileSync(${JSON.stringify(mark)}, '');
 parentPort.postMessage({ ready: true });
 `);
