@@ -14,6 +14,11 @@ export function readerOptions(batch: BatchConfig): ReaderOptions {
     maxColumns: batch.max_columns,
     sheet: batch.sheet,
     decimalSeparator: batch.decimal_separator,
+    iso20022: {
+      senders: batch.iso20022.senders,
+      ...(batch.iso20022.input_currency === undefined ? {} : { inputCurrency: batch.iso20022.input_currency }),
+      allowEquivalentAmount: batch.iso20022.allow_equivalent_amount,
+    },
   };
 }
 

@@ -93,10 +93,11 @@ function locateIssue(columns: ColumnPlan, line: number, issue: FieldIssue): Issu
 }
 
 /** One row by the row rules alone: its verdict, and the row as a consumer sees it. Pure. */
-export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, fields }: BatchRow): { checked: RowChecked; verdict: RowVerdict } {
+export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, fields, issues }: BatchRow): { checked: RowChecked; verdict: RowVerdict } {
   const verdict = validateRow(fields, options);
   const locate = (issue: FieldIssue): Issue => locateIssue(columns, line, issue);
-  const errors = verdict.errors.length === 0 ? NONE : verdict.errors.map(locate);
+  const found = issues === undefined ? verdict.errors : [...issues, ...verdict.errors];
+  const errors = found.length === 0 ? NONE : found.map(locate);
   const warnings = verdict.warnings.length === 0 ? NONE : verdict.warnings.map(locate);
   return { checked: new CheckedRow(line, errors, warnings, verdict.values, verdict.amountMinor), verdict };
 }

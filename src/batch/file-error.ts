@@ -24,7 +24,12 @@ export type FileErrorCode =
   | 'empty_sheet'
   | 'formula_without_value'
   | 'cell_error'
-  | 'number_not_exact';
+  | 'number_not_exact'
+  // ISO 20022 pain.001 files (src/batch/iso20022/)
+  | 'xml_syntax'
+  | 'xml_refused'
+  | 'xml_not_whole'
+  | 'control_totals';
 
 export class BatchFileError extends Error {
   constructor(

@@ -5,9 +5,10 @@
  * neither reader imports the other for them.
  */
 import type { RowFields } from '../validate/fields.js';
-import type { Issue } from '../validate/issue.js';
+import type { FieldIssue, Issue } from '../validate/issue.js';
 import type { ColumnPlan } from './columns.js';
 import type { Delimiter } from './delimiter.js';
+import type { MappingOptions } from './iso20022/pain001-fields.js';
 
 export interface ReaderOptions {
   delimiter: 'auto' | Delimiter;
@@ -19,12 +20,16 @@ export interface ReaderOptions {
   sheet?: string;
   /** How a spreadsheet's number cells are written for output_amount, so that the row rules read them as they read text. */
   decimalSeparator?: '.' | ',';
+  /** How an ISO 20022 pain.001 file (.xml) becomes rows: what it does not carry. */
+  iso20022?: MappingOptions;
 }
 
 export interface BatchRow {
   /** The line the row starts on; the header is line 1. In a spreadsheet, the row's number in its sheet. */
   line: number;
   fields: RowFields;
+  /** What the reader could not map into fields (a pain.001's NOTPROVIDED reference): errors of the row. */
+  issues?: FieldIssue[];
 }
 
 export interface OpenedBatch {

@@ -72,7 +72,7 @@ export function checkers(keepRows = false): { workers: number; thisThread: boole
 /** Opens `path` for checking in parallel, or null when it is to be read on one thread (see above). */
 export async function checkCsvInParallel(path: string, options: { reader: ReaderOptions; rules: RowRuleOptions; keepRows: boolean }): Promise<ParallelCheck | null> {
   const who = checkers(options.keepRows);
-  if (who.workers === 0 || /\.xlsx$/i.test(path)) return null;
+  if (who.workers === 0 || /\.(xlsx|xml)$/i.test(path)) return null;
   const size = await checkSize(path, options.reader.maxFileBytes);
   if (size < PARALLEL_MIN_BYTES) return null;
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };

@@ -118,10 +118,11 @@ export function fileErrorFrom(error: unknown, rowStart: number, options: Pick<Re
   }
 }
 
-/** Opens a batch file: a spreadsheet by its `.xlsx` name, CSV text otherwise. */
+/** Opens a batch file: a spreadsheet by its `.xlsx` name, an ISO 20022 pain.001 by its `.xml` name, CSV text otherwise. */
 export async function openBatch(path: string, options: ReaderOptions): Promise<OpenedBatch> {
   // exceljs is loaded only for a spreadsheet: a daemon that never sees one never holds it in memory.
   if (/\.xlsx$/i.test(path)) return (await import('./xlsx-reader.js')).openSpreadsheet(path, options);
+  if (/\.xml$/i.test(path)) return (await import('./iso20022/pain001-reader.js')).openPain001(path, options, options.iso20022 ?? { senders: {}, allowEquivalentAmount: false });
   return openCsv(path, options);
 }
 

@@ -11,13 +11,26 @@ import { ConfigError } from '../errors.js';
 import { LONGEST_TIMER_MS } from '../api/exchange.js';
 import { describeIssues, readJsonFile } from './json.js';
 import { notificationsSchema } from './notifications.js';
-import { FIELDS } from '../validate/fields.js';
+import { FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../cron.js';
 
 const positive = z.number().int().positive();
 /** A delay paybatch waits for with a timer: Node's timers wait 1 ms for anything longer than 2^31 − 1 ms. */
 const delayMs = positive.max(LONGEST_TIMER_MS, `at most ${LONGEST_TIMER_MS} ms (about 24.8 days), the longest delay a timer waits for`);
+
+const iso20022Schema = z.strictObject({
+  /**
+   * Per debtor (by its Dbtr/Id's identification, or else its Dbtr/Nm): the sender
+   * fields a payout needs and a pain.001 does not carry (sender_external_id,
+   * sender_birth_date, sender_phone_number, ...), by batch column name.
+   */
+  senders: z.record(z.string().min(1), z.strictObject(Object.fromEntries(SENDER_FIELDS.map((field) => [field, z.string().min(1).optional()])))).default({}),
+  /** The input currency when a PmtInf's DbtrAcct/Ccy does not say. */
+  input_currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 currency code').optional(),
+  /** Take Amt/EqvtAmt (an amount in the debtor's currency) as the amount to pay; refused by default. */
+  allow_equivalent_amount: z.boolean().default(false),
+});
 
 const batchSchema = z.strictObject({
   /** `auto` detects comma, semicolon or tab from the header line. */
@@ -42,6 +55,8 @@ const batchSchema = z.strictObject({
   max_reported_issues: positive.default(1_000),
   /** reject_file: a file with any invalid row is not sent at all; skip_invalid: its valid rows are. */
   invalid_rows: z.enum(['reject_file', 'skip_invalid']).default('reject_file'),
+  /** ISO 20022 pain.001 files (.xml): what they do not carry (docs/iso20022.md). */
+  iso20022: iso20022Schema.default(() => ({ senders: {}, allow_equivalent_amount: false })),
 });
 
 const serviceSchema = z.strictObject({

@@ -1,0 +1,180 @@
+/**
+ * One pain.001 credit transfer as a batch row: which element of the file each
+ * batch column comes from, and the rules of the mapping (docs/iso20022.md has
+ * the table). Pure: the elements' text in (paths relative to the transaction,
+ * its PmtInf and the group header), the row's fields and what cannot be mapped
+ * out.
+ */
+import countries from 'i18n-iso-countries';
+import type { Field, RowFields } from '../../validate/fields.js';
+import type { FieldIssue } from '../../validate/issue.js';
+import { fieldIssue } from '../../validate/issue.js';
+
+/** An element's text by its path below the block it is in (`Cdtr/PstlAdr/Ctry`; an attribute as `Amt/InstdAmt@Ccy`). */
+export type Elements = ReadonlyMap<string, string>;
+
+/** The sender fields a pain.001 does not carry, per debtor (iso20022.senders), by the debtor's name or identification. */
+export type SenderDefaults = Readonly<Record<string, Readonly<Partial<Record<Field, string>>>>>;
+
+export interface MappingOptions {
+  senders: SenderDefaults;
+  /** The input currency when DbtrAcct/Ccy does not say (iso20022.input_currency). */
+  inputCurrency?: string;
+  /** EqvtAmt (an amount given in the debtor's currency) is refused unless allowed (iso20022.allow_equivalent_amount). */
+  allowEquivalentAmount: boolean;
+}
+
+/** Where a batch column comes from in the file, for messages: `CdtrAcct/Id/IBAN`. */
+export const SOURCES: Partial<Record<Field, string>> = {
+  external_id: 'PmtId/EndToEndId',
+  type: 'CdtrAcct',
+  input_currency_code: 'DbtrAcct/Ccy',
+  output_currency_code: 'Amt/InstdAmt@Ccy',
+  output_amount: 'Amt/InstdAmt',
+  sender_external_id: 'Dbtr',
+  sender_type: 'Dbtr',
+  sender_first_name: 'Dbtr/Nm',
+  sender_last_name: 'Dbtr/Nm',
+  sender_birth_date: 'Dbtr',
+  sender_country_code: 'Dbtr/PstlAdr/Ctry',
+  sender_city: 'Dbtr/PstlAdr/TwnNm',
+  sender_street: 'Dbtr/PstlAdr/StrtNm',
+  sender_postal_code: 'Dbtr/PstlAdr/PstCd',
+  sender_phone_number: 'Dbtr',
+  recipient_type: 'Cdtr/Id',
+  recipient_first_name: 'Cdtr/Nm',
+  recipient_last_name: 'Cdtr/Nm',
+  recipient_country_code: 'Cdtr/PstlAdr/Ctry',
+  recipient_city: 'Cdtr/PstlAdr/TwnNm',
+  recipient_street: 'Cdtr/PstlAdr/StrtNm',
+  recipient_postal_code: 'Cdtr/PstlAdr/PstCd',
+  recipient_phone_number: 'Cdtr/CtctDtls/MobNb',
+  recipient_email: 'Cdtr/CtctDtls/EmailAdr',
+  recipient_bank_name: 'CdtrAgt/FinInstnId/Nm',
+  recipient_bank_code: 'CdtrAgt/FinInstnId/ClrSysMmbId/MmbId',
+  recipient_bank_account: 'CdtrAcct/Id/Othr/Id',
+  recipient_bank_account_type: 'CdtrAcct/Tp/Cd',
+  recipient_sort_code: 'CdtrAgt/FinInstnId/ClrSysMmbId/MmbId',
+  recipient_iban: 'CdtrAcct/Id/IBAN',
+  recipient_bic: 'CdtrAgt/FinInstnId/BICFI',
+};
+
+/** The clearing system of UK sort codes (ISO external code list). */
+const UK_SORT_CODES = 'GBDSC';
+
+const ACCOUNT_TYPES: Readonly<Record<string, string>> = { CACC: 'current', SVGS: 'savings' };
+
+/** "GB" (a postal address, an IBAN, a BIC) to the batch file's "GBR"; undefined when not a country. */
+function alpha3(alpha2: string | undefined): string | undefined {
+  if (!alpha2 || !/^[A-Z]{2}$/.test(alpha2)) return undefined;
+  return countries.alpha2ToAlpha3(alpha2) ?? undefined;
+}
+
+/** A name split as the service takes it [2.3]: the last word as last_name, the rest as first_name. */
+function splitName(name: string | undefined): { first?: string; last?: string } {
+  const words = (name ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return {};
+  if (words.length === 1) return { first: words[0] };
+  return { first: words.slice(0, -1).join(' '), last: words.at(-1) };
+}
+
+/** A street from structured (StrtNm and BldgNb) or unstructured (the first AdrLine) address parts. */
+function street(e: Elements, prefix: string): string | undefined {
+  const name = e.get(`${prefix}/StrtNm`);
+  if (name) return [e.get(`${prefix}/BldgNb`), name].filter(Boolean).join(' ');
+  return e.get(`${prefix}/AdrLine`);
+}
+
+/** The keys a debtor's sender defaults may be found under: its identifications first, then its name. */
+export function debtorKeys(pmt: Elements): string[] {
+  return [pmt.get('Dbtr/Id/OrgId/AnyBIC'), pmt.get('Dbtr/Id/OrgId/BICOrBEI'), pmt.get('Dbtr/Id/OrgId/LEI'), pmt.get('Dbtr/Id/OrgId/Othr/Id'), pmt.get('Dbtr/Nm')]
+    .filter((key): key is string => typeof key === 'string' && key !== '');
+}
+
+function sender(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
+  const keys = debtorKeys(pmt);
+  const key = keys.find((k) => options.senders[k] !== undefined);
+  const name = splitName(pmt.get('Dbtr/Nm'));
+  const fromFile: RowFields = {
+    sender_type: 'business',
+    sender_first_name: name.first,
+    sender_last_name: name.last,
+    sender_country_code: alpha3(pmt.get('Dbtr/PstlAdr/Ctry')),
+    sender_city: pmt.get('Dbtr/PstlAdr/TwnNm') ?? pmt.get('Dbtr/PstlAdr/AdrLine#2'),
+    sender_street: street(pmt, 'Dbtr/PstlAdr'),
+    sender_postal_code: pmt.get('Dbtr/PstlAdr/PstCd'),
+  };
+  if (key === undefined) {
+    issues.push(fieldIssue('sender_external_id', 'sender_not_configured', `the debtor ${keys.length ? keys.map((k) => `"${k}"`).join(' / ') : '(no name or identification)'} has no entry in iso20022.senders: a payout needs the sender's external id, date of birth (or of incorporation) and phone number, which a pain.001 does not carry`));
+    return fromFile;
+  }
+  // What the configuration gives wins: it is the business's own word for its sender record.
+  const configured = options.senders[key] as Partial<Record<Field, string>>;
+  return { ...fromFile, ...Object.fromEntries(Object.entries(configured).filter(([field]) => field.startsWith('sender_'))) };
+}
+
+function amount(tx: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
+  const instructed = tx.get('Amt/InstdAmt');
+  if (instructed !== undefined) return { output_amount: instructed, output_currency_code: tx.get('Amt/InstdAmt@Ccy') };
+  const equivalent = tx.get('Amt/EqvtAmt/Amt');
+  if (equivalent !== undefined && !options.allowEquivalentAmount) {
+    issues.push(fieldIssue('output_amount', 'equivalent_amount_refused', 'Amt/EqvtAmt gives the amount in the debtor\'s currency, leaving what the creditor receives to a rate: refused (give Amt/InstdAmt, or allow it with iso20022.allow_equivalent_amount)'));
+    return {};
+  }
+  if (equivalent !== undefined) return { output_amount: equivalent, output_currency_code: tx.get('Amt/EqvtAmt/CcyOfTrf'), input_currency_code: tx.get('Amt/EqvtAmt/Amt@Ccy') };
+  return {};
+}
+
+function account(tx: Elements): RowFields {
+  const clearing = tx.get('CdtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Cd');
+  const member = tx.get('CdtrAgt/FinInstnId/ClrSysMmbId/MmbId');
+  const accountType = tx.get('CdtrAcct/Tp/Cd');
+  return {
+    recipient_iban: tx.get('CdtrAcct/Id/IBAN'),
+    recipient_bank_account: tx.get('CdtrAcct/Id/Othr/Id'),
+    // Corridors that need an account type get "current" when the file does not say (CACC is the usual account).
+    recipient_bank_account_type: accountType === undefined ? 'current' : (ACCOUNT_TYPES[accountType] ?? accountType),
+    recipient_bic: tx.get('CdtrAgt/FinInstnId/BICFI') ?? tx.get('CdtrAgt/FinInstnId/BIC'),
+    recipient_bank_name: tx.get('CdtrAgt/FinInstnId/Nm'),
+    ...(member === undefined ? {} : clearing === UK_SORT_CODES ? { recipient_sort_code: member } : { recipient_bank_code: member }),
+  };
+}
+
+/** The recipient's country: its postal address, else the country of its IBAN or of its bank's BIC. */
+function recipientCountry(tx: Elements): string | undefined {
+  const bic = tx.get('CdtrAgt/FinInstnId/BICFI') ?? tx.get('CdtrAgt/FinInstnId/BIC');
+  return alpha3(tx.get('Cdtr/PstlAdr/Ctry')) ?? alpha3(tx.get('CdtrAcct/Id/IBAN')?.slice(0, 2)) ?? alpha3(bic?.slice(4, 6));
+}
+
+/** The row of one credit transfer, and what could not be mapped (each an error of the row). */
+export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOptions): { fields: RowFields; issues: FieldIssue[] } {
+  const issues: FieldIssue[] = [];
+  const endToEnd = tx.get('PmtId/EndToEndId');
+  if (endToEnd === 'NOTPROVIDED') issues.push(fieldIssue('external_id', 'end_to_end_id_not_provided', 'PmtId/EndToEndId is NOTPROVIDED, the ISO placeholder: each transfer needs its own reference, which becomes its external_id (paid exactly once by it)'));
+  const name = splitName(tx.get('Cdtr/Nm'));
+  const hasAccount = tx.get('CdtrAcct/Id/IBAN') !== undefined || tx.get('CdtrAcct/Id/Othr/Id') !== undefined;
+  const phone = tx.get('Cdtr/CtctDtls/MobNb');
+  const business = tx.get('Cdtr/Id/OrgId/AnyBIC') ?? tx.get('Cdtr/Id/OrgId/BICOrBEI') ?? tx.get('Cdtr/Id/OrgId/LEI') ?? tx.get('Cdtr/Id/OrgId/Othr/Id');
+  const fields: RowFields = {
+    external_id: endToEnd === 'NOTPROVIDED' ? undefined : endToEnd,
+    // No account but a mobile number: a cash pickup (or mobile money) paid to that phone.
+    type: !hasAccount && phone !== undefined ? 'cash' : 'bank',
+    input_currency_code: pmt.get('DbtrAcct/Ccy') ?? options.inputCurrency,
+    ...amount(tx, options, issues),
+    ...sender(pmt, options, issues),
+    recipient_type: business === undefined ? 'person' : 'business',
+    recipient_first_name: name.first,
+    recipient_last_name: name.last,
+    recipient_country_code: recipientCountry(tx),
+    recipient_city: tx.get('Cdtr/PstlAdr/TwnNm') ?? tx.get('Cdtr/PstlAdr/AdrLine#2'),
+    recipient_street: street(tx, 'Cdtr/PstlAdr'),
+    recipient_postal_code: tx.get('Cdtr/PstlAdr/PstCd'),
+    recipient_phone_number: phone,
+    recipient_email: tx.get('Cdtr/CtctDtls/EmailAdr'),
+    ...(hasAccount ? account(tx) : {}),
+  };
+  // Absent and empty are one thing in a row (RowFields): no key for a value the file does not give.
+  for (const key of Object.keys(fields) as Field[]) if (fields[key] === undefined || fields[key] === '') delete fields[key];
+  if (fields.input_currency_code === undefined) issues.push(fieldIssue('input_currency_code', 'input_currency_missing', 'the currency the payouts are funded in: DbtrAcct/Ccy is not given, nor iso20022.input_currency'));
+  return { fields, issues };
+}
