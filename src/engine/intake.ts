@@ -100,14 +100,20 @@ export function endsWithZipEnd(tail: Buffer): boolean {
  * the middle of a field leaves a line without one); a spreadsheet (.xlsx, a zip)
  * ends with its end record, which a writer puts last.
  */
+/** The end of a pain.001 is looked for in its last bytes: the closing tag, and whitespace after it. */
+const XML_END_MAX = 256;
+
 async function endsWithLineEnd(path: string, size: number): Promise<boolean> {
   if (size === 0) return true;
   const spreadsheet = /\.xlsx$/i.test(path);
-  const length = spreadsheet ? Math.min(size, ZIP_END_MAX) : 1;
+  const xml = /\.xml$/i.test(path);
+  const length = spreadsheet ? Math.min(size, ZIP_END_MAX) : xml ? Math.min(size, XML_END_MAX) : 1;
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const tail = Buffer.alloc(length);
     await handle.read(tail, 0, length, size - length);
+    // A pain.001 is whole once its root element is closed (a writer may leave no line end after it).
+    if (xml) return /<\/([A-Za-z_][\w.-]*:)?Document>\s*$/.test(tail.toString('latin1'));
     return spreadsheet ? endsWithZipEnd(tail) : tail[0] === 0x0a || tail[0] === 0x0d;
   } finally {
     await handle.close();

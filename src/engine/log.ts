@@ -15,6 +15,7 @@ const HUMAN: ReadonlySet<string> = new Set([
   'balance_exhausted', 'batch_settled', 'corridor_inactive', 'answer_mismatch', 'fund_refused', 'insufficient_funds', 'limit_refused',
   'retry_after_capped', 'catch_up_reads', 'row_busy', 'row_attention', 'database_unhealthy', 'approval_requested', 'approval_held', 'intake_withdrawn', 'intake_changed', 'archived_file_changed',
   'webhooks_synced', 'webhooks_not_synced', 'webhook_held_elsewhere', 'webhook_refused', 'inbox_file_ignored', 'schedule_ran', 'sender_stopped', 'watch_loop_error',
+  'pain002_written', 'pain002_not_written',
 ]);
 
 /**

@@ -4,7 +4,9 @@
  */
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
-import type { ReportsConfig } from '../config/config.js';
+import type { BatchConfig, ReportsConfig } from '../config/config.js';
+import { readerOptions } from '../batch/batch-options.js';
+import { answersWithPain002, writePain002 } from './pain002-file.js';
 import type { ResultRow } from '../reports/results.js';
 import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
@@ -28,8 +30,8 @@ export interface SettleDeps {
   log: PipelineLog;
   /** Several workers: a file taken in on another machine is archived here from the bytes kept in the database. */
   shared?: SharedWork | null;
-  /** reports.results_xlsx: the final results as a workbook too. */
-  config?: { reports: Pick<ReportsConfig, 'results_xlsx'> };
+  /** reports.results_xlsx: the final results as a workbook too; batch: how a pain.001 is read again for its pain.002. */
+  config?: { reports: Pick<ReportsConfig, 'results_xlsx'>; batch?: BatchConfig };
 }
 
 export interface BatchSummary {
@@ -133,6 +135,7 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
     return false;
   });
   if (!moved && deps.shared && !existsSync(archived)) await restoreKeptFile(deps.shared.store, batch.id, batch.sha256, deps.workspace.home, archived);
+  if (answersWithPain002(batch)) await answerPain001(deps, batch, archived);
   await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
   deps.log('batch_settled', { batch: batchId });
   return true;
@@ -155,4 +158,15 @@ export async function archiveSettledElsewhere(deps: SettleDeps): Promise<number>
     archived += 1;
   }
   return archived;
+}
+
+/** A batch from a pain.001 is answered with its pain.002 once settled; a report that cannot be written is said, not fatal. */
+async function answerPain001(deps: SettleDeps, batch: BatchRecord, archived: string): Promise<void> {
+  const reader = readerOptions(deps.config?.batch ?? (await import('../config/config.js')).configSchema.parse({}).batch);
+  try {
+    const file = await writePain002({ workspace: deps.workspace, store: deps.store, clock: deps.clock, reader }, batch, archived);
+    deps.log('pain002_written', { batch: batch.id, file });
+  } catch (error) {
+    deps.log('pain002_not_written', { batch: batch.id, reason: (error as Error).message, action: `paybatch report --batch ${batch.id} --format pain002 writes it again` });
+  }
 }

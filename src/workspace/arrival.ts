@@ -51,21 +51,21 @@ export const NO_LINE_END_FACTOR = 4;
 /** Why a name in the inbox is not a batch file, or null when it is one. */
 export function notABatchFile(name: string): string | null {
   if (name.startsWith('.')) return 'a hidden file';
-  if (/\.(csv|xlsx)\.(part|tmp)$/i.test(name)) return `still being written (taken once renamed to ${name.replace(/\.(part|tmp)$/i, '')})`;
+  if (/\.(csv|xlsx|xml)\.(part|tmp)$/i.test(name)) return `still being written (taken once renamed to ${name.replace(/\.(part|tmp)$/i, '')})`;
   if (companionOf(name) !== null) return 'a completion marker or manifest (it goes with its batch file)';
-  if (!/\.(csv|xlsx)$/i.test(name)) return 'not a .csv or .xlsx file';
+  if (!/\.(csv|xlsx|xml)$/i.test(name)) return 'not a .csv, .xlsx or .xml (pain.001) file';
   return null;
 }
 
 /** The names a completion marker or a manifest of `name` may have, in the order they are looked for. */
 export function companionNames(name: string): { markers: string[]; manifests: string[] } {
-  const stem = name.replace(/\.(csv|xlsx)$/i, '');
+  const stem = name.replace(/\.(csv|xlsx|xml)$/i, '');
   return { markers: [`${name}.done`, `${stem}.done`], manifests: [`${name}.manifest.json`, `${stem}.manifest.json`] };
 }
 
 /** The batch file a companion belongs to, or null when the name is not a companion's (NAME.done is taken for NAME.csv's). */
 export function companionOf(name: string): string | null {
-  const match = /^(.+?)(\.csv|\.xlsx)?\.(done|manifest\.json)$/i.exec(name);
+  const match = /^(.+?)(\.csv|\.xlsx|\.xml)?\.(done|manifest\.json)$/i.exec(name);
   if (!match || name.startsWith('.')) return null;
   return `${match[1]}${match[2] ?? '.csv'}`;
 }

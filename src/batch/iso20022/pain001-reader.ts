@@ -33,6 +33,18 @@ export const PAIN001_NAMESPACES: Readonly<Record<string, '03' | '09'>> = {
 export interface Pain001Header {
   version: '03' | '09';
   messageId: string;
+  /** GrpHdr's NbOfTxs and CtrlSum as written. */
+  count: string;
+  sum: string;
+}
+
+/** A transfer as the file gives it, for a status report that answers it transfer by transfer. */
+export interface TransferRef {
+  line: number;
+  paymentId: string;
+  endToEndId: string;
+  amount: string;
+  currency: string;
 }
 
 /** A block's elements as the reader collects them: its text by path, kept short (a row's limit). */
@@ -66,7 +78,8 @@ const COLUMNS: ColumnPlan = { fields: [], labels: SOURCES as Partial<Record<Fiel
 /** Where a transfer is, for messages, kept for the most recent rows (a late finding about an old row names it without its E2E). */
 const PLACES_KEPT = 4096;
 
-export async function openPain001(path: string, options: ReaderOptions, mapping: MappingOptions): Promise<OpenedBatch & { header(): Pain001Header }> {
+/** `seen`: told each transfer as read (the pain.002 writer reads the file again through it). */
+export async function openPain001(path: string, options: ReaderOptions, mapping: MappingOptions, seen?: (transfer: TransferRef) => void): Promise<OpenedBatch & { header(): Pain001Header }> {
   await checkSize(path, options.maxFileBytes);
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const parser = new SaxesParser({ xmlns: true, position: false });
@@ -173,6 +186,7 @@ export async function openPain001(path: string, options: ReaderOptions, mapping:
       if (endToEnd.size > PLACES_KEPT) endToEnd.delete(endToEnd.keys().next().value as number);
     }
     ready.push(issues.length === 0 ? { line, fields } : { line, fields, issues });
+    seen?.({ line, paymentId: paymentBlock.elements.get('PmtInfId') ?? '', endToEndId: id ?? '', amount: amount ?? '', currency: block.elements.get('Amt/InstdAmt@Ccy') ?? block.elements.get('Amt/EqvtAmt/Amt@Ccy') ?? '' });
   }
 
   const chunks = textChunks(path, options, state);
@@ -209,7 +223,7 @@ export async function openPain001(path: string, options: ReaderOptions, mapping:
     columns: COLUMNS,
     rows: rows(),
     sha256: () => state.hash.copy().digest('hex'),
-    header: () => ({ version: version ?? '03', messageId }),
+    header: () => ({ version: version ?? '03', messageId, count: group.declaredCount ?? String(group.count), sum: group.declaredSum ?? formatDecimal(group.sum) }),
     place(issue: Issue): Issue {
       const cell = `${where(issue.line)}: ${issue.column}`;
       return { ...issue, cell, message: `${cell}: ${issue.message}` };

@@ -1,0 +1,89 @@
+/**
+ * The ISO 20022 payment status report (pain.002) answering a pain.001, as text
+ * pieces to stream to a file: the group's status, then per payment block each
+ * transfer's status (ACSC paid, RJCT ended unpaid, PDNG still in flight) with
+ * its ISO reason, in the generation of the pain.001 (.03 answers .03, .10
+ * answers .09). Pure: the rows and their transfers in, XML out.
+ */
+import type { IsoReason } from './iso-status-reasons.js';
+import { isoReason } from './iso-status-reasons.js';
+import type { ResultRow } from './results.js';
+import { resultReason, resultState } from './results.js';
+
+export type TxStatus = 'ACSC' | 'RJCT' | 'PDNG';
+
+/** States a row ends in unpaid: the money did not reach the recipient and will not. */
+const ENDED_UNPAID = new Set(['invalid', 'canceled', 'refunded', 'rejected', 'declined', 'expired']);
+
+/** A row's transfer status, with the reason of a rejection. */
+export function transferStatus(row: ResultRow): { status: TxStatus; reason: IsoReason | null } {
+  const state = resultState(row);
+  if (state === 'paid') return { status: 'ACSC', reason: null };
+  const ended = ENDED_UNPAID.has(state) || row.phase === 'refused' || row.phase === 'not_sent' || (row.phase === 'final' && state !== 'paid');
+  if (!ended) return { status: 'PDNG', reason: null };
+  const { code, reason } = resultReason(row);
+  if (row.phase === 'invalid' && row.errors) {
+    const [first] = JSON.parse(row.errors) as { column: string; code: string; message: string }[];
+    if (first) return { status: 'RJCT', reason: isoReason(first.code, `${first.column}: ${first.message}`) };
+  }
+  return { status: 'RJCT', reason: isoReason(code || state, reason || state) };
+}
+
+/** The group's status from the count of each transfer status: ACSC every one paid, RJCT none accepted, PART some rejected, else ACCP. */
+export function groupStatus(counts: Readonly<Record<TxStatus, number>>): 'ACSC' | 'RJCT' | 'PART' | 'ACCP' {
+  const total = counts.ACSC + counts.RJCT + counts.PDNG;
+  if (total > 0 && counts.ACSC === total) return 'ACSC';
+  if (total > 0 && counts.RJCT === total) return 'RJCT';
+  if (counts.RJCT > 0) return 'PART';
+  return 'ACCP';
+}
+
+const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** XML 1.0 refuses most control characters even escaped: they never reach the report. */
+// eslint-disable-next-line no-control-regex -- these are exactly the characters XML cannot carry
+const clean = (text: string): string => escape(text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, ' '));
+
+export interface ReportHeader {
+  /** The pain.001's generation: .03 is answered by pain.002.001.03, .09 by .10. */
+  version: '03' | '09';
+  originalMessageId: string;
+  originalCount: string;
+  originalSum: string;
+  messageId: string;
+  createdAt: string;
+  counts: Readonly<Record<TxStatus, number>>;
+}
+
+/** One answered transfer: the row's result beside the transfer as the file gave it. */
+export interface AnsweredTransfer {
+  paymentId: string;
+  endToEndId: string;
+  amount: string;
+  currency: string;
+  row: ResultRow;
+}
+
+/** The report's pieces, in order: stream them to a file. */
+export async function* pain002(header: ReportHeader, transfers: AsyncIterable<AnsweredTransfer>): AsyncGenerator<string> {
+  const answer = header.version === '03' ? 'pain.002.001.03' : 'pain.002.001.10';
+  const original = header.version === '03' ? 'pain.001.001.03' : 'pain.001.001.09';
+  yield `<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:${answer}">\n<CstmrPmtStsRpt>\n`;
+  yield `<GrpHdr><MsgId>${clean(header.messageId)}</MsgId><CreDtTm>${header.createdAt}</CreDtTm><InitgPty><Nm>paybatch</Nm></InitgPty></GrpHdr>\n`;
+  yield `<OrgnlGrpInfAndSts><OrgnlMsgId>${clean(header.originalMessageId)}</OrgnlMsgId><OrgnlMsgNmId>${original}</OrgnlMsgNmId>`
+    + `<OrgnlNbOfTxs>${clean(header.originalCount)}</OrgnlNbOfTxs><OrgnlCtrlSum>${clean(header.originalSum)}</OrgnlCtrlSum><GrpSts>${groupStatus(header.counts)}</GrpSts></OrgnlGrpInfAndSts>\n`;
+  let openPayment: string | null = null;
+  for await (const transfer of transfers) {
+    if (transfer.paymentId !== openPayment) {
+      if (openPayment !== null) yield '</OrgnlPmtInfAndSts>\n';
+      openPayment = transfer.paymentId;
+      yield `<OrgnlPmtInfAndSts><OrgnlPmtInfId>${clean(transfer.paymentId)}</OrgnlPmtInfId>\n`;
+    }
+    const { status, reason } = transferStatus(transfer.row);
+    const why = reason ? `<StsRsnInf><Rsn><Cd>${reason.code}</Cd></Rsn>${reason.text ? `<AddtlInf>${clean(reason.text)}</AddtlInf>` : ''}</StsRsnInf>` : '';
+    yield `<TxInfAndSts><OrgnlEndToEndId>${clean(transfer.endToEndId)}</OrgnlEndToEndId><TxSts>${status}</TxSts>${why}`
+      + `<OrgnlTxRef><Amt><InstdAmt Ccy="${clean(transfer.currency)}">${clean(transfer.amount)}</InstdAmt></Amt></OrgnlTxRef></TxInfAndSts>\n`;
+  }
+  if (openPayment !== null) yield '</OrgnlPmtInfAndSts>\n';
+  yield '</CstmrPmtStsRpt>\n</Document>\n';
+}
