@@ -2,10 +2,12 @@
  * Rejections on the record: `paybatch reject` writes who and why to the audit
  * trail and ends the batch; a rejection row inserted by hand in SQLite (by a
  * name not in the policy, or by an approver but with no audit entry) does not
- * end its batch: it is held for a person, the reason naming who. Real child
+ * end its batch: it is held for a person, the reason naming who. The
+ * configuration recorded in the trail names each approver's key fingerprint,
+ * so a key file whose contents change is a recorded change. Real child
  * processes of the built binary, the sandbox over HTTP, a real SQLite file.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -33,10 +35,14 @@ describe('rejections on the record', () => {
 
   it('paybatch reject ends its batch with who and why on the trail; rejections inserted by hand hold theirs', { timeout: 90_000 }, async () => {
     expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
-    const person = (role: string) => ({ role, public_key: generateKeys().publicPem });
+    mkdirSync(join(dir, 'keys'));
+    const person = (name: string, role: string) => {
+      writeFileSync(join(dir, 'keys', `${name}.pub`), generateKeys().publicPem);
+      return { role, public_key_file: join(dir, 'keys', `${name}.pub`) };
+    };
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
       intake: FAST_INTAKE, engine: FAST_ENGINE,
-      approvals: { enabled: true, inbox_submitter: 'inbox', people: { ada: person('approver'), grace: person('approver'), inbox: person('submitter') }, rules: [{ approvers: 1 }] },
+      approvals: { enabled: true, inbox_submitter: 'inbox', people: { ada: person('ada', 'approver'), grace: person('grace', 'approver'), inbox: person('inbox', 'submitter') }, rules: [{ approvers: 1 }] },
     }));
     for (const [file, name] of [['templates/gbr-bank.csv', 'real.csv'], ['templates/eur-iban-bank.csv', 'stranger.csv'], ['templates/nga-cash.csv', 'unrecorded.csv']]) {
       copyFileSync(template(file as string), join(home, 'inbox', name as string));
@@ -69,5 +75,16 @@ describe('rejections on the record', () => {
     const trail = (await runCli(['audit', 'export'], { env })).stdout.trim().split('\n').map((l) => JSON.parse(l) as { actor: string; action: string; subject: string; details: unknown });
     expect(trail.filter((e) => e.action === 'rejected')).toEqual([expect.objectContaining({ actor: 'grace', subject: real, details: { reason: 'wrong month' } })]);
     expect((await runCli(['audit', 'verify'], { env })).stdout).toMatch(/^audit trail intact/);
+
+    // grace's key file now holds another key: the next start records the configuration again, with its fingerprint.
+    writeFileSync(join(dir, 'keys', 'grace.pub'), generateKeys().publicPem);
+    expect([0, 3]).toContain((await runCli(['run', '--wait', '1s'], { env })).code);
+    const keysRecorded = (await runCli(['audit', 'export'], { env })).stdout.trim().split('\n').map((l) => JSON.parse(l) as { action: string; details: { configuration?: { approval_keys?: Record<string, string> } } })
+      .filter((e) => e.action === 'configuration' && e.details.configuration?.approval_keys).map((e) => e.details.configuration?.approval_keys as Record<string, string>);
+    expect(keysRecorded).toHaveLength(2);
+    const [before, now] = keysRecorded as [Record<string, string>, Record<string, string>];
+    expect(Object.keys(now).sort()).toEqual(['ada', 'grace', 'inbox']);
+    expect(Object.values(now).every((f) => /^SHA256:[A-Za-z0-9+/]{43}$/.test(f))).toBe(true);
+    expect([now.ada === before.ada, now.grace === before.grace]).toEqual([true, false]);
   });
 });
