@@ -78,7 +78,7 @@ function approvalProblem(policy: ApprovalPolicy, approval: ApprovalRecord, recor
   }
   const then = entry.details.key_fingerprint;
   if (typeof then === 'string') {
-    return then === now ? null : `${approval.person}'s public key changed since ${approval.person} approved: approved with the key ${then}, the key configured now is ${now}; held for a person (if the key was replaced on purpose, ${approval.person} approves again with the new one)`;
+    return then === now ? null : `${approval.person}'s public key changed since ${approval.person} approved: approved with the key ${then}, the key configured now is ${now}; held for a person (a key is replaced only once no open batch rests on its approvals)`;
   }
   // Written before fingerprints were kept: its signature alone, as then.
   return Number(entry.entry.version) === 1 ? null : `the approval by ${approval.person} was recorded without its key's fingerprint (audit entry ${entry.entry.seq} edited?): held for a person`;
