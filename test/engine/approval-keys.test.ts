@@ -44,6 +44,14 @@ describe('approvals bound to their keys', () => {
     const policy = policyNow();
     return { store: ctx.store, gate: new ApprovalGate(policy, ctx.store, systemClock), policy, clock: systemClock, marginPercent: 3 };
   };
+  /** The batch of the file dropped, once a run has taken it in (a run under load may end before the file is stable). */
+  const takenIn = async (): Promise<string> => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const batch = (await ctx.run(config, 200)).batches[0]?.batch;
+      if (batch) return batch;
+    }
+    throw new Error('the file dropped was not taken in after 50 runs');
+  };
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(async () => ctx.stop());
 
@@ -52,8 +60,7 @@ describe('approvals bound to their keys', () => {
     writeFileSync(adaPrivate, keys.ada.privatePem, { mode: 0o600 });
     ctx = await engineContext();
     ctx.drop(template('templates/gbr-bank.csv'));
-    const first = await ctx.run(config, 200);
-    const batch = first.batches[0]?.batch as string;
+    const batch = await takenIn();
     expect((await approveBatch({ batch, as: 'ada', keyFile: adaPrivate, ceiling: { USD: '2500.00' } }, deps())).verdict.kind).toBe('approved');
     const [entry] = await ctx.store.decisionEntries(batch);
     expect(entry).toMatchObject({ actor: 'ada', action: 'approved', version: 2 });
@@ -74,8 +81,7 @@ describe('approvals bound to their keys', () => {
     writeFileSync(adaPublic, keys.ada.publicPem);
     ctx = await engineContext();
     ctx.drop(template('templates/gbr-bank.csv'));
-    const first = await ctx.run(config, 200);
-    const batch = first.batches[0]?.batch as string;
+    const batch = await takenIn();
     const statement = await statementToSign({ batch, as: 'ada', ceiling: { USD: '2500.00' } }, deps());
     const signature = signBytes(privateKeyFrom(keys.ada.privatePem) as KeyObject, statementBytes(statement));
     const db = new Database(ctx.workspace.database);
