@@ -3,7 +3,7 @@
  * them (a file on their machine); paybatch holds only public keys, in its
  * configuration. Signatures travel as base64.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 
 export function generateKeys(): { privatePem: string; publicPem: string } {
@@ -43,4 +43,14 @@ export function signatureValid(publicKey: KeyObject, bytes: Buffer, signature: s
   } catch {
     return false;
   }
+}
+
+/**
+ * A public key's fingerprint as ssh prints one: "SHA256:" and the base64 (no
+ * padding) of the SHA-256 of its SPKI DER. Kept with each approval, so that a
+ * key file whose contents are swapped later shows as another key.
+ */
+export function keyFingerprint(publicKey: KeyObject): string {
+  const der = publicKey.export({ type: 'spki', format: 'der' });
+  return `SHA256:${createHash('sha256').update(der).digest('base64').replace(/=+$/, '')}`;
 }

@@ -5,6 +5,14 @@
  * chain head (its last sequence number and hash) is printed in every batch
  * summary and reconciliation report: a later rewrite of the whole history is
  * caught against what accounting signed off. Pure.
+ *
+ * Two encodings, named by each entry's version. Version 1 (entries written
+ * before migration 14 / PostgreSQL 8) joined the fields with newlines, so a
+ * newline moved from one field to the next hashed the same: those entries keep
+ * their hash, and verify as they always did. Version 2, every entry written
+ * since, hashes a JSON array of the fields (each string quoted and escaped), so
+ * no two different entries share their bytes. A version 1 entry after a
+ * version 2 one can only be a version changed by hand, and breaks the chain.
  */
 import { hash } from 'node:crypto';
 
@@ -12,6 +20,8 @@ export const GENESIS = '0'.repeat(64);
 
 export interface AuditEntry {
   seq: number;
+  /** How the hash encodes the entry: 1 (fields joined by newlines, ambiguous, kept for old entries) or 2 (a JSON array). */
+  version: number;
   at: string;
   /** Who: a person of the approval policy, the inbox's submitter, or paybatch itself. */
   actor: string;
@@ -35,15 +45,27 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-export function entryHash(prevHash: string, entry: Pick<AuditEntry, 'at' | 'actor' | 'action' | 'subject' | 'details'>): string {
+/** The version every new entry is written with. */
+export const AUDIT_VERSION = 2;
+
+type Hashed = Pick<AuditEntry, 'at' | 'actor' | 'action' | 'subject' | 'details'>;
+
+/** The bytes an entry's hash is over, in its version's encoding (an unknown version hashes as nothing valid). */
+function encoded(prevHash: string, entry: Hashed, version: number): string {
+  if (version === 1) return `${prevHash}\n${entry.at}\n${entry.actor}\n${entry.action}\n${entry.subject}\n${entry.details}`;
+  // Each field a JSON string: its bounds are its quotes, and a quote or newline inside it is escaped.
+  return `paybatch audit v${version}\n${JSON.stringify([prevHash, entry.at, entry.actor, entry.action, entry.subject, entry.details])}`;
+}
+
+export function entryHash(prevHash: string, entry: Hashed, version: number = AUDIT_VERSION): string {
   // One shot: no Hash object made and thrown away for each entry.
-  return hash('sha256', `${prevHash}\n${entry.at}\n${entry.actor}\n${entry.action}\n${entry.subject}\n${entry.details}`, 'hex');
+  return hash('sha256', encoded(prevHash, entry, version), 'hex');
 }
 
 /** The entry to store after `prevHash`. */
 export function chained(prevHash: string, entry: NewAuditEntry): Omit<AuditEntry, 'seq'> {
   const stored = { at: entry.at, actor: entry.actor, action: entry.action, subject: entry.subject, details: canonicalJson(entry.details) };
-  return { ...stored, prev_hash: prevHash, hash: entryHash(prevHash, stored) };
+  return { ...stored, version: AUDIT_VERSION, prev_hash: prevHash, hash: entryHash(prevHash, stored, AUDIT_VERSION) };
 }
 
 export type Break = { seq: number; kind: 'edited' | 'deleted' | 'inserted' | 'reordered'; message: string };
@@ -58,6 +80,8 @@ export class ChainWalker {
   private prev: AuditEntry | null = null;
   private readonly before: AuditEntry[] = [];
   private readonly hashes = new Map<string, number>();
+  /** The highest version seen so far: versions only ever go up along the trail. */
+  private version = 1;
   count = 0;
   head: { seq: number; hash: string } = { seq: 0, hash: GENESIS };
 
@@ -66,7 +90,12 @@ export class ChainWalker {
     this.count += 1;
     const expectedPrev = this.prev?.hash ?? GENESIS;
     let found: Break | null = null;
-    if (entryHash(entry.prev_hash, entry) !== entry.hash) {
+    const version = Number(entry.version ?? 1);
+    if (version !== 1 && version !== AUDIT_VERSION) {
+      found = { seq: entry.seq, kind: 'edited', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was edited: its version ${entry.version} is not one paybatch writes` };
+    } else if (version < this.version) {
+      found = { seq: entry.seq, kind: 'edited', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was edited: it is marked version ${version} after entries of version ${this.version}` };
+    } else if (entryHash(entry.prev_hash, entry, version) !== entry.hash) {
       found = { seq: entry.seq, kind: 'edited', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was edited: its content no longer matches its hash` };
     } else if (entry.prev_hash !== expectedPrev) {
       const linked = this.hashes.get(entry.prev_hash);
@@ -90,6 +119,7 @@ export class ChainWalker {
     this.before.push(entry);
     if (this.before.length > 2) this.before.shift();
     this.prev = entry;
+    if (version === AUDIT_VERSION) this.version = version;
     this.head = { seq: entry.seq, hash: entry.hash };
     return found;
   }

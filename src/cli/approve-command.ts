@@ -6,6 +6,7 @@ import { ApprovalGate } from '../engine/approval-gate.js';
 import { approveBatch, rejectBatch } from '../engine/approve.js';
 import { money } from '../engine/decide.js';
 import { withEngineSession } from './engine-session.js';
+import { parsePersonName } from './person-name.js';
 
 const pairs = (value: string, previous: Record<string, string> = {}): Record<string, string> => {
   const [currency, amount] = value.split('=');
@@ -17,7 +18,7 @@ export function approveCommand(): Command {
     .description('Approve a batch awaiting approval: sign, with your private key, exactly what will be paid and the most that may be funded.')
     .argument('<batch>', 'the batch (see paybatch status, paybatch preview)')
     .requiredOption('--key <file>', 'your private key (from paybatch keys generate)')
-    .requiredOption('--as <name>', 'who you are in approvals.people')
+    .requiredOption('--as <name>', 'who you are in approvals.people', parsePersonName)
     .option('--ceiling <currency=amount>', 'the most that may be funded in an input currency, major units (repeat per currency); default: the estimate plus approvals.ceiling_margin_percent', pairs, {})
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
@@ -43,7 +44,7 @@ export function rejectCommand(): Command {
     .description('Reject a batch awaiting approval: nothing of it is sent, and its results say why.')
     .argument('<batch>', 'the batch')
     .requiredOption('--reason <text>', 'why, for the results and the audit trail')
-    .requiredOption('--as <name>', 'who you are in approvals.people')
+    .requiredOption('--as <name>', 'who you are in approvals.people', parsePersonName)
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (batch: string, opts: { reason: string; as: string; home?: string; config?: string }) => {

@@ -8,6 +8,7 @@ import { cancelRows } from '../engine/cancel.js';
 import { ApprovalGate } from '../engine/approval-gate.js';
 import { parseDuration } from './duration.js';
 import { withEngineSession } from './engine-session.js';
+import { parsePersonName } from './person-name.js';
 
 const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 
@@ -35,7 +36,7 @@ export function cancelCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .addOption(new Option('--wait <duration>', 'how long to follow the cancellations').argParser(parseDuration).default(2 * 60_000, '2m'))
-    .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason and in the audit trail)')
+    .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason and in the audit trail)', parsePersonName)
     .option('--yes', 'cancel several rows without asking (on a terminal, more than one row is confirmed first)')
     .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string; yes?: boolean }) => {
       await withEngineSession(opts, async ({ config, store, log, connection, workspace }) => {

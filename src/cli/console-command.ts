@@ -12,6 +12,7 @@ import { consoleRole } from '../console/roles.js';
 import { startConsole } from '../console/server.js';
 import { engineLog } from '../engine/log.js';
 import { ExitCode, PaybatchError, UsageError } from '../errors.js';
+import { parsePersonName } from './person-name.js';
 import { withReadStore } from './read-store.js';
 
 function listenOption(value: string | undefined, fallback: { host: string; port: number }): { host: string; port: number } {
@@ -51,7 +52,7 @@ export function consoleCommand(): Command {
     });
   command.addCommand(new Command('login')
     .description('Give a person a one-time code to sign in to the console with (it lasts console.code_ms and works once).')
-    .argument('<name>', 'the person, as named in approvals.people or console.people')
+    .argument('<name>', 'the person, as named in approvals.people or console.people', parsePersonName)
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (name: string, _opts: unknown, self: Command) => {

@@ -3,6 +3,7 @@
  * workspace and its lock, the store, the log and the service; always closed,
  * lock released, however the work ends.
  */
+import { keyFingerprint } from '../approvals/keys.js';
 import { loadConfig, workspaceHome } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { notificationsShown } from '../config/notifications.js';
@@ -39,6 +40,10 @@ const offline: ServiceConnection = {
  * The configuration in use joins the audit trail when it changed since it was
  * last recorded (its secret left out): who may approve, the limits, the policy.
  */
+/** Each approver's public key fingerprint, or undefined with approvals off. */
+const approvalKeyFingerprints = (policy: Config['approvalPolicy']): Record<string, string> | undefined =>
+  policy ? Object.fromEntries([...policy.people.values()].map((p) => [p.name, keyFingerprint(p.publicKey)])) : undefined;
+
 async function recordConfiguration(store: Store, config: Config): Promise<void> {
   const { approvalPolicy: _policy, ...plain } = config;
   // The worker's own name is left out: workers of one deployment share one configuration.
@@ -49,6 +54,8 @@ async function recordConfiguration(store: Store, config: Config): Promise<void> 
     reports: { ...plain.reports, service_ledger_url: plain.reports.service_ledger_url ? withoutUrlCredentials(plain.reports.service_ledger_url) : undefined },
     store: { ...storeConfig, url: storeConfig.url ? redactUrl(storeConfig.url) : undefined },
     notifications: notificationsShown(plain.notifications),
+    // The keys themselves, not only their files' paths: a key file whose contents change is a configuration change.
+    approval_keys: approvalKeyFingerprints(config.approvalPolicy),
   };
   const sha256 = createHash('sha256').update(canonicalJson(shown)).digest('hex');
   const last = await store.lastAudit('configuration');

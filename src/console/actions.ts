@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseStatement } from '../approvals/statement.js';
+import { personNameProblem } from '../audit/names.js';
 import { recordSignedApproval, rejectBatch } from '../engine/approve.js';
 import { PaybatchError } from '../errors.js';
 import { signIn, signOut } from './auth.js';
@@ -42,6 +43,9 @@ export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure:
   app.post('/login', { ...csrf, config: { open: true, rateLimit: { max: SIGN_INS_PER_MINUTE, timeWindow: 60_000 } } }, async (request, reply) => {
     const { name = '', code = '' } = form(request);
     const person = name.trim();
+    // Refused before any lookup: a name with a control character is never a person's (src/audit/names.ts).
+    const badName = personNameProblem(person);
+    if (badName && person !== '') return html(reply, loginPage(reply.generateCsrf(), `That name cannot be signed in: ${badName}.`), 400);
     const known = consoleRole({ approvals: deps.config.approvals.people, console: deps.config.console.people }, person) !== null;
     const token = known && code ? await signIn(store, person, code, clock, deps.config.console.session_ms) : null;
     if (!token) {

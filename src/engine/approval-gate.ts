@@ -10,6 +10,7 @@
  */
 import type { ApprovalFacts } from '../approvals/facts.js';
 import { approvalFacts } from '../approvals/facts.js';
+import { checkDecisionRecords } from './approval-records.js';
 import type { Statement } from '../approvals/statement.js';
 import type { ApprovalPolicy, KeptApproval } from '../approvals/verify.js';
 import { verifyApprovals } from '../approvals/verify.js';
@@ -57,8 +58,10 @@ export class ApprovalGate {
     }
     // With approvals on, every batch needs them, whatever its row in the database says (a cleared column releases nothing).
     const kept = await this.store.approvalsOf(batch.id);
-    const rejection = kept.find((k) => k.decision === 'reject');
-    if (rejection) return this.end(batch, REASONS.approvalRejected, `rejected by ${rejection.person}: ${rejection.reason ?? 'no reason given'}`);
+    // Each approval and rejection must match its audit entry (and key): a rejection counts only then.
+    const records = await checkDecisionRecords(this.policy, this.store, batch.id, kept);
+    if (records.kind === 'rejected') return this.end(batch, REASONS.approvalRejected, `rejected by ${records.rejection.person}: ${records.rejection.reason ?? 'no reason given'}`);
+    if (records.kind === 'hold') return this.hold(batch, records.reason);
     const approvals: KeptApproval[] = [];
     for (const record of kept) {
       try {

@@ -7,7 +7,7 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { privateKeyFrom, signBytes, signatureValid } from '../approvals/keys.js';
+import { keyFingerprint, privateKeyFrom, signBytes, signatureValid } from '../approvals/keys.js';
 import type { Statement } from '../approvals/statement.js';
 import { statementBytes, statementDifferences } from '../approvals/statement.js';
 import type { ApprovalPolicy, Person } from '../approvals/verify.js';
@@ -129,8 +129,10 @@ export async function recordSignedApproval(request: { batch: string; as: string;
   if (deps.clock.now() >= Date.parse(expiresAt)) refuse(`the approval request of batch ${batch.id} expired at ${expiresAt}`);
   if (!signatureValid(person.publicKey, statementBytes(signed), request.signature)) refuse(`the signature is not ${request.as}'s signature of this statement (made with another key, or of other bytes)`);
   const at = new Date(deps.clock.now()).toISOString();
+  // The audit entry first, with the fingerprint of the key the signature verified against: an approval kept without
+  // its entry (a crash between the two, or a row inserted by hand) is held by the gate (src/engine/approval-records.ts).
+  await store.appendAudit({ at, actor: request.as, action: 'approved', subject: batch.id, details: { statement: signed, signature: request.signature, key_fingerprint: keyFingerprint(person.publicKey) } });
   await store.recordApproval({ batch_id: batch.id, person: request.as, decision: 'approve', statement: JSON.stringify(signed), signature: request.signature, reason: null, at });
-  await store.appendAudit({ at, actor: request.as, action: 'approved', subject: batch.id, details: { statement: signed, signature: request.signature } });
   return deps.gate.check((await store.batch(batch.id)) as BatchRecord);
 }
 
@@ -157,10 +159,11 @@ export async function rejectBatch(request: { batch: string; as: string; reason: 
   const batch = await awaiting(deps.store, request.batch);
   const person = deps.policy.people.get(request.as);
   if (!canApprove(person, '')) refuse(`${request.as} may not reject: only an approver or an admin of the policy may`);
-  if (!request.reason.trim()) refuse('give the reason: --reason TEXT');
-  await deps.store.recordApproval({
-    batch_id: batch.id, person: request.as, decision: 'reject', statement: null, signature: null, reason: request.reason.trim(), at: new Date(deps.clock.now()).toISOString(),
-  });
-  await deps.store.setApprovalState(batch.id, 'rejected', `rejected by ${request.as}: ${request.reason.trim()}`);
-  await deps.store.appendAudit({ at: new Date(deps.clock.now()).toISOString(), actor: request.as, action: 'rejected', subject: batch.id, details: { reason: request.reason.trim() } });
+  const reason = request.reason.trim();
+  if (!reason) refuse('give the reason: --reason TEXT');
+  const at = new Date(deps.clock.now()).toISOString();
+  // Who and why, on the trail before the rejection row: the gate counts a rejection only with its entry (approval-records.ts).
+  await deps.store.appendAudit({ at, actor: request.as, action: 'rejected', subject: batch.id, details: { reason } });
+  await deps.store.recordApproval({ batch_id: batch.id, person: request.as, decision: 'reject', statement: null, signature: null, reason, at });
+  await deps.store.setApprovalState(batch.id, 'rejected', `rejected by ${request.as}: ${reason}`);
 }

@@ -296,4 +296,18 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX IF EXISTS audit_log_at;
     `,
   },
+  {
+    version: 14,
+    name: 'audit entries with a version, and approvals and rejections found by batch',
+    sql: `
+      -- How an entry's hash encodes it (src/audit/chain.ts): the entries already written keep version 1, fields joined by
+      -- newlines; every entry from now on is version 2, a JSON array that no moved newline can read two ways. The default
+      -- is the version written now, so that an entry is never taken for the ambiguous encoding by omission.
+      ALTER TABLE audit_log ADD COLUMN version INTEGER NOT NULL DEFAULT 2;
+      UPDATE audit_log SET version = 1;
+      -- The approval gate looks up the entries recording a batch's approvals and rejections (src/engine/approval-records.ts);
+      -- only those entries are in this index, so the entries written as rows are sent cost it nothing.
+      CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
+    `,
+  },
 ];

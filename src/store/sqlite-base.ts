@@ -143,8 +143,8 @@ export abstract class SqliteBase {
     const last = this.groupAuditHead
       ?? (this.sql('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined) ?? GENESIS;
     const stored = chained(last, entry);
-    this.sql('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash);
+    this.sql('INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(stored.version, stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash);
     if (this.inGroup) this.groupAuditHead = stored.hash;
   }
 

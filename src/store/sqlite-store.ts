@@ -316,6 +316,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     return this.sql('SELECT * FROM approvals WHERE batch_id = ? ORDER BY id').all(batchId) as ApprovalRecord[];
   }
 
+  async decisionEntries(batchId: string): Promise<AuditEntry[]> {
+    return this.sql("SELECT * FROM audit_log WHERE subject = ? AND action IN ('approved', 'rejected') ORDER BY seq").all(batchId) as AuditEntry[];
+  }
+
   async setApprovalState(batchId: string, state: string, reason: string | null): Promise<void> {
     this.sql('UPDATE batches SET approval = ?, approval_reason = ? WHERE id = ?').run(state, reason, batchId);
   }

@@ -456,6 +456,8 @@ export interface ApprovalRecord {
 export interface ApprovalStore {
   recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void>;
   approvalsOf(batchId: string): Promise<ApprovalRecord[]>;
+  /** The audit entries recording the batch's approvals and rejections ('approved', 'rejected'), in order: what the gate checks the approvals table against. */
+  decisionEntries(batchId: string): Promise<AuditEntry[]>;
   /** Where the batch's approval stands, and why, for people (the truth is the verified approvals). */
   setApprovalState(batchId: string, state: string, reason: string | null): Promise<void>;
   /** The rows accepted to be sent, in file order, as they will be sent: what an approver signs for. */

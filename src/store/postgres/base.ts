@@ -54,8 +54,8 @@ export abstract class PgBase {
     await client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_LOCK]);
     const last = (await this.first<{ hash: string }>('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1', [], client))?.hash ?? GENESIS;
     const row = chained(last, entry);
-    await client.query('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-      [row.at, row.actor, row.action, row.subject, row.details, row.prev_hash, row.hash]);
+    await client.query('INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [row.version, row.at, row.actor, row.action, row.subject, row.details, row.prev_hash, row.hash]);
   }
 
   async close(): Promise<void> {

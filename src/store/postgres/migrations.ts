@@ -240,4 +240,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'audit entries with a version, and approvals and rejections found by batch (as SQLite migration 14)',
+    sql: `
+      -- Existing entries are version 1 (fields joined by newlines); new ones version 2 (src/audit/chain.ts).
+      ALTER TABLE audit_log ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE audit_log ALTER COLUMN version SET DEFAULT 2;
+      CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
+    `,
+  },
 ];

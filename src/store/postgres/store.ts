@@ -280,6 +280,10 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
     return this.all<ApprovalRecord>('SELECT * FROM approvals WHERE batch_id = $1 ORDER BY id', [batchId]);
   }
 
+  async decisionEntries(batchId: string): Promise<AuditEntry[]> {
+    return this.all<AuditEntry>("SELECT * FROM audit_log WHERE subject = $1 AND action IN ('approved', 'rejected') ORDER BY seq", [batchId]);
+  }
+
   async setApprovalState(batchId: string, state: string, reason: string | null): Promise<void> {
     await this.run('UPDATE batches SET approval = $1, approval_reason = $2 WHERE id = $3', [state, reason, batchId]);
   }
