@@ -192,6 +192,11 @@ const consoleSchema = z.strictObject({
   /** The console is served over HTTPS (by a proxy in front): its cookies are marked Secure. */
   secure_cookies: z.boolean().default(false),
   /**
+   * One proxy stands in front and adds the client's address to X-Forwarded-For:
+   * sign-in limits count by that (its last entry). Off: by the connection's address, the header ignored.
+   */
+  trust_proxy: z.boolean().default(false),
+  /**
    * People who sign in besides those of approvals.people: a viewer reads, an
    * operator also cancels rows. Approvers are those of the approval policy, with their keys.
    */

@@ -1,8 +1,8 @@
 /**
  * The operations console's HTTP server (fastify): sign-in, sessions in
- * HttpOnly SameSite=Strict cookies, a CSRF token on every form, a rate limit on
- * sign-in, static assets served from the package, and the pages' routes
- * (routes.ts, actions.ts). Served by `paybatch watch` on console.listen, where
+ * HttpOnly SameSite=Strict cookies, a CSRF token on every form, limits on
+ * wrong sign-in codes (sign-in-guard.ts), static assets served from the
+ * package, and the pages' routes (routes.ts, actions.ts). Served by `paybatch watch` on console.listen, where
  * it may act (cancel, approve, reject), and by `paybatch console`, read-only.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,12 +12,13 @@ import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
-import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
 import { sessionPerson } from './auth.js';
+import { guardSignIn } from './sign-in-guard.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { consoleRole } from './roles.js';
 import { registerActions } from './actions.js';
 import { registerPages } from './routes.js';
@@ -62,7 +63,10 @@ function hardenHeaders(reply: FastifyReply): void {
 }
 
 export async function buildConsole(deps: ConsoleDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024, trustProxy: false, forceCloseConnections: true });
+  // Behind one proxy, the client is the last address it put in X-Forwarded-For (trusting the connection's peer, hop 0, and no
+  // further: what the client itself wrote before that is not believed); without console.trust_proxy the header is ignored.
+  const trustProxy = deps.config.console.trust_proxy ? (_address: string, hop: number): boolean => hop === 0 : false;
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024, trustProxy, forceCloseConnections: true });
   const secure = deps.config.console.secure_cookies;
   await app.register(fastifyCookie, { secret: cookieSecret(deps.config) });
   await app.register(fastifyFormbody);
@@ -73,7 +77,6 @@ export async function buildConsole(deps: ConsoleDeps): Promise<FastifyInstance> 
     cookieKey: 'paybatch_csrf',
     cookieOpts: { signed: true, httpOnly: true, sameSite: 'strict', path: '/', secure },
   });
-  await app.register(fastifyRateLimit, { global: false });
   await app.register(fastifyStatic, { root: assetsFolder(), prefix: '/assets/', decorateReply: false, index: false, dotfiles: 'deny' });
 
   app.decorateRequest('viewer', null);
@@ -93,9 +96,10 @@ export async function buildConsole(deps: ConsoleDeps): Promise<FastifyInstance> 
     }
     request.viewer = { person, role, csrf: reply.generateCsrf(), readOnly: deps.actions === null };
   });
+  guardSignIn(app, deps, new SignInThrottle(deps.clock));
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-    // A refused CSRF token, a rate limit: the framework's own words. Anything else: a line in the log, nothing of it on the page.
+    // A refused CSRF token, a body too large: the framework's own words. Anything else: a line in the log, nothing of it on the page.
     if (status >= 500) deps.log('console_error', { method: request.method, route: request.routeOptions.url ?? '', error: error.message });
     return reply.code(status).type('text/plain').send(status >= 500 ? 'the console could not answer: see paybatch.log\n' : `${error.message}\n`);
   });

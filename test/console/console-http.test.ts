@@ -2,50 +2,15 @@
  * The console's refusals, over real HTTP against a real `paybatch watch` (and a
  * read-only `paybatch console` beside it): no CSRF token or another browser's,
  * a role that may not, a console that may not act, a used or wrong code, the
- * sign-in rate limit; the session cookie's flags; signing out.
+ * sign-in limits (more in console-throttle.test.ts); the session cookie's
+ * flags; signing out.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import type { ConsoleSite } from '../helpers/console-site.js';
 import { startConsoleSite } from '../helpers/console-site.js';
-
-/** One browser: its cookies, and the CSRF token of the last page it read. */
-class Visitor {
-  readonly cookies = new Map<string, string>();
-  token = '';
-  constructor(private readonly base: string) {}
-
-  async request(path: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ status: number; text: string; headers: Headers }> {
-    const response = await fetch(`${this.base}${path}`, {
-      method: init.method ?? 'GET',
-      redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const [name, ...value] = (pair as string).split('=');
-      this.cookies.set(name as string, value.join('='));
-    }
-    const text = await response.text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1];
-    if (token) this.token = token;
-    return { status: response.status, text, headers: response.headers };
-  }
-
-  post(path: string, form: Record<string, string>): ReturnType<Visitor['request']> {
-    return this.request(path, { method: 'POST', form });
-  }
-
-  async signIn(name: string, code: string): Promise<{ status: number; headers: Headers }> {
-    await this.request('/login');
-    return this.post('/login', { _csrf: this.token, name, code });
-  }
-}
+import { Visitor } from '../helpers/console-visitor.js';
 
 describe('the console refuses what it must', () => {
   let site: ConsoleSite;
@@ -135,5 +100,19 @@ describe('the console refuses what it must', () => {
     for (let i = 0; i < 12; i += 1) statuses.push((await guesser.post('/login', { _csrf: guesser.token, name: 'ada', code: `GUESS-${String(i).padStart(5, '0')}` })).status);
     expect(statuses).toContain(429);
     expect(statuses.slice(0, statuses.indexOf(429)).every((s) => s === 401)).toBe(true);
+  });
+
+  it('without console.trust_proxy, X-Forwarded-For is not believed: every address it names is the connection\'s', { timeout: 60_000 }, async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const guesser = new Visitor(site.url, { 'x-forwarded-for': `10.9.0.${i + 1}` });
+      await guesser.request('/login');
+      statuses.push((await guesser.post('/login', { _csrf: guesser.token, name: 'inbox', code: `GUESS-${String(i).padStart(5, '0')}` })).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    const elsewhere = new Visitor(site.url, { 'x-forwarded-for': '10.9.1.1' });
+    expect((await elsewhere.signIn('inbox', await site.code('inbox'))).status, 'another X-Forwarded-For, the same connection: still limited').toBe(429);
+    // The limit is inbox's at this address: another person signs in from it.
+    expect((await new Visitor(site.url, { 'x-forwarded-for': '10.9.0.1' }).signIn('vic', await site.code('vic'))).status).toBe(303);
   });
 });
