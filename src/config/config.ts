@@ -185,7 +185,7 @@ const consoleSchema = z.strictObject({
   /** A one-time sign-in code from `paybatch console login NAME` lasts this long. */
   code_ms: positive.default(15 * 60_000),
   /**
-   * A file holding the secret that signs the console's CSRF cookie (32 characters or more):
+   * A file holding the secret the console's CSRF tokens are made with (32 characters or more):
    * the same on every worker behind one address. Without it each process makes its own.
    */
   cookie_secret_file: z.string().min(1).optional(),

@@ -3,7 +3,7 @@
  * read-only `paybatch console` beside it): no CSRF token or another browser's,
  * a role that may not, a console that may not act, a used or wrong code, the
  * sign-in limits (more in console-throttle.test.ts); the session cookie's
- * flags; signing out.
+ * flags; signing out; a CSRF token bound to its session.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,45 @@ describe('the console refuses what it must', () => {
     for (let i = 0; i < 12; i += 1) statuses.push((await guesser.post('/login', { _csrf: guesser.token, name: 'ada', code: `GUESS-${String(i).padStart(5, '0')}` })).status);
     expect(statuses).toContain(429);
     expect(statuses.slice(0, statuses.indexOf(429)).every((s) => s === 401)).toBe(true);
+  });
+
+  it('a CSRF token passes only with the session it was made for: not one from the sign-in page, nor another person\'s, nor an earlier session\'s', { timeout: 60_000 }, async () => {
+    const olga = new Visitor(site.url);
+    expect((await olga.signIn('olga', await site.code('olga'))).status).toBe(303);
+    await olga.request('/attention');
+    const session = olga.cookies.get('paybatch_session') as string;
+    // Cookies are sent by hand: SameSite plays no part, as with cookies planted from a sibling site.
+    const forged = async (from: Visitor, token: string): Promise<number> => {
+      const cookies = new Map(from.cookies);
+      cookies.set('paybatch_session', session);
+      const response = await fetch(`${site.url}/attention/cancel`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: [...cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: token, batch: 'B1', line: '2', confirm: 'yes' }).toString(),
+      });
+      await response.text();
+      return response.status;
+    };
+    const anonymous = new Visitor(site.url);
+    await anonymous.request('/login');
+    expect(anonymous.token).not.toBe('');
+    expect(await forged(anonymous, anonymous.token), 'the sign-in page\'s cookie and token').toBe(403);
+    const vic = new Visitor(site.url);
+    expect((await vic.signIn('vic', await site.code('vic'))).status).toBe(303);
+    await vic.request('/attention');
+    expect(await forged(vic, vic.token), 'another person\'s session\'s cookies and token').toBe(403);
+    // Her own token passes the CSRF check: the row is simply not one that needs attention.
+    expect(await forged(olga, olga.token), 'her own').toBe(404);
+
+    // Signing in again in the same browser makes a new session, with a new token; the old one no longer passes.
+    const first = olga.token;
+    expect((await olga.signIn('olga', await site.code('olga'))).status).toBe(303);
+    expect(olga.cookies.get('paybatch_session')).not.toBe(session);
+    await olga.request('/attention');
+    expect(olga.token).not.toBe(first);
+    expect((await olga.post('/attention/cancel', { _csrf: first, batch: 'B1', line: '2', confirm: 'yes' })).status, 'the earlier session\'s token').toBe(403);
+    expect((await olga.post('/attention/cancel', { _csrf: olga.token, batch: 'B1', line: '2', confirm: 'yes' })).status).toBe(404);
   });
 
   it('without console.trust_proxy, X-Forwarded-For is not believed: every address it names is the connection\'s', { timeout: 60_000 }, async () => {
