@@ -196,6 +196,8 @@ const consoleSchema = z.strictObject({
    * sign-in limits count by that (its last entry). Off: by the connection's address, the header ignored.
    */
   trust_proxy: z.boolean().default(false),
+  /** Live streams (/live) one session may hold open at once; more are refused (429). */
+  live_streams_per_session: positive.max(50).default(4),
   /**
    * People who sign in besides those of approvals.people: a viewer reads, an
    * operator also cancels rows. Approvers are those of the approval policy, with their keys.

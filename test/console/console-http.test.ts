@@ -3,7 +3,8 @@
  * read-only `paybatch console` beside it): no CSRF token or another browser's,
  * a role that may not, a console that may not act, a used or wrong code, the
  * sign-in limits (more in console-throttle.test.ts); the session cookie's
- * flags; signing out; a CSRF token bound to its session.
+ * flags; signing out; a CSRF token bound to its session; live streams capped
+ * per session.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -153,5 +154,44 @@ describe('the console refuses what it must', () => {
     expect((await elsewhere.signIn('inbox', await site.code('inbox'))).status, 'another X-Forwarded-For, the same connection: still limited').toBe(429);
     // The limit is inbox's at this address: another person signs in from it.
     expect((await new Visitor(site.url, { 'x-forwarded-for': '10.9.0.1' }).signIn('vic', await site.code('vic'))).status).toBe(303);
+  });
+
+  it('one session holds at most console.live_streams_per_session (4) live streams; another session still gets one', { timeout: 60_000 }, async () => {
+    const signedIn = async (name: string): Promise<string> => {
+      const visitor = new Visitor(site.url);
+      expect((await visitor.signIn(name, await site.code(name))).status).toBe(303);
+      return visitor.cookieHeader();
+    };
+    const olga = await signedIn('olga');
+    const vic = await signedIn('vic');
+    const opened: AbortController[] = [];
+    /** Opens a stream; when it is let in, reads until its first event and keeps it open. */
+    const open = async (cookie: string): Promise<number> => {
+      const abort = new AbortController();
+      const response = await fetch(`${site.url}/live?what=batches`, { headers: { cookie }, signal: abort.signal });
+      if (response.status !== 200) {
+        await response.text();
+        return response.status;
+      }
+      opened.push(abort);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('event: ready')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += Buffer.from(value).toString('utf8');
+      }
+      return response.status;
+    };
+    try {
+      for (let i = 0; i < 4; i += 1) expect(await open(olga), `olga's stream ${i + 1}`).toBe(200);
+      expect(await open(olga), 'a fifth stream of the same session').toBe(429);
+      expect(await open(vic), 'another session').toBe(200);
+      // Closing one gives its slot back.
+      opened[0]?.abort();
+      await expect.poll(() => open(olga), { timeout: 10_000, interval: 100 }).toBe(200);
+    } finally {
+      for (const abort of opened) abort.abort();
+    }
   });
 });
