@@ -200,12 +200,19 @@ const consoleSchema = z.strictObject({
   /** A one-time sign-in code from `paybatch console login NAME` lasts this long. */
   code_ms: positive.default(15 * 60_000),
   /**
-   * A file holding the secret that signs the console's CSRF cookie (32 characters or more):
+   * A file holding the secret the console's CSRF tokens are made with (32 characters or more):
    * the same on every worker behind one address. Without it each process makes its own.
    */
   cookie_secret_file: z.string().min(1).optional(),
   /** The console is served over HTTPS (by a proxy in front): its cookies are marked Secure. */
   secure_cookies: z.boolean().default(false),
+  /**
+   * One proxy stands in front and adds the client's address to X-Forwarded-For:
+   * sign-in limits count by that (its last entry). Off: by the connection's address, the header ignored.
+   */
+  trust_proxy: z.boolean().default(false),
+  /** Live streams (/live) one session may hold open at once; more are refused (429). */
+  live_streams_per_session: positive.max(50).default(4),
   /**
    * People who sign in besides those of approvals.people: a viewer reads, an
    * operator also cancels rows. Approvers are those of the approval policy, with their keys.

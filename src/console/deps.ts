@@ -39,6 +39,16 @@ export const SESSION_COOKIE = 'paybatch_session';
 declare module 'fastify' {
   interface FastifyRequest {
     viewer: Viewer | null;
+    /** The session cookie's token, once the server's preHandler has found it good; null on the open routes. */
+    sessionToken: string | null;
+  }
+  interface FastifyReply {
+    /** The CSRF token for this page's forms: bound to the session, or before one to the sign-in cookie (csrf.ts). */
+    generateCsrf(): string;
+  }
+  interface FastifyInstance {
+    /** A route's preHandler: refuses (403) a form whose token is not bound to this request's session (csrf.ts). */
+    csrfProtection(request: FastifyRequest): Promise<void>;
   }
   interface FastifyContextConfig {
     /** Served without signing in (the sign-in page, assets, metrics). */

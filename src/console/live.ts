@@ -3,11 +3,14 @@
  * "changed" when what a page shows has moved (a batch's progress, the list of
  * batches, the rows in attention); the page's script then fetches the page
  * again and swaps its live part in. The store is looked at once a second per
- * stream, and the streams are few (a person's open tabs), capped all the same.
+ * stream, and the streams are few (a person's open tabs): each session may hold
+ * console.live_streams_per_session of them (more are refused, 429), so that one
+ * viewer cannot use up the console's MOST_STREAMS and leave everyone else none.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { attentionRows } from './console-data.js';
+import { hashSecret } from './auth.js';
 import type { ConsoleDeps } from './deps.js';
 
 const LOOK_EVERY_MS = 1_000;
@@ -17,6 +20,8 @@ const RECENT_MS = 7 * 24 * 3_600_000;
 /** The streams open on one console. */
 export interface LiveCount {
   open: number;
+  /** Streams open per session, by the hash of its token. */
+  bySession: Map<string, number>;
   /** Ends every open stream: called when the server closes. */
   closers: Set<() => void>;
 }
@@ -41,16 +46,29 @@ async function fingerprint(deps: ConsoleDeps, what: string): Promise<string | nu
 }
 
 export async function liveStream(deps: ConsoleDeps, streams: LiveCount, request: FastifyRequest, reply: FastifyReply, what: string): Promise<FastifyReply | void> {
+  const session = hashSecret(request.sessionToken ?? '');
+  const mine = streams.bySession.get(session) ?? 0;
+  const most = deps.config.console.live_streams_per_session;
+  if (mine >= most) return reply.code(429).type('text/plain').send(`this session has ${most} live pages open already: close one, or reload this page later\n`);
   if (streams.open >= MOST_STREAMS) return reply.code(503).type('text/plain').send('too many live pages open: reload later\n');
-  // The slot is taken before anything is awaited, and given back however the stream ends.
+  // The slots are taken before anything is awaited, and given back however the stream ends.
   streams.open += 1;
+  streams.bySession.set(session, mine + 1);
   let timer: NodeJS.Timeout | null = null;
   let ended = false;
+  const closer = (): void => {
+    end();
+    reply.raw.destroy();
+  };
   const end = (): void => {
     if (ended) return;
     ended = true;
     if (timer) clearInterval(timer);
     streams.open -= 1;
+    const left = (streams.bySession.get(session) ?? 1) - 1;
+    if (left > 0) streams.bySession.set(session, left);
+    else streams.bySession.delete(session);
+    streams.closers.delete(closer);
   };
   request.raw.once('close', end);
   let last: string | null;
@@ -92,8 +110,5 @@ export async function liveStream(deps: ConsoleDeps, streams: LiveCount, request:
   }, LOOK_EVERY_MS);
   // A stream never keeps the process alive on its own, and the server's close ends it.
   timer.unref();
-  streams.closers.add(() => {
-    end();
-    out.destroy();
-  });
+  streams.closers.add(closer);
 }

@@ -195,7 +195,7 @@ export function registerPages(app: FastifyInstance, deps: ConsoleDeps): void {
     return html(reply, auditPage(viewerOf(request), await auditView(store, AUDIT_PER_PAGE, Number.isFinite(before) ? before : undefined), AUDIT_PER_PAGE));
   });
 
-  const streams = { open: 0, closers: new Set<() => void>() };
+  const streams = { open: 0, bySession: new Map<string, number>(), closers: new Set<() => void>() };
   app.addHook('onClose', async () => {
     for (const close of streams.closers) close();
   });

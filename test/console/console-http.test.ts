@@ -2,50 +2,16 @@
  * The console's refusals, over real HTTP against a real `paybatch watch` (and a
  * read-only `paybatch console` beside it): no CSRF token or another browser's,
  * a role that may not, a console that may not act, a used or wrong code, the
- * sign-in rate limit; the session cookie's flags; signing out.
+ * sign-in limits (more in console-throttle.test.ts); the session cookie's
+ * flags; signing out; a CSRF token bound to its session; live streams capped
+ * per session.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import type { ConsoleSite } from '../helpers/console-site.js';
 import { startConsoleSite } from '../helpers/console-site.js';
-
-/** One browser: its cookies, and the CSRF token of the last page it read. */
-class Visitor {
-  readonly cookies = new Map<string, string>();
-  token = '';
-  constructor(private readonly base: string) {}
-
-  async request(path: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ status: number; text: string; headers: Headers }> {
-    const response = await fetch(`${this.base}${path}`, {
-      method: init.method ?? 'GET',
-      redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const [name, ...value] = (pair as string).split('=');
-      this.cookies.set(name as string, value.join('='));
-    }
-    const text = await response.text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1];
-    if (token) this.token = token;
-    return { status: response.status, text, headers: response.headers };
-  }
-
-  post(path: string, form: Record<string, string>): ReturnType<Visitor['request']> {
-    return this.request(path, { method: 'POST', form });
-  }
-
-  async signIn(name: string, code: string): Promise<{ status: number; headers: Headers }> {
-    await this.request('/login');
-    return this.post('/login', { _csrf: this.token, name, code });
-  }
-}
+import { Visitor } from '../helpers/console-visitor.js';
 
 describe('the console refuses what it must', () => {
   let site: ConsoleSite;
@@ -135,5 +101,97 @@ describe('the console refuses what it must', () => {
     for (let i = 0; i < 12; i += 1) statuses.push((await guesser.post('/login', { _csrf: guesser.token, name: 'ada', code: `GUESS-${String(i).padStart(5, '0')}` })).status);
     expect(statuses).toContain(429);
     expect(statuses.slice(0, statuses.indexOf(429)).every((s) => s === 401)).toBe(true);
+  });
+
+  it('a CSRF token passes only with the session it was made for: not one from the sign-in page, nor another person\'s, nor an earlier session\'s', { timeout: 60_000 }, async () => {
+    const olga = new Visitor(site.url);
+    expect((await olga.signIn('olga', await site.code('olga'))).status).toBe(303);
+    await olga.request('/attention');
+    const session = olga.cookies.get('paybatch_session') as string;
+    // Cookies are sent by hand: SameSite plays no part, as with cookies planted from a sibling site.
+    const forged = async (from: Visitor, token: string): Promise<number> => {
+      const cookies = new Map(from.cookies);
+      cookies.set('paybatch_session', session);
+      const response = await fetch(`${site.url}/attention/cancel`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: [...cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: token, batch: 'B1', line: '2', confirm: 'yes' }).toString(),
+      });
+      await response.text();
+      return response.status;
+    };
+    const anonymous = new Visitor(site.url);
+    await anonymous.request('/login');
+    expect(anonymous.token).not.toBe('');
+    expect(await forged(anonymous, anonymous.token), 'the sign-in page\'s cookie and token').toBe(403);
+    const vic = new Visitor(site.url);
+    expect((await vic.signIn('vic', await site.code('vic'))).status).toBe(303);
+    await vic.request('/attention');
+    expect(await forged(vic, vic.token), 'another person\'s session\'s cookies and token').toBe(403);
+    // Her own token passes the CSRF check: the row is simply not one that needs attention.
+    expect(await forged(olga, olga.token), 'her own').toBe(404);
+
+    // Signing in again in the same browser makes a new session, with a new token; the old one no longer passes.
+    const first = olga.token;
+    expect((await olga.signIn('olga', await site.code('olga'))).status).toBe(303);
+    expect(olga.cookies.get('paybatch_session')).not.toBe(session);
+    await olga.request('/attention');
+    expect(olga.token).not.toBe(first);
+    expect((await olga.post('/attention/cancel', { _csrf: first, batch: 'B1', line: '2', confirm: 'yes' })).status, 'the earlier session\'s token').toBe(403);
+    expect((await olga.post('/attention/cancel', { _csrf: olga.token, batch: 'B1', line: '2', confirm: 'yes' })).status).toBe(404);
+  });
+
+  it('without console.trust_proxy, X-Forwarded-For is not believed: every address it names is the connection\'s', { timeout: 60_000 }, async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const guesser = new Visitor(site.url, { 'x-forwarded-for': `10.9.0.${i + 1}` });
+      await guesser.request('/login');
+      statuses.push((await guesser.post('/login', { _csrf: guesser.token, name: 'inbox', code: `GUESS-${String(i).padStart(5, '0')}` })).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    const elsewhere = new Visitor(site.url, { 'x-forwarded-for': '10.9.1.1' });
+    expect((await elsewhere.signIn('inbox', await site.code('inbox'))).status, 'another X-Forwarded-For, the same connection: still limited').toBe(429);
+    // The limit is inbox's at this address: another person signs in from it.
+    expect((await new Visitor(site.url, { 'x-forwarded-for': '10.9.0.1' }).signIn('vic', await site.code('vic'))).status).toBe(303);
+  });
+
+  it('one session holds at most console.live_streams_per_session (4) live streams; another session still gets one', { timeout: 60_000 }, async () => {
+    const signedIn = async (name: string): Promise<string> => {
+      const visitor = new Visitor(site.url);
+      expect((await visitor.signIn(name, await site.code(name))).status).toBe(303);
+      return visitor.cookieHeader();
+    };
+    const olga = await signedIn('olga');
+    const vic = await signedIn('vic');
+    const opened: AbortController[] = [];
+    /** Opens a stream; when it is let in, reads until its first event and keeps it open. */
+    const open = async (cookie: string): Promise<number> => {
+      const abort = new AbortController();
+      const response = await fetch(`${site.url}/live?what=batches`, { headers: { cookie }, signal: abort.signal });
+      if (response.status !== 200) {
+        await response.text();
+        return response.status;
+      }
+      opened.push(abort);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('event: ready')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += Buffer.from(value).toString('utf8');
+      }
+      return response.status;
+    };
+    try {
+      for (let i = 0; i < 4; i += 1) expect(await open(olga), `olga's stream ${i + 1}`).toBe(200);
+      expect(await open(olga), 'a fifth stream of the same session').toBe(429);
+      expect(await open(vic), 'another session').toBe(200);
+      // Closing one gives its slot back.
+      opened[0]?.abort();
+      await expect.poll(() => open(olga), { timeout: 10_000, interval: 100 }).toBe(200);
+    } finally {
+      for (const abort of opened) abort.abort();
+    }
   });
 });

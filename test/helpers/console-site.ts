@@ -46,7 +46,8 @@ async function waitFor(text: () => string, pattern: RegExp, ms: number): Promise
   }
 }
 
-export async function startConsoleSite(): Promise<ConsoleSite> {
+/** `console`: more of the console's configuration (trust_proxy, more people), over the site's own. */
+export async function startConsoleSite(options: { console?: { people?: Record<string, { role: string }>; [key: string]: unknown } } = {}): Promise<ConsoleSite> {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-console-'));
   const home = join(dir, 'ws');
   mkdirSync(home);
@@ -56,7 +57,7 @@ export async function startConsoleSite(): Promise<ConsoleSite> {
   const config = {
     batch: { invalid_rows: 'skip_invalid' },
     approvals: { enabled: true, people: { inbox: { role: 'submitter', public_key: generateKeys().publicPem }, ada: { role: 'approver', public_key: ada.publicPem } }, rules: [{ approvers: 1 }] },
-    console: { enabled: true, listen: { host: '127.0.0.1', port: 0 }, people: { olga: { role: 'operator' }, vic: { role: 'viewer' } } },
+    console: { enabled: true, listen: { host: '127.0.0.1', port: 0 }, ...options.console, people: { olga: { role: 'operator' }, vic: { role: 'viewer' }, ...options.console?.people } },
     watch: { listen: { host: '127.0.0.1', port: 0 }, stable_ms: 200, results_every_ms: 500 },
   };
   writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify(config, null, 2));
