@@ -16,6 +16,7 @@ export const UNIT = [
   'test/batch/record-boundaries.test.ts',
   'test/chaos/invariants.test.ts',
   'test/console/console-input.test.ts',
+  'test/console/sign-in-throttle.test.ts',
   'test/cron.test.ts',
   'test/engine/corrections-rules.test.ts',
   'test/engine/decide-lies.test.ts',
@@ -31,7 +32,9 @@ export const UNIT = [
 ];
 
 export const SYSTEM = [
+  'test/audit/encoding.test.ts',
   'test/audit/trail.test.ts',
+  'test/audit/versions.test.ts',
   'test/batch/pain002.test.ts',
   'test/batch/heap-settings.test.ts',
   'test/batch/xlsx-huge.test.ts',
@@ -40,6 +43,8 @@ export const SYSTEM = [
   'test/cli/**/*.test.ts',
   'test/console/console-browser.test.ts',
   'test/console/console-http.test.ts',
+  'test/console/console-names.test.ts',
+  'test/console/console-throttle.test.ts',
   'test/console/metrics.test.ts',
   'test/engine/crash.test.ts',
   'test/engine/workers.test.ts',
