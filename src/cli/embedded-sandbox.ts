@@ -14,6 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { EngineConfig } from '../config/config.js';
 import { configSchema } from '../config/config.js';
 import { ConfigError } from '../errors.js';
+import type { RunningSandbox } from '../sandbox/start.js';
 import { UnsafePath } from '../workspace/safe-files.js';
 
 export interface EmbeddedSandboxFiles {
@@ -91,4 +92,18 @@ export function describePolling(polling: EngineConfig['polling'], chosen: boolea
   const every = Math.ceil(polling.first_window_ms / polling.first_window_reads / 1000);
   const line = `each payout is read every ${every}s for its first ${polling.first_window_ms / 60_000}m, then every ${polling.later_interval_ms / 1000}s`;
   return chosen ? `${line} (the embedded sandbox's polling; engine.polling in the configuration sets another)` : `${line} (engine.polling)`;
+}
+
+/**
+ * Webhook registrations an earlier `watch` of this workspace left in its
+ * sandbox, dropped when `run` or `watch` takes the workspace (its lease: no
+ * other watch of it runs). Its sandbox serves this workspace alone, so they
+ * can only point at a receiver that has stopped, perhaps on another port; the
+ * watch starting registers its own, where a registration left in place would
+ * stand in its way (held elsewhere). Returns how many were dropped.
+ */
+export function dropLeftWebhooks(sandbox: Pick<RunningSandbox, 'store'>): number {
+  let dropped = 0;
+  for (const webhook of sandbox.store.webhooks()) if (sandbox.store.deleteWebhook(webhook.id)) dropped += 1;
+  return dropped;
 }

@@ -8,7 +8,7 @@ import type { Config } from '../config/config.js';
 import { notificationsShown } from '../config/notifications.js';
 import type { ServiceConnection } from './service-connection.js';
 import { connectService } from './service-connection.js';
-import { describePolling, embeddedPolling } from './embedded-sandbox.js';
+import { describePolling, dropLeftWebhooks, embeddedPolling } from './embedded-sandbox.js';
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { openStore } from '../store/open-store.js';
@@ -180,6 +180,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log, connections: config.engine.concurrency, home: workspace.home });
     holding.push(once(() => connection.close()));
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
+    if (connection.embedded && exclusive && !shared) dropLeftWebhooks(connection.embedded);
     const { polling, chosen } = connection.embedded ? embeddedPolling(config.engine.polling) : { polling: config.engine.polling, chosen: false };
     if (connection.embedded && exclusive) process.stderr.write(`paybatch: ${describePolling(polling, chosen)}\n`);
     if (shared) process.stderr.write(`paybatch: worker ${shared.name} on ${config.store.url ? redactUrl(config.store.url) : ''}\n`);

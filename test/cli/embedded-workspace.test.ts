@@ -67,7 +67,21 @@ describe('the embedded sandbox is part of the workspace', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/nothing to do/);
     expect(again.stderr).not.toMatch(/404|not found/);
+    // The same key and secret for every command of the workspace: a webhook signed by one process verifies in another.
+    expect(JSON.parse(readFileSync(credentials, 'utf8'))).toMatchObject({ api_secret: secret });
   }, 240_000);
+
+  it('run or watch taking the workspace drops the webhooks an earlier watch left in its sandbox (their receiver is gone)', async () => {
+    const home = join(dir, 'left-webhooks');
+    const env = { ...NO_SERVICE, PAYBATCH_HOME: home };
+    const sync = await runCli(['webhooks', 'sync', '--url', 'http://127.0.0.1:9/webhooks'], { env });
+    expect(sync.code, sync.stderr).toBe(0);
+    expect((await runCli(['webhooks', 'list'], { env })).stdout).toContain('http://127.0.0.1:9/webhooks');
+    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    const list = await runCli(['webhooks', 'list'], { env });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).not.toContain('http://127.0.0.1:9/webhooks');
+  }, 120_000);
 
   it('the demo file: rows the sandbox holds (stuck, manual, error, exception) are reported as such by run, status and report alike', async () => {
     const home = join(dir, 'demo-file');
