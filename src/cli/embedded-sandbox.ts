@@ -8,7 +8,7 @@
  * owner only: a webhook signed by one process verifies in another.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { EngineConfig } from '../config/config.js';
@@ -46,14 +46,17 @@ function readCredentials(file: string): Credentials {
 }
 
 /**
- * The folder made (0700, never through a link) and the workspace's key and
- * secret, made on first use. Written whole under another name, then linked in:
+ * The folder made (0700, never through a link), the database file 0600, and
+ * the workspace's key and secret, made on first use. Written whole under another name, then linked in:
  * two commands starting at once both end up with the one that was linked first.
  */
 export function embeddedSandboxCredentials(files: EmbeddedSandboxFiles): Credentials {
   mkdirSync(files.folder, { recursive: true, mode: 0o700 });
   if (lstatSync(files.folder).isSymbolicLink()) throw new UnsafePath(`${files.folder} is a symbolic link: refused, the embedded sandbox keeps its state in a plain folder`);
   chmodSync(files.folder, 0o700);
+  // Its owner's alone, as the workspace's own database: it holds recipients' accounts (SQLite gives its -wal and -shm the same).
+  closeSync(openSync(files.database, 'a', 0o600));
+  chmodSync(files.database, 0o600);
   try {
     return readCredentials(files.credentials);
   } catch (error) {

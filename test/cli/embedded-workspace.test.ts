@@ -45,6 +45,7 @@ describe('the embedded sandbox is part of the workspace', () => {
     // The workspace's sandbox secret: kept in the workspace, its owner's alone, never printed or logged.
     const credentials = join(home, 'sandbox', 'credentials.json');
     expect(statSync(credentials).mode & 0o777).toBe(0o600);
+    expect(statSync(database).mode & 0o777).toBe(0o600);
     const { api_secret: secret } = JSON.parse(readFileSync(credentials, 'utf8')) as { api_secret: string };
     expect(run.stderr).not.toContain(secret);
     expect(readFileSync(join(home, 'paybatch.log'), 'utf8')).not.toContain(secret);
