@@ -4,11 +4,15 @@
  * embedded sandbox (its state in HOME/sandbox/sandbox.db), with its default
  * timings and paybatch's default options. Needs `npm run build`.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { freePort } from '../../chaos/free-port.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { eventually } from '../helpers/daemon.js';
 import { template } from '../helpers/engine.js';
 
 /** No service from the environment: the embedded default (an empty value is no value). */
@@ -71,6 +75,35 @@ describe('the embedded sandbox is part of the workspace', () => {
     // The same key and secret for every command of the workspace: a webhook signed by one process verifies in another.
     expect(JSON.parse(readFileSync(credentials, 'utf8'))).toMatchObject({ api_secret: secret });
   }, 240_000);
+
+  it('watch running while status and report run: the three share the sandbox; watch hears its payouts by signed webhook', async () => {
+    const home = join(dir, 'watching');
+    const env = { ...NO_SERVICE, PAYBATCH_HOME: home };
+    openWorkspace(home);
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ watch: { stable_ms: 200, results_every_ms: 500, listen: { port: await freePort() } } }));
+    const child = spawn(process.execPath, [BIN, 'watch'], { env: { ...process.env, ...env } });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      await eventually(() => /webhooks received at/.test(stderr), 30_000, `watch started: ${stderr}`);
+      drop(home, template('templates/eur-iban-bank.csv'), 'eur.csv');
+      await eventually(() => readdirSync(join(home, 'archive')).length > 0, 60_000, `the batch settled: ${stderr}`);
+      const status = await runCli(['status', '--json'], { env });
+      expect(status.code, status.stderr).toBe(0);
+      const [batch] = JSON.parse(status.stdout).batches;
+      expect(batch).toMatchObject({ status: 'settled', rows: 3, by_state: { paid: 3 }, unsettled: 0 });
+      expect(batch.learned.webhook).toBeGreaterThan(0);
+      const report = await runCli(['report', '--date', today], { env });
+      expect(report.stdout, report.stderr).toMatch(/service ledger compared; 0 differences/);
+      expect(report.code, report.stderr).toBe(0);
+      expect(stderr).not.toMatch(/held_elsewhere [1-9]|SQLITE_BUSY|database is locked/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stderr).toBe(0);
+  }, 180_000);
 
   it('run or watch taking the workspace drops the webhooks an earlier watch left in its sandbox (their receiver is gone)', async () => {
     const home = join(dir, 'left-webhooks');
