@@ -38,8 +38,14 @@ interface Credentials {
 function readCredentials(file: string): Credentials {
   // Kept to its owner whatever a copy or an editor left it at: the secret signs the sandbox's webhooks.
   chmodSync(file, 0o600);
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<Credentials>;
-  if (typeof parsed.api_key !== 'string' || typeof parsed.api_secret !== 'string' || parsed.api_secret.length < 8) {
+  let parsed: Partial<Credentials> = {};
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<Credentials>;
+  } catch (error) {
+    // Not JSON: told below as a file that does not hold them. Not readable (missing among them): as it is.
+    if ((error as NodeJS.ErrnoException).code !== undefined) throw error;
+  }
+  if (typeof parsed?.api_key !== 'string' || typeof parsed.api_secret !== 'string' || parsed.api_secret.length < 8) {
     throw new ConfigError(`${file} does not hold the embedded sandbox's api_key and api_secret: delete it and the sandbox folder to start the embedded sandbox afresh`);
   }
   return { api_key: parsed.api_key, api_secret: parsed.api_secret };
