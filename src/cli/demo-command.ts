@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { loadConfig } from '../config/config.js';
 import { connectService } from './service-connection.js';
+import { describePolling, embeddedPolling } from './embedded-sandbox.js';
 import { engineLog } from '../engine/log.js';
 import { runOnce } from '../engine/run.js';
 import { SqliteStore } from '../store/sqlite-store.js';
@@ -14,11 +15,8 @@ import { renderRun } from './run-command.js';
 
 const DEMO_BATCH = fileURLToPath(new URL('../../../fixtures/demo-batch.csv', import.meta.url));
 
-/** Short polling, so that the demo settles in seconds; invalid rows are skipped to show both kinds. */
-const DEMO_CONFIG = {
-  batch: { invalid_rows: 'skip_invalid' },
-  engine: { polling: { first_window_ms: 60_000, first_window_reads: 60, later_interval_ms: 60_000, reads_per_second: 50 } },
-};
+/** Invalid rows are skipped to show both kinds; the polling is the embedded sandbox's, as a newcomer's first run has it. */
+const DEMO_CONFIG = { batch: { invalid_rows: 'skip_invalid' } };
 
 export function demoCommand(): Command {
   return new Command('demo')
@@ -32,11 +30,13 @@ export function demoCommand(): Command {
       copyFileSync(DEMO_BATCH, dropped);
       // A sample, whole from the start: its completion marker says so, and it is taken and sent at once.
       writeFileSync(`${dropped}.done`, '');
-      const config = loadConfig({ home, env: {} });
+      const loaded = loadConfig({ home, env: {} });
       const store = SqliteStore.open(workspace.database);
       const { log, close } = engineLog(home, (line) => process.stderr.write(`paybatch: ${line}\n`));
-      const connection = await connectService(config.service, { connections: config.engine.concurrency });
-      process.stdout.write(`paybatch demo: workspace ${home}\npaybatch demo: using ${connection.describe}\n`);
+      const connection = await connectService(loaded.service, { connections: loaded.engine.concurrency, home });
+      const { polling, chosen } = embeddedPolling(loaded.engine.polling);
+      const config = { ...loaded, engine: { ...loaded.engine, polling } };
+      process.stdout.write(`paybatch demo: workspace ${home}\npaybatch demo: using ${connection.describe}\npaybatch demo: ${describePolling(polling, chosen)}\n`);
       try {
         const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, waitMs: 15_000, tickMs: 200 });
         process.stdout.write(renderRun(report));

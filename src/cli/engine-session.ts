@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import { notificationsShown } from '../config/notifications.js';
 import type { ServiceConnection } from './service-connection.js';
 import { connectService } from './service-connection.js';
+import { describePolling, dropLeftWebhooks, embeddedPolling } from './embedded-sandbox.js';
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { openStore } from '../store/open-store.js';
@@ -182,11 +183,16 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     if (notifications) holding.push(once(() => notifications.stop()));
     const log = notifications?.log ?? plainLog;
     // Commands that only read and write the store (approve, reject) need no service.
-    const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log, connections: config.engine.concurrency });
+    // The embedded sandbox is the workspace's: its state and secret are kept in it, for every command (embedded-sandbox.ts).
+    const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log, connections: config.engine.concurrency, home: workspace.home });
     holding.push(once(() => connection.close()));
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
+    if (connection.embedded && exclusive && !shared) dropLeftWebhooks(connection.embedded);
+    const { polling, chosen } = connection.embedded ? embeddedPolling(config.engine.polling) : { polling: config.engine.polling, chosen: false };
+    if (connection.embedded && exclusive) process.stderr.write(`paybatch: ${describePolling(polling, chosen)}\n`);
     if (shared) process.stderr.write(`paybatch: worker ${shared.name} on ${config.store.url ? redactUrl(config.store.url) : ''}\n`);
-    const done = await work({ config, workspace, store, log, connection, shared, damage, stop });
+    const used = chosen ? { ...config, engine: { ...config.engine, polling } } : config;
+    const done = await work({ config: used, workspace, store, log, connection, shared, damage, stop });
     // Never ended as if all were well before the check has answered.
     const problem = await damage;
     if (problem) throw problem;

@@ -1,6 +1,7 @@
 /**
  * Which payout service paybatch talks to: the configured one, or, with no base
- * URL, the sandbox started in-process (the embedded default). The secret is
+ * URL, the sandbox started in-process (the embedded default), on the
+ * workspace's state (see embedded-sandbox.ts). The secret is
  * read here and handed to the client only; `describe` never includes it.
  */
 import { readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import type { RunningSandbox } from '../sandbox/start.js';
 import type { ServiceConfig } from '../config/config.js';
+import { embeddedSandboxCredentials, embeddedSandboxFiles } from './embedded-sandbox.js';
 
 export interface ServiceConnection {
   client: PayoutClient;
@@ -44,7 +46,11 @@ function readSecret(file: string): string {
 
 export async function connectService(
   service: ServiceConfig,
-  options: { clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void; connections?: number } = {},
+  options: {
+    clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void; connections?: number;
+    /** The workspace whose embedded sandbox is used (its state and secret kept there); absent: one in memory, for this process alone. */
+    home?: string;
+  } = {},
 ): Promise<ServiceConnection> {
   const clientOptions = {
     clock: options.clock,
@@ -63,14 +69,16 @@ export async function connectService(
   }
   // Loaded only when it runs: a paybatch that talks to a real service never holds the simulator in memory.
   const { startSandbox } = await import('../sandbox/start.js');
-  const sandbox = await startSandbox({ config: { port: 0 }, clock: options.clock, log: options.sandboxLog });
+  const files = options.home === undefined ? null : embeddedSandboxFiles(options.home);
+  const kept = files ? embeddedSandboxCredentials(files) : {};
+  const sandbox = await startSandbox({ config: { port: 0, ...kept }, dbFile: files?.database, clock: options.clock, log: options.sandboxLog });
   const credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret };
   const client = new PayoutClient({ ...clientOptions, baseUrl: sandbox.url, credentials });
   return {
     client,
     credentials,
     embedded: sandbox,
-    describe: `embedded sandbox ${sandbox.url} (no service configured: nothing real is paid)`,
+    describe: `embedded sandbox ${sandbox.url}, its state in ${files ? files.database : 'memory'} (no service configured: nothing real is paid)`,
     async close() {
       await client.close();
       await sandbox.stop();

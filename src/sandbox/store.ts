@@ -1,6 +1,7 @@
 /**
- * The sandbox's state in SQLite: `:memory:` by default, a file with `--db` so
- * that state survives a restart. better-sqlite3 is synchronous, so every
+ * The sandbox's state in SQLite: `:memory:` by default, a file with `--db` (or
+ * the workspace's, for the embedded sandbox) so that state survives a restart
+ * and is shared by every process that opens it (WAL; writes take turns). better-sqlite3 is synchronous, so every
  * operation wrapped in `atomic` is all-or-nothing: funding debits exactly once.
  * Amounts are integer strings; arithmetic happens on bigint in the service.
  */
@@ -29,6 +30,9 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE nonces (nonce TEXT PRIMARY KEY) WITHOUT ROWID;
    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 ];
+
+/** How long a write waits for another process's to end before it fails. */
+const BUSY_TIMEOUT_MS = 10_000;
 
 export type LedgerKind = 'debit' | 'credit' | 'adjustment';
 
@@ -66,7 +70,9 @@ export class SandboxStore {
   private readonly statements: ReturnType<SandboxStore['prepare']>;
 
   constructor(file = ':memory:') {
-    this.db = new Database(file);
+    // A file may be shared by several processes (every command of a workspace on its embedded sandbox): each waits
+    // its turn to write rather than failing at once.
+    this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
     this.inMemory = file === ':memory:';
     if (file !== ':memory:') {
       this.db.pragma('journal_mode = WAL');
@@ -74,7 +80,27 @@ export class SandboxStore {
     }
     this.fresh = this.migrate();
     this.statements = this.prepare();
-    this.runAtomically = this.db.transaction((work: () => unknown) => work());
+    const transaction = this.db.transaction((work: () => unknown) => work());
+    // IMMEDIATE takes the write lock at BEGIN: a transaction that read, then writes, is never refused (SQLITE_BUSY)
+    // because another process wrote in between. In memory, one connection alone: the plain kind.
+    this.runAtomically = this.inMemory ? transaction : transaction.immediate;
+    this.dataVersion = this.inMemory ? null : this.db.prepare('PRAGMA data_version').pluck();
+    this.seenVersion = this.dataVersion?.get() as number | undefined;
+  }
+
+  /** Changes when another connection (another process) commits: the caches below are then dropped. Null in memory. */
+  private readonly dataVersion: Database.Statement | null;
+  private seenVersion: number | undefined;
+
+  /** Drops what is cached when another process changed the database since this one last looked. */
+  private freshen(): void {
+    if (!this.dataVersion) return;
+    const version = this.dataVersion.get() as number;
+    if (version === this.seenVersion) return;
+    this.seenVersion = version;
+    this.senderCache.clear();
+    this.settingsCache.clear();
+    this.webhooksByType = undefined;
   }
 
   private readonly inMemory: boolean;
@@ -88,15 +114,17 @@ export class SandboxStore {
 
   /** Applies the migrations not yet applied, each in its own transaction; true for a new database. */
   private migrate(): boolean {
-    this.db.exec('CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    const applied = (this.db.prepare('SELECT COUNT(*) AS n FROM migrations').get() as { n: number }).n;
-    MIGRATIONS.slice(applied).forEach((sql, index) => {
-      this.db.transaction(() => {
+    // Counted and applied under the write lock: two processes opening a new file at once apply each migration once,
+    // and only the one that created the tables seeds them.
+    return this.db.transaction(() => {
+      this.db.exec('CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+      const applied = (this.db.prepare('SELECT COUNT(*) AS n FROM migrations').get() as { n: number }).n;
+      MIGRATIONS.slice(applied).forEach((sql, index) => {
         this.db.exec(sql);
         this.db.prepare('INSERT INTO migrations (version, applied_at) VALUES (?, ?)').run(applied + index + 1, new Date().toISOString());
-      })();
-    });
-    return applied === 0;
+      });
+      return applied === 0;
+    }).immediate();
   }
 
   private prepare() {
@@ -135,6 +163,7 @@ export class SandboxStore {
 
   /** Runs `work` in one SQLite transaction: all of it happens, or none. */
   atomic<T>(work: () => T): T {
+    this.freshen();
     try {
       return this.runAtomically(work) as T;
     } catch (error) {
@@ -179,6 +208,7 @@ export class SandboxStore {
   }
 
   sender(id: string): SenderRecord | undefined {
+    this.freshen();
     const cached = this.senderCache.get(id);
     if (cached) return cached;
     const sender = parse<SenderRecord>(this.statements.senderById.get(id));
@@ -230,6 +260,7 @@ export class SandboxStore {
   private webhooksByType: Map<string, WebhookRecord> | undefined;
 
   private registrations(): Map<string, WebhookRecord> {
+    this.freshen();
     this.webhooksByType ??= new Map(this.webhooks().map((w) => [w.event_type, w]));
     return this.webhooksByType;
   }
@@ -269,10 +300,11 @@ export class SandboxStore {
     return true;
   }
 
-  /** Settings are read on every request (clock offset, faults), so they are cached; this store is their only writer. */
+  /** Settings are read on every request (clock offset, faults), so they are cached; another process's change is seen through freshen(). */
   private readonly settingsCache = new Map<string, unknown>();
 
   setting<T>(key: string): T | undefined {
+    this.freshen();
     if (!this.settingsCache.has(key)) {
       const value = this.statements.settingGet.get(key) as string | undefined;
       this.settingsCache.set(key, value === undefined ? undefined : JSON.parse(value));
