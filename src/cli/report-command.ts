@@ -1,8 +1,14 @@
-/** `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json|xlsx] [--spreadsheet]`. */
+/**
+ * `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json|xlsx] [--spreadsheet]`.
+ * Exits 0 only for a complete report with no unexplained difference; 3 (a
+ * person must look, as `run` uses it) for unexplained differences or a check
+ * that could not run, so that a scheduled job can alert on it.
+ */
 import { Command, Option } from 'commander';
 import type { ReportFormat } from '../engine/reconcile-report.js';
 import { ledgerUrlFor, writeReconciliation } from '../engine/reconcile-report.js';
 import { UsageError } from '../errors.js';
+import { verdictExitCode } from '../reports/reconciliation-verdict.js';
 import { withEngineSession } from './engine-session.js';
 
 interface Opts {
@@ -30,9 +36,18 @@ export function reportCommand(): Command {
         const ledgerUrl = ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null);
         const outcome = await writeReconciliation(
           { date: opts.date, batch: opts.batch, format: opts.format, spreadsheet: opts.spreadsheet === true },
-          { store, client: connection.client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl },
+          {
+            store, client: connection.client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl,
+            // A sandbox started for this command has paid nothing: comparing with it would list every row as missing.
+            serviceNotAsked: connection.embedded ? 'not asked: no service is configured, and the sandbox started for this command is not the one that paid' : undefined,
+          },
         );
         process.stdout.write(outcome.text);
+        const exitCode = verdictExitCode(outcome.verdict);
+        if (exitCode !== 0) {
+          process.stderr.write(`paybatch: reconciliation ${outcome.reconciliation.period.label}: ${outcome.verdict.words}: a person must look (exit ${exitCode})\n`);
+          process.exitCode = exitCode;
+        }
       }, { exclusive: false });
     });
 }

@@ -6,7 +6,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { differencesWords } from '../reports/reconciliation-render.js';
+import { verdictFromFields, verdictTone } from '../reports/reconciliation-verdict.js';
 import type { AuditEntry, Break } from '../audit/chain.js';
 import { ChainWalker } from '../audit/chain.js';
 import type { Clock } from '../clock.js';
@@ -138,8 +138,10 @@ export interface ReconciliationReport {
   /** The period's label: a date, or a range. */
   label: string;
   at: string;
-  /** The report's own words: "0 differences", or how many and how many unexplained. */
+  /** The report's verdict: "0 differences", how many and how many unexplained, or "incomplete: ledger not compared". */
   differences: string;
+  /** Green only for a complete report with no difference; amber for an incomplete one; red for differences. */
+  tone: 'ok' | 'warn' | 'bad';
   /** Its files still in this workspace's reports folder (names only: they are served from there). */
   files: string[];
 }
@@ -157,13 +159,14 @@ export async function reconciliationReports(store: AuditStore, workspace: Worksp
     if (page.length === 0) break;
     for (const entry of page) {
       if (entry.action !== 'report_written' || !entry.subject.startsWith('reconciliation ')) continue;
-      const details = JSON.parse(entry.details) as { files?: unknown; differences?: unknown; unexplained?: unknown };
+      const details = JSON.parse(entry.details) as Record<string, unknown> & { files?: unknown };
       const files = Array.isArray(details.files) ? details.files.filter((f): f is string => typeof f === 'string').map((f) => basename(f)) : [];
       const label = entry.subject.slice('reconciliation '.length);
       // A report written again for its day replaces the earlier one: its files were overwritten.
+      // The verdict recorded when it was written: one that does not say every check ran is not shown as clean.
+      const verdict = verdictFromFields(details);
       byLabel.set(label, {
-        label, at: entry.at,
-        differences: differencesWords(Number(details.differences ?? 0), Number(details.unexplained ?? 0)),
+        label, at: entry.at, differences: verdict.words, tone: verdictTone(verdict),
         files: files.filter((f) => REPORT_FILE.test(f) && present.has(f)),
       });
     }

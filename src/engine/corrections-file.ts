@@ -4,13 +4,14 @@
  * external_id its correction must carry, the row it pays again, why it was not
  * paid and what to fix. Dropped in the inbox (or `paybatch resubmit FILE`), it
  * is a batch of its own, checked row by row against its originals
- * (correction-intake.ts).
+ * (correction-intake.ts). Its values are written exactly, never guarded
+ * against spreadsheet formulas: it is meant to come back.
  */
 import { stringify } from 'csv-stringify/sync';
 import { CORRECTION_FIELDS, RECIPIENT_FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import type { RowFields } from '../validate/fields.js';
 import { currencyDecimals } from '../validate/money.js';
-import { neutralise, resultReason } from '../reports/results.js';
+import { resultReason } from '../reports/results.js';
 import type { IntakeStore, RowRecord } from '../store/store.js';
 import { correctionExternalId, unpaid } from './corrections.js';
 import type { Unpaid } from './corrections.js';
@@ -75,7 +76,9 @@ export async function correctionsFile(store: Pick<IntakeStore, 'rows' | 'batch'>
     values.unpaid_state = why.state;
     values.unpaid_reason = why.reason;
     values.to_fix = why.toFix;
-    return CORRECTION_COLUMNS.map((column) => neutralise(values[column] ?? ''));
+    // Exactly as sent: this file comes back as a batch, so the spreadsheet guard of the result files (a leading ')
+    // would become part of the payout's external_id and names at the service.
+    return CORRECTION_COLUMNS.map((column) => values[column] ?? '');
   });
   const text = stringify([CORRECTION_COLUMNS as string[], ...records], { record_delimiter: '\n' });
   return { text, lines: rows.map(({ row, unpaid: why, code }) => ({ line: row.line, external_id: row.external_id ?? '', unpaid: why, code })) };

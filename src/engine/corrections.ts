@@ -10,14 +10,14 @@
  */
 import { createHash } from 'node:crypto';
 import { REASONS } from '../payout-states.js';
+import { CORRECTION_FORM } from '../validate/correction-id.js';
 
 /** The service's limit on external_id [2.1]. */
 const MAX_EXTERNAL_ID = 255;
-const GENERATION = /^(.*)~R([1-9]\d{0,5})$/s;
 
 /** The external_id of a correction of the row whose external_id is `original`: within 255 characters. */
 export function correctionExternalId(original: string): string {
-  const match = GENERATION.exec(original);
+  const match = CORRECTION_FORM.exec(original);
   const base = match ? (match[1] as string) : original;
   const suffix = `~R${match ? Number(match[2]) + 1 : 1}`;
   if (base.length + suffix.length <= MAX_EXTERNAL_ID) return `${base}${suffix}`;

@@ -10,21 +10,21 @@ import { lineagesOf } from './lineage.js';
 import { mkdir } from 'node:fs/promises';
 import { checkFolder, writeFileSafely } from '../workspace/safe-files.js';
 import { join } from 'node:path';
-import { request } from 'undici';
-import type { ServiceTransaction } from '../api/answers.js';
 import type { PayoutClient } from '../api/client.js';
-import { Rejected } from '../api/errors.js';
 import type { ReportsConfig } from '../config/config.js';
 import { UsageError } from '../errors.js';
 import { dayPeriod } from '../reports/period.js';
 import type { Difference, ServiceLedgerEntry } from '../reports/reconciliation-checks.js';
 import { behindOn, compareWithLedger, compareWithService, heldDifferences, sortDifferences } from '../reports/reconciliation-checks.js';
 import type { CheckSummary, ReportFiles } from '../reports/reconciliation-render.js';
+import type { CheckRun, Verdict } from '../reports/reconciliation-verdict.js';
+import { verdictFields, verdictOf } from '../reports/reconciliation-verdict.js';
 import { renderCsv, renderJson, renderText, reportTables } from '../reports/reconciliation-render.js';
 import type { LedgerRow, Period, Reconciliation } from '../reports/reconciliation.js';
 import { reconcile } from '../reports/reconciliation.js';
 import { resultsTable } from '../reports/results.js';
 import { writeWorkbook } from '../reports/workbook.js';
+import { fetchLedger, readUnsettled } from './reconcile-reads.js';
 import type { AuditStore, IntakeStore, PipelineStore, ReportStore } from '../store/store.js';
 
 /** The audit action of a report written: left out of the head a report prints, so that writing it again gives the same bytes. */
@@ -53,50 +53,22 @@ export interface ReportDeps {
   readsPerSecond: number;
   /** Where the service's ledger is, if it has one. */
   ledgerUrl: string | null;
+  /** Set when the service at hand is not the one that paid (a sandbox started for this command alone): why it is not asked. */
+  serviceNotAsked?: string;
   sleep?: (ms: number) => Promise<void>;
 }
 
 export interface ReportOutcome {
   reconciliation: Reconciliation;
   checks: CheckSummary;
+  /** What the report may be signed off as: clean, differences, or incomplete (a check did not run). */
+  verdict: Verdict;
   files: string[];
   text: string;
 }
 
-async function fetchLedger(url: string): Promise<(ServiceLedgerEntry & { at: number })[]> {
-  const entries: (ServiceLedgerEntry & { at: number; seq: number })[] = [];
-  for (let after = 0; ;) {
-    const target = new URL(url);
-    target.searchParams.set('after', String(after));
-    target.searchParams.set('limit', '10000');
-    const response = await request(target, { headersTimeout: 15_000, bodyTimeout: 15_000 });
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      throw new Error(`the service ledger ${url} answered ${response.statusCode}`);
-    }
-    const page = (await response.body.json()) as (ServiceLedgerEntry & { at: number; seq: number })[];
-    if (!Array.isArray(page) || page.length === 0) return entries;
-    entries.push(...page);
-    after = (page[page.length - 1] as { seq: number }).seq;
-  }
-}
-
-/** Reads each transaction once, spaced to stay within the polling budget; null when the service does not know it. */
-async function readUnsettled(ids: readonly string[], deps: ReportDeps): Promise<Map<string, ServiceTransaction | null>> {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const answers = new Map<string, ServiceTransaction | null>();
-  const gap = Math.ceil(1000 / deps.readsPerSecond);
-  for (const [index, id] of ids.entries()) {
-    if (index > 0) await sleep(gap);
-    try {
-      answers.set(id, await deps.client.getTransaction(id));
-    } catch (error) {
-      if (!(error instanceof Rejected)) throw error;
-      answers.set(id, null);
-    }
-  }
-  return answers;
-}
+/** For a log line of the report written (the nightly schedule's): its verdict, as the notifications read it. */
+export { verdictFields };
 
 /** The service's ledger: configured, or the embedded sandbox's own. */
 export function ledgerUrlFor(reports: ReportsConfig, embeddedOperatorUrl: string | null): string | null {
@@ -158,32 +130,42 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
   const reconciliation = reconcile(rows, period, { inFlightDays: deps.reports.in_flight_days });
 
   const unsettled = rows.filter((r) => r.transaction_id !== null && UNSETTLED.has(r.phase));
-  const answers = await readUnsettled(unsettled.map((r) => r.transaction_id as string), deps);
+  const states = deps.serviceNotAsked
+    ? { answers: new Map(), stopped: deps.serviceNotAsked }
+    : await readUnsettled(unsettled.map((r) => r.transaction_id as string), deps);
+  const answers = states.answers;
   const differences: Difference[] = [...compareWithService(unsettled, answers), ...heldDifferences(rows)];
-  let serviceLedger = 'not offered by the service';
-  if (deps.ledgerUrl) {
-    const entries = await fetchLedger(deps.ledgerUrl);
+  const ledger = deps.serviceNotAsked ? { notRead: deps.serviceNotAsked } : await fetchLedger(deps.ledgerUrl);
+  if ('entries' in ledger) {
     const inScope = new Set(rows.flatMap((r) => (r.transaction_id ? [r.transaction_id] : [])));
     const strangers: ServiceLedgerEntry[] = [];
     if (!req.batch) {
-      for (const entry of entries) {
+      for (const entry of ledger.entries) {
         const at = new Date(entry.at).toISOString();
         if (!entry.transaction_id || inScope.has(entry.transaction_id) || at < (period.from as string) || at >= (period.to as string)) continue;
         if (!(await deps.store.knowsTransaction(entry.transaction_id))) strangers.push(entry);
       }
     }
-    differences.push(...compareWithLedger(rows, entries.filter((e) => e.transaction_id !== null && inScope.has(e.transaction_id)), strangers, behindOn(differences)));
-    serviceLedger = 'compared';
+    differences.push(...compareWithLedger(rows, ledger.entries.filter((e) => e.transaction_id !== null && inScope.has(e.transaction_id)), strangers, behindOn(differences)));
   }
   const lineages = await correctionLineages(rows, deps.store);
   differences.push(...paidTwice(lineages));
+  // Every check named, ran or not: the verdict is "0 differences" only when all of them ran.
+  const runs: CheckRun[] = [
+    { check: 'service_states', ran: states.stopped === null, detail: states.stopped ?? `${answers.size} unsettled transactions read` },
+    { check: 'service_ledger', ran: 'entries' in ledger, detail: 'entries' in ledger ? 'compared' : ledger.notRead },
+    { check: 'held_answers', ran: true, detail: 'rows held for an answer that did not match (paybatch\'s own records)' },
+    { check: 'corrections_paid_once', ran: true, detail: `${lineages.length} lineages of corrections` },
+  ];
   const checks: CheckSummary = {
-    differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger, auditHead: await deps.store.auditHead(REPORT_WRITTEN),
+    differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger: 'entries' in ledger ? 'compared' : ledger.notRead, runs,
+    auditHead: await deps.store.auditHead(REPORT_WRITTEN),
     lineages: lineages.flatMap((l) => l.steps.map((step) => ({
       root_batch: l.root.batch, root_line: l.root.line, root_external_id: l.root.external_id, generation: step.generation,
       batch: step.batch, line: step.line, external_id: step.external_id, ended: step.state ?? step.outcome ?? step.phase, pays: step.paysOrMayPay,
     }))),
   };
+  const verdict = verdictOf(runs, checks.differences.length, checks.differences.filter((d) => d.explained === '').length);
 
   const folder = join(deps.workspace.folders.outbox, 'reports');
   await checkFolder(deps.workspace.home, deps.workspace.folders.outbox);
@@ -191,7 +173,7 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
   const files = await writeReportFiles(req, { reconciliation, checks, rows }, folder, deps.workspace.home);
   await deps.store.appendAudit({
     at: new Date().toISOString(), actor: 'paybatch', action: REPORT_WRITTEN, subject: `reconciliation ${period.label}`,
-    details: { files: files.map((f) => f.slice(deps.workspace.home.length + 1)), differences: checks.differences.length, unexplained: checks.differences.filter((d) => d.explained === '').length, audit_head: checks.auditHead },
+    details: { files: files.map((f) => f.slice(deps.workspace.home.length + 1)), ...verdictFields(verdict), audit_head: checks.auditHead },
   });
-  return { reconciliation, checks, files, text: renderText(reconciliation, checks, files) };
+  return { reconciliation, checks, verdict, files, text: renderText(reconciliation, checks, files) };
 }

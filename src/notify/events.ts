@@ -10,6 +10,7 @@ import { redactAccountNumbers } from '../api/redact.js';
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { money } from '../engine/decide.js';
+import { verdictExitCode, verdictFromFields } from '../reports/reconciliation-verdict.js';
 import type { NotificationEvent } from './config.js';
 
 export interface Notification {
@@ -181,15 +182,24 @@ function fileRejected(logEvent: string, fields: Record<string, unknown>): Notifi
   };
 }
 
+/**
+ * The nightly reconciliation, told by the same verdict as `paybatch report`'s
+ * exit code: when it is incomplete (a check could not run) or has differences
+ * nobody can explain; never for a complete report with none.
+ */
 function reconciliationDifferences(fields: Record<string, unknown>): Notification | null {
   const date = text(fields.date);
-  const differences = count(fields.differences);
-  if (!date || !differences) return null;
+  if (!date) return null;
+  const verdict = verdictFromFields(fields);
+  if (verdictExitCode(verdict) === 0) return null;
+  const found = verdict.complete
+    ? `found ${plural(verdict.differences, 'difference')} between paybatch's records and the service's (${verdict.unexplained} unexplained)`
+    : `is incomplete: ${verdict.words.slice('incomplete: '.length)}. It cannot be signed off as it is`;
   return {
     event: 'reconciliation_differences',
     dedupe_key: `reconciliation_differences:${date}`,
-    subject: `Reconciliation for ${date}: ${plural(differences, 'difference')}`,
-    text: `The reconciliation for ${date} found ${plural(differences, 'difference')} between paybatch's records and the service's.\nSee its report: paybatch report --date ${date}`,
-    data: { date, differences, files: count(fields.files) },
+    subject: `Reconciliation for ${date}: ${verdict.complete ? plural(verdict.differences, 'difference') : verdict.words}`,
+    text: `The reconciliation for ${date} ${found}.\nSee its report: paybatch report --date ${date}`,
+    data: { date, verdict: verdict.words, complete: verdict.complete, not_run: verdict.notRun, differences: verdict.differences, unexplained: verdict.unexplained, files: count(fields.files) },
   };
 }

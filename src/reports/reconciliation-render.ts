@@ -13,6 +13,8 @@ import type { Cell } from './cells.js';
 import { csvField, instant, integer, major, minor, text } from './cells.js';
 import type { Difference } from './reconciliation-checks.js';
 import type { Reconciliation } from './reconciliation.js';
+import type { CheckRun, Verdict } from './reconciliation-verdict.js';
+import { verdictOf } from './reconciliation-verdict.js';
 import type { SheetColumn } from './workbook.js';
 
 export interface CheckSummary {
@@ -21,6 +23,8 @@ export interface CheckSummary {
   transactionsRead: number;
   /** Whether the service's ledger was compared, and if not why. */
   serviceLedger: string;
+  /** Every check, ran or not: a report is complete only when each ran (reconciliation-verdict.ts). */
+  runs: CheckRun[];
   /** The audit trail's head when the report was made: a later rewrite of history is caught against it. */
   auditHead: { seq: number; hash: string };
   /** Corrections the period touches: each original with its corrections and how each ended. */
@@ -67,15 +71,9 @@ function csv(table: ReportTable, options: RenderOptions): string {
   return options.spreadsheet ? `\uFEFF${body}` : body;
 }
 
-/** "0 differences" for a clean report; otherwise how many, and how many of them nobody can explain. */
-export function differencesLine(checks: CheckSummary): string {
-  return differencesWords(checks.differences.length, unexplainedCount(checks));
-}
-
-/** The same words from the two counts (as the audit trail keeps them for each report). */
-export function differencesWords(n: number, unexplained: number): string {
-  if (n === 0) return '0 differences';
-  return `${n} difference${n === 1 ? '' : 's'}: ${unexplained} unexplained, ${n - unexplained} explained (paybatch behind the service)`;
+/** The report's verdict: "0 differences" only when every check ran and found none. */
+export function checksVerdict(checks: CheckSummary): Verdict {
+  return verdictOf(checks.runs, checks.differences.length, unexplainedCount(checks));
 }
 
 export const unexplainedCount = (checks: CheckSummary): number => checks.differences.filter((d) => d.explained === '').length;
@@ -109,6 +107,10 @@ export function reportTables(rec: Reconciliation, checks: CheckSummary): ReportT
   summaryRows.push(line('checks', 'differences', null, null, integer(checks.differences.length)));
   summaryRows.push(line('audit', 'chain_head', null, null, text(`${checks.auditHead.seq}:${checks.auditHead.hash}`)));
   summaryRows.push(line('checks', 'unexplained', null, null, integer(unexplainedCount(checks))));
+  for (const run of checks.runs) summaryRows.push(line('check', run.check, null, null, text(`${run.ran ? 'ran' : 'NOT RUN'}: ${run.detail}`)));
+  const verdict = checksVerdict(checks);
+  summaryRows.push(line('verdict', 'complete', null, null, text(verdict.complete ? 'yes' : 'no')));
+  summaryRows.push(line('verdict', 'result', null, null, text(verdict.words)));
   const summary: ReportTable = { name: 'summary', columns: columns(['section', 'item', 'currency', 'amount_minor', 'amount', 'value'], { item: 20, value: 24 }), rows: summaryRows };
   const exceptions: ReportTable = {
     name: 'exceptions',
@@ -135,6 +137,7 @@ export function renderCsv(rec: Reconciliation, checks: CheckSummary, options: Re
 export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFiles {
   const amount = (value: bigint | null, currency: string): { minor: string; major: string } | null =>
     value === null ? null : { minor: value.toString(), major: formatMinor(value, currencyDecimals(currency) ?? 2) };
+  const verdict = checksVerdict(checks);
   const document = {
     period: rec.period,
     movements: rec.movements.map((m) => ({
@@ -151,9 +154,10 @@ export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFil
       states: Object.fromEntries(rec.states),
     },
     exceptions: rec.exceptions,
+    verdict: { status: verdict.status, complete: verdict.complete, result: verdict.words, not_run: verdict.notRun, unexplained: verdict.unexplained },
     checks: {
-      transactions_read: checks.transactionsRead, service_ledger: checks.serviceLedger, result: differencesLine(checks),
-      unexplained: unexplainedCount(checks), differences: checks.differences, audit_chain_head: checks.auditHead,
+      transactions_read: checks.transactionsRead, service_ledger: checks.serviceLedger, result: verdict.words,
+      list: checks.runs, unexplained: unexplainedCount(checks), differences: checks.differences, audit_chain_head: checks.auditHead,
     },
     lineage: checks.lineages ?? [],
   };
@@ -169,7 +173,10 @@ export function renderText(rec: Reconciliation, checks: CheckSummary, files: rea
   }
   for (const [c, v] of rec.paidOut) lines.push(`  paid out ${formatMinor(v, currencyDecimals(c) ?? 2)} ${c}`);
   lines.push(`  exceptions: ${rec.exceptions.length}`);
-  lines.push(`  checks: ${checks.transactionsRead} unsettled transactions read from the service; service ledger ${checks.serviceLedger}; ${differencesLine(checks)}`);
+  const verdict = checksVerdict(checks);
+  lines.push(`  checks: ${checks.transactionsRead} unsettled transactions read from the service; service ledger ${checks.serviceLedger}; ${verdict.words}`);
+  for (const run of checks.runs.filter((r) => !r.ran)) lines.push(`  NOT CHECKED: ${run.check.replace(/_/g, ' ')}: ${run.detail}`);
+  if (!verdict.complete) lines.push('  this report is incomplete: what was not checked cannot be signed off; a person must look');
   lines.push(`  audit trail head ${checks.auditHead.seq}:${checks.auditHead.hash} (paybatch audit verify --head ${checks.auditHead.seq}:${checks.auditHead.hash})`);
   for (const file of files) lines.push(`  ${file}`);
   return `${lines.join('\n')}\n`;

@@ -15,6 +15,7 @@ import type { FieldIssue } from './issue.js';
 import { Findings } from './findings.js';
 import { currencyDecimals, formatMinor, parseMajorAmount, parseMinorAmount } from './money.js';
 import { ibanElectronic } from './bank-accounts.js';
+import { checkCorrectionId } from './correction-id.js';
 
 export interface RowRuleOptions {
   /** Today, YYYY-MM-DD: birth dates must be before it. */
@@ -253,6 +254,7 @@ export function validateRow(fields: RowFields, options: RowRuleOptions): RowVerd
   const out = new Findings();
   checkInvisible(values, out);
   checkRequired(values, TRANSACTION_REQUIRED, out);
+  checkCorrectionId(values, out);
   const sender = senderVerdict(values, options.today);
   out.errors.push(...sender.verdict.errors);
   out.warnings.push(...sender.verdict.warnings);

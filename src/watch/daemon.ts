@@ -21,7 +21,7 @@ import type { Seen } from '../workspace/arrival.js';
 import { archiveSettledElsewhere, resultsCadence, settleIfDone, writeBatchResults } from '../engine/settle.js';
 import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
-import { writeReconciliation } from '../engine/reconcile-report.js';
+import { verdictFields, writeReconciliation } from '../engine/reconcile-report.js';
 import { dateIn, dayBefore } from '../reports/period.js';
 import type { ApprovalStore, AuditStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
 import { Metrics } from '../console/metrics.js';
@@ -358,7 +358,7 @@ export class Daemon {
       { date, format: 'csv', spreadsheet: false },
       { store, client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: this.deps.ledgerUrl ?? null },
     );
-    log('reconciliation_written', { date, differences: outcome.checks.differences.length, files: outcome.files.length });
+    log('reconciliation_written', { date, ...verdictFields(outcome.verdict), files: outcome.files.length });
   }
 
   /**

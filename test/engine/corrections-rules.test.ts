@@ -1,6 +1,8 @@
 /** The pure rules of corrections: derived external ids, and which originals may be paid again. */
 import { describe, expect, it } from 'vitest';
 import { correctable, correctionExternalId, unpaid } from '../../src/engine/corrections.js';
+import type { RowFields } from '../../src/validate/fields.js';
+import { validateRow } from '../../src/validate/row-rules.js';
 
 describe('corrections, the rules', () => {
   it('derives a correction\'s external_id from its original\'s, deterministically, within 255 characters', () => {
@@ -37,5 +39,16 @@ describe('corrections, the rules', () => {
     expect(unpaid({ phase: 'final', state: 'paid', outcome: null, reason: '', code: '', errorColumns: [] })).toBeNull();
     expect(unpaid({ phase: 'final', state: 'refunded', outcome: 'cancelled_on_request', reason: 'cancelled on request by ada (it was error: recipient_bank_account_invalid)', code: 'cancelled_on_request', errorColumns: [] })?.toFix).toMatch(/recipient_bank_account/);
     expect(unpaid({ phase: 'not_sent', state: null, outcome: 'insufficient_funds', reason: '', code: 'insufficient_funds', errorColumns: [] })?.toFix).toMatch(/paybatch retry/);
+  });
+
+  it('reserves the correction form of an external_id for rows that name their original', () => {
+    const options = { today: '2026-11-27', decimalSeparator: '.' as const, maxRowAmount: {} };
+    const codes = (fields: RowFields): string[] => validateRow({ ...fields }, options).errors.filter((e) => e.field === 'external_id').map((e) => e.code);
+    expect(codes({ external_id: 'KC-000002~R1' })).toEqual(['correction_id_reserved']);
+    expect(codes({ external_id: 'KC-000002~R12' })).toEqual(['correction_id_reserved']);
+    expect(validateRow({ external_id: 'KC-000002~R1' }, options).errors.find((e) => e.code === 'correction_id_reserved')?.message).toMatch(/form of a correction of KC-000002 .*original_batch and original_line/);
+    // Naming an original, it is a correction: intake checks it against that original (correction-intake.ts).
+    expect(codes({ external_id: 'KC-000002~R1', original_batch: 'B20261127-0000abcd', original_line: '2' })).toEqual([]);
+    for (const plain of ['KC-000002', 'KC~R', 'KC~R0', 'KC~R01', 'KC~r1', 'KC~R1x']) expect(codes({ external_id: plain }), plain).toEqual([]);
   });
 });

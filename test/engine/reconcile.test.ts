@@ -3,6 +3,8 @@
  * report's totals must equal figures computed by hand, to the cent.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -141,8 +143,10 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
       'input.debited.USD': '160000', 'input.refunded.USD': '0', 'input.net.USD': '160000', 'input.in_flight.USD': '140000',
       'output.paid_out.USD': '10000', 'output.paid_out.GBP': '7912',
       'checks.service_ledger': 'compared', 'checks.differences': '0', 'checks.unexplained': '0',
+      'check.service_states': 'ran: 2 unsettled transactions read', 'check.service_ledger': 'ran: compared', 'verdict.complete': 'yes', 'verdict.result': '0 differences',
     });
     expect(outcome.text).toContain('0 differences');
+    expect(outcome.verdict).toMatchObject({ status: 'clean', complete: true, notRun: [] });
     const movements = readFileSync(outcome.files.find((f) => f.endsWith('movements.csv')) as string, 'utf8').trim().split('\n').slice(1);
     // In batch and line order: the batch ids are B<date>-<content hash>, so which file comes first is fixed by content.
     expect(movements.map((m) => m.split(',')[2]).filter((id) => id !== 'A-0007')).toEqual(['A-0001', 'A-0155', 'A-0033', 'A-0255', 'A-0066']);
@@ -238,6 +242,47 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     expect(rows.find((r) => r.external_id === 'A-0001')?.recipient_name).not.toBe('');
     expect(rows.find((r) => r.external_id === 'A-0001')?.final_at).toMatch(/^2026-03-02T\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(rows.find((r) => r.external_id === 'A-0255')).toMatchObject({ state: 'manual', final_at: '' });
+  });
+
+  it('names a check that could not run and never says 0 differences then: no ledger offered, a ledger that refuses, the service unreachable', async () => {
+    const deps = { store, client, workspace, reports: config.reports, readsPerSecond: 1000, sleep: async () => {} };
+    const offersNone = await writeReconciliation({ format: 'csv', spreadsheet: false, date: '2026-03-02' }, { ...deps, ledgerUrl: null });
+    expect(offersNone.verdict).toMatchObject({ status: 'incomplete', complete: false, notRun: ['service_ledger'], differences: 0, words: 'incomplete: ledger not compared' });
+    expect(offersNone.text).toMatch(/service ledger not offered by the service; incomplete: ledger not compared\n/);
+    expect(offersNone.text).toMatch(/NOT CHECKED: service ledger: not offered by the service/);
+    expect(offersNone.text).not.toMatch(/0 differences/);
+    expect(summary(offersNone.files.find((f) => f.endsWith('summary.csv')) as string)).toMatchObject({
+      'checks.differences': '0', 'check.service_states': 'ran: 2 unsettled transactions read', 'check.service_ledger': 'NOT RUN: not offered by the service',
+      'check.held_answers': expect.stringMatching(/^ran: /), 'check.corrections_paid_once': expect.stringMatching(/^ran: /), 'verdict.complete': 'no', 'verdict.result': 'incomplete: ledger not compared',
+    });
+    const json = await writeReconciliation({ format: 'json', spreadsheet: false, date: '2026-03-02' }, { ...deps, ledgerUrl: null });
+    const document = JSON.parse(readFileSync(json.files[0] as string, 'utf8')) as { verdict: unknown; checks: { result: string; list: { check: string; ran: boolean }[] } };
+    expect(document.verdict).toEqual({ status: 'incomplete', complete: false, result: 'incomplete: ledger not compared', not_run: ['service_ledger'], unexplained: 0 });
+    expect(document.checks.result).toBe('incomplete: ledger not compared');
+    expect(document.checks.list.map((c) => [c.check, c.ran])).toEqual([['service_states', true], ['service_ledger', false], ['held_answers', true], ['corrections_paid_once', true]]);
+
+    // A ledger that answers, but not with its entries.
+    const refusing = await writeReconciliation({ format: 'csv', spreadsheet: false, date: '2026-03-02' }, { ...deps, ledgerUrl: `${sandbox.operatorUrl}/no-such-ledger` });
+    expect(refusing.verdict.words).toBe('incomplete: ledger not compared');
+    expect(refusing.checks.serviceLedger).toBe('not read: the service ledger answered 404');
+
+    // The service gone: its states not read, its ledger not reached; the report is still written, and says so.
+    const gone = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const nowhere = new PayoutClient({ baseUrl: `http://127.0.0.1:${gone}`, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret }, timeoutMs: 2000, retry: { baseMs: 1, capMs: 5, attempts: 2 }, maxAnswerBytes: 1 << 20 });
+    try {
+      const unreachable = await writeReconciliation({ format: 'csv', spreadsheet: false, date: '2026-03-02' }, { ...deps, client: nowhere, ledgerUrl: `http://127.0.0.1:${gone}/ledger` });
+      expect(unreachable.verdict).toMatchObject({ status: 'incomplete', notRun: ['service_states', 'service_ledger'], words: 'incomplete: service states not read, ledger not compared' });
+      expect(unreachable.checks.runs[0]?.detail).toMatch(/^read 0 of 2: /);
+      expect(unreachable.checks.serviceLedger).toMatch(/^not read: the service ledger could not be reached \(ECONNREFUSED\)$/);
+      expect(unreachable.files.length).toBeGreaterThan(0);
+    } finally {
+      await nowhere.close();
+    }
   });
 
   it('lists a state altered in the sandbox as a difference, with both sides', async () => {

@@ -24,7 +24,7 @@ const FACTS: { event: string; fields: Record<string, unknown>; summary?: BatchSu
   { event: 'row_attention', fields: { batch: BATCH, line: 7, external_id: 'PAY-7', state: 'error', reason: `recipient_account_invalid: account ${IBAN} / ${ACCOUNT} is closed` } },
   { event: 'balance_exhausted', fields: { currency: 'USD', detail: `funding refused for account ${ACCOUNT}: insufficient funds`, not_sent: 12 } },
   { event: 'intake_rejected', fields: { batch: BATCH, file: '/ws/failed/2026-01-05T09-00-00-000Z--payroll.csv', reason: '3 invalid rows (batch.invalid_rows reject_file)', report: '/ws/failed/2026-01-05T09-00-00-000Z--payroll.csv.report.txt' } },
-  { event: 'reconciliation_written', fields: { date: '2026-01-04', differences: 2, files: 3 } },
+  { event: 'reconciliation_written', fields: { date: '2026-01-04', verdict: '2 differences: 2 unexplained, 0 explained (paybatch behind the service)', complete: true, not_run: [], differences: 2, unexplained: 2, files: 3 } },
 ];
 
 const everything = (n: object): string => JSON.stringify(n);
@@ -89,7 +89,9 @@ describe('notifications from log events', () => {
     expect(notificationFor('settled', { batch: BATCH })).toBeNull();
     expect(notificationFor('batch_settled', {})).toBeNull();
     expect(notificationFor('row_attention', { batch: BATCH, state: 'error' })).toBeNull();
-    expect(notificationFor('reconciliation_written', { date: '2026-01-04', differences: 0, files: 1 })).toBeNull();
+    expect(notificationFor('reconciliation_written', { date: '2026-01-04', complete: true, not_run: [], differences: 0, unexplained: 0, files: 1 })).toBeNull();
+    // Differences all explained (paybatch behind the service): the same verdict as report's exit 0.
+    expect(notificationFor('reconciliation_written', { date: '2026-01-04', complete: true, not_run: [], differences: 2, unexplained: 0, files: 1 })).toBeNull();
     expect(notificationFor('intake_rejected', { batch: BATCH })).toBeNull();
   });
 });
@@ -175,5 +177,21 @@ describe('the notifications configuration', () => {
     for (const secret of ['a-signing-secret-of-32-characters', 'XXXXSECRET', 'smtp-password']) expect(shown).not.toContain(secret);
     expect(shown).toContain('https://chat.example/');
     expect(shown).toContain('finance@example.com');
+  });
+});
+
+describe('the nightly reconciliation, told by its verdict', () => {
+  it('tells an incomplete report, naming what was not checked, even with 0 differences', () => {
+    const n = notificationFor('reconciliation_written', { date: '2026-01-04', verdict: 'incomplete: ledger not compared', complete: false, not_run: ['service_ledger'], differences: 0, unexplained: 0, files: 4 });
+    expect(n).toMatchObject({
+      event: 'reconciliation_differences', dedupe_key: 'reconciliation_differences:2026-01-04', subject: 'Reconciliation for 2026-01-04: incomplete: ledger not compared',
+      data: { date: '2026-01-04', verdict: 'incomplete: ledger not compared', complete: false, not_run: ['service_ledger'], differences: 0, unexplained: 0, files: 4 },
+    });
+    expect(n?.text).toMatch(/is incomplete: ledger not compared\. It cannot be signed off as it is/);
+    expect(n?.text).not.toMatch(/0 differences/);
+  });
+
+  it('tells a report that does not say its checks all ran (fields of an older paybatch)', () => {
+    expect(notificationFor('reconciliation_written', { date: '2026-01-04', differences: 0, files: 1 })?.subject).toBe('Reconciliation for 2026-01-04: incomplete: the checks made were not recorded');
   });
 });

@@ -3,6 +3,7 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { notificationFor } from '../../src/notify/events.js';
 import { validBatchLines } from '../helpers/batch-lines.js';
 import type { DaemonContext } from '../helpers/daemon.js';
 import { daemonContext, eventually } from '../helpers/daemon.js';
@@ -179,6 +180,9 @@ describe('paybatch watch: the daemon', () => {
     const said = await eventually(() => ctx.logs.find((l) => l.event === 'reconciliation_written'), 5000, 'the reconciliation written');
     expect(said.fields).toMatchObject({ date: '2026-03-09', differences: 0 });
     expect(readFileSync(file, 'utf8')).toContain('checks,differences,,,,0');
+    // No ledger offered to this daemon: its verdict says so, and so does the notification made of it.
+    expect(said.fields).toMatchObject({ verdict: 'incomplete: ledger not compared', complete: false, not_run: ['service_ledger'], unexplained: 0 });
+    expect(notificationFor('reconciliation_written', said.fields)?.subject).toBe('Reconciliation for 2026-03-09: incomplete: ledger not compared');
   });
 });
 

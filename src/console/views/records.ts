@@ -6,9 +6,9 @@ import type { Viewer } from './layout.js';
 import { notice, page, table } from './layout.js';
 
 export function reconciliationPage(viewer: Viewer, reports: readonly ReconciliationReport[]): string {
-  const body = `<p>Each report as it was written (by the daily schedule or <code>paybatch report</code>), newest first. A report to sign off says <strong>0 differences</strong>.</p>
+  const body = `<p>Each report as it was written (by the daily schedule or <code>paybatch report</code>), newest first. A report to sign off says <strong>0 differences</strong>: every check ran and found none. An <strong>incomplete</strong> report (amber) names the check it could not make, such as a service that offers no ledger: it cannot be signed off as it is.</p>
 ${table(['Period', 'Written', 'Checks', 'Files'], reports.map((r) => [
-    esc(r.label), esc(r.at), `<span class="${r.differences === '0 differences' ? 'ok' : 'bad'}">${esc(r.differences)}</span>`,
+    esc(r.label), esc(r.at), `<span class="${r.tone}">${esc(r.differences)}</span>`,
     r.files.map((f) => `<a href="/reconciliation/files/${encodeURIComponent(f)}" download>${esc(f.replace(/^reconciliation-/, ''))}</a>`).join('<br>') || '<span class="muted">not in this workspace</span>',
   ]), 'Reconciliation reports')}`;
   return page({ title: 'Reconciliation', viewer, current: '/reconciliation', body });
