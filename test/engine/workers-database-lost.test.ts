@@ -5,7 +5,8 @@
  * No worker dies of an unhandled error: each stops once it cannot renew its
  * lease, with exit 75 and one line; one started while the database is away
  * says so the same way. Restarted once it is back, the workers finish the
- * batch: every row final, each payout created and funded exactly once.
+ * batch: every row final, each payout created and funded exactly once. Cut
+ * for a moment only, within the lease, the same workers carry on by themselves.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -66,14 +67,14 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function configure(home: string): void {
+  function configure(home: string, leaseMs = LEASE_MS): void {
     openWorkspace(home);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
       intake: { stable_ms: 100 },
       batch: { invalid_rows: 'skip_invalid' },
       engine: { ...FAST_ENGINE, concurrency: 4 },
       watch: { results_every_ms: 500, listen: { port: 0 } },
-      store: { worker_lease_ms: LEASE_MS },
+      store: { worker_lease_ms: leaseMs },
     }));
   }
 
@@ -94,6 +95,23 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
   const rows = async (): Promise<{ phase: string; state: string | null; transaction_id: string | null }[]> =>
     (await db.query('SELECT phase, state, transaction_id FROM rows ORDER BY batch_id, line')).rows;
 
+  /** Every row final and paid; at the service, one payout created per row and funded once. */
+  async function expectEachPaidOnce(ids: readonly string[]): Promise<void> {
+    expect((await rows()).every((r) => r.state === 'paid')).toBe(true);
+    const created = new Map<string, number>();
+    for (const t of sandbox.store.allTransactions()) created.set(t.external_id, (created.get(t.external_id) ?? 0) + 1);
+    for (const id of ids) expect(created.get(id), id).toBe(1);
+    const debits = debitsPerTransaction(sandbox);
+    expect(debits.size).toBe(ids.length);
+    expect(Math.max(...debits.values())).toBe(1);
+  }
+
+  async function dropBatch(home: string): Promise<string[]> {
+    const { header, rows: lines } = await validBatchLines(dir, ROWS);
+    writeFileSync(join(openWorkspace(home).folders.inbox, 'big.csv'), `${header}\n${lines.join('\n')}\n`);
+    return lines.map((line) => line.split(',')[0] as string);
+  }
+
   /** The worker's last line, and that it is the only one since `from` (its stderr's length then). */
   const linesSince = (worker: Worker, from: number): string[] => worker.stderr().slice(from).split('\n').filter((line) => line.length > 0);
 
@@ -102,9 +120,7 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
     for (const home of homes) configure(home);
     const started = homes.map((home, i) => startWorker(`w${i + 1}`, home));
     await eventually(() => started.every((w) => w.stderr().includes('watching')), 20_000, 'three workers watching');
-    const { header, rows: lines } = await validBatchLines(dir, ROWS);
-    const ids = lines.map((line) => line.split(',')[0] as string);
-    writeFileSync(join(openWorkspace(homes[0] as string).folders.inbox, 'big.csv'), `${header}\n${lines.join('\n')}\n`);
+    const ids = await dropBatch(homes[0] as string);
     // Cut while rows are being sent: some created, not all final.
     await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 20, 30_000, 'rows being created');
     const before = started.map((w) => w.stderr().length);
@@ -135,13 +151,32 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
       const now = await rows();
       return now.length === ROWS && now.every((r) => r.phase === 'final');
     }, 90_000, 'every row final after the restart');
-    expect((await rows()).every((r) => r.state === 'paid')).toBe(true);
-    const created = new Map<string, number>();
-    for (const t of sandbox.store.allTransactions()) created.set(t.external_id, (created.get(t.external_id) ?? 0) + 1);
-    for (const id of ids) expect(created.get(id), id).toBe(1);
-    const debits = debitsPerTransaction(sandbox);
-    expect(debits.size).toBe(ROWS);
-    expect(Math.max(...debits.values())).toBe(1);
+    await expectEachPaidOnce(ids);
     for (const worker of restarted) expect(worker.stderr(), worker.name).not.toMatch(CRASH);
   }, 180_000);
+
+  it('cut for a moment, well within the lease: the workers carry on by themselves, the failed steps taken up again from what is stored', async () => {
+    const homes = ['one', 'two', 'three'].map((n) => join(dir, n));
+    // A long lease: the cut ends long before any worker must stop.
+    for (const home of homes) configure(home, 60_000);
+    const started = homes.map((home, i) => startWorker(`w${i + 1}`, home));
+    await eventually(() => started.every((w) => w.stderr().includes('watching')), 20_000, 'three workers watching');
+    const ids = await dropBatch(homes[0] as string);
+    await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 20, 30_000, 'rows being created');
+    const before = started.map((w) => w.stderr().length);
+    proxy.cut();
+    // Restored once every worker has seen the database fail (its loop says so each round).
+    await eventually(() => started.every((w, i) => w.stderr().slice(before[i]).includes('the database cannot be reached')), 30_000, 'every worker meeting the cut');
+    proxy.restore();
+    // Rows this worker had claimed for a pass that the cut ended wait for its sweep of unused claims (a minute).
+    await eventually(async () => {
+      const now = await rows();
+      return now.length === ROWS && now.every((r) => r.phase === 'final');
+    }, 150_000, 'every row final after the cut');
+    await expectEachPaidOnce(ids);
+    for (const worker of started) {
+      expect(worker.child.exitCode, worker.name).toBeNull();
+      expect(worker.stderr(), worker.name).not.toMatch(CRASH);
+    }
+  }, 240_000);
 });
