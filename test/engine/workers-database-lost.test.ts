@@ -78,8 +78,8 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
     }));
   }
 
-  function startWorker(name: string, home: string): Worker {
-    const child = spawn(process.execPath, [BIN, 'watch'], {
+  function startWorker(name: string, home: string, command: readonly string[] = ['watch']): Worker {
+    const child = spawn(process.execPath, [BIN, ...command], {
       env: {
         ...process.env, PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.apiKey, PAYBATCH_API_SECRET: sandbox.apiSecret,
         PAYBATCH_DATABASE_URL: proxiedUrl(database.url, proxy), PAYBATCH_WORKER: name,
@@ -179,4 +179,25 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
       expect(worker.stderr(), worker.name).not.toMatch(CRASH);
     }
   }, 240_000);
+
+  it('a `run` cut mid-batch exits 75 with one line; run again once the database is back, it finishes the batch', async () => {
+    const home = join(dir, 'run');
+    configure(home);
+    const ids = await dropBatch(home);
+    const first = startWorker('r1', home, ['run', '--wait', '2m']);
+    // Its tables exist once it has joined the workers.
+    await eventually(() => first.stderr().includes('paybatch: worker r1 on'), 20_000, 'the run joined');
+    await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 20, 30_000, 'rows being created');
+    const before = first.stderr().length;
+    proxy.cut();
+    const code = await first.exited;
+    expect(first.stderr()).not.toMatch(CRASH);
+    expect(code, first.stderr()).toBe(75);
+    expect(linesSince(first, before).at(-1)).toMatch(/^paybatch: (the worker lease was not renewed for \d+ s .*; stopping|the database cannot be reached \(.+\): nothing is lost.*)$/);
+    proxy.restore();
+    const again = startWorker('r1', home, ['run', '--wait', '90s']);
+    expect(await again.exited, again.stderr()).toBe(0);
+    expect((await rows()).every((r) => r.phase === 'final')).toBe(true);
+    await expectEachPaidOnce(ids);
+  }, 180_000);
 });
