@@ -28,6 +28,12 @@ describe('connectionLost', () => {
     expect((mapped as Error).cause).toBe(error);
   });
 
+  it('says what the driver said, or its code when it said nothing (every address refused)', () => {
+    expect((asUnreachable(coded('read ECONNRESET', 'ECONNRESET')) as Error).message).toMatch(/^the database cannot be reached \(read ECONNRESET\): nothing is lost/);
+    expect((asUnreachable(Object.assign(new AggregateError([coded('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED')], ''), { code: 'ECONNREFUSED' })) as Error).message)
+      .toMatch(/^the database cannot be reached \(ECONNREFUSED\)/);
+  });
+
   it.each([
     ['a unique violation', coded('duplicate key value violates unique constraint', '23505')],
     ['a refused login', coded('password authentication failed for user "paybatch"', '28P01')],

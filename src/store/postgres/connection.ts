@@ -36,11 +36,16 @@ export function connectionLost(error: unknown): boolean {
   return LOST_MESSAGES.some((message) => message.test(error.message));
 }
 
+/** What the driver said of a lost connection, in a few words (Node's error for every address refused has no message). */
+export function lostDetail(error: unknown): string {
+  const lost = error instanceof DatabaseUnreachable && error.cause !== undefined ? error.cause : error;
+  return (lost as Error).message || (lost as { code?: string }).code || 'no answer';
+}
+
 /** `error` as DatabaseUnreachable when the connection was lost; anything else as it was. */
 export function asUnreachable(error: unknown): unknown {
   if (error instanceof DatabaseUnreachable || !connectionLost(error)) return error;
-  const detail = (error as Error).message || (error as { code?: string }).code || 'no answer';
-  return new DatabaseUnreachable(`the database cannot be reached (${detail}): nothing is lost, what was under way is taken up again from what is stored`, { cause: error });
+  return new DatabaseUnreachable(`the database cannot be reached (${lostDetail(error)}): nothing is lost, what was under way is taken up again from what is stored`, { cause: error });
 }
 
 /**

@@ -15,7 +15,7 @@ import type { LedgerRow } from '../../reports/reconciliation.js';
 import type { AuditEntry, NewAuditEntry } from '../../audit/chain.js';
 import { GENESIS } from '../../audit/chain.js';
 import { DatabaseUnreachable, DatabaseUnusable } from '../../errors.js';
-import { connectionLost } from './connection.js';
+import { connectionLost, lostDetail } from './connection.js';
 import { ROW_RECORD_COLUMNS, phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -55,7 +55,7 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
       if (error instanceof DatabaseUnusable) throw error;
       // Down or out of reach is not a database this paybatch cannot use: run again once it answers (exit 75).
       if (connectionLost(error)) {
-        throw new DatabaseUnreachable(`PostgreSQL at ${redactUrl(url)} cannot be reached (${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}): nothing was changed; run again once it answers`, { cause: error });
+        throw new DatabaseUnreachable(`PostgreSQL at ${redactUrl(url)} cannot be reached (${lostDetail(error)}): nothing was changed; run again once it answers`, { cause: error });
       }
       throw new DatabaseUnusable(`PostgreSQL at ${redactUrl(url)} cannot be used: ${(error as Error).message}`);
     }
