@@ -16,7 +16,10 @@ export const ExitCode = {
   software: 70,
   /** A path paybatch would write through is a symbolic link, or leads outside the workspace. */
   cantCreate: 73,
-  /** The workspace was taken over by another paybatch while this one ran: it stopped; run again later. */
+  /**
+   * Try again later: the workspace was taken over by another paybatch while this one ran, or the shared database
+   * (PostgreSQL) cannot be reached. It stopped; nothing is lost, the next run carries on from the database.
+   */
   tempFail: 75,
   /** The disk is full or cannot be written. */
   ioError: 74,
@@ -61,6 +64,16 @@ export class ServiceUnavailable extends PaybatchError {
 export class DatabaseUnusable extends PaybatchError {
   constructor(message: string, options?: ErrorOptions) {
     super(message, ExitCode.dataError, options);
+  }
+}
+
+/**
+ * The shared database (PostgreSQL) cannot be reached, or its connection was lost (exit 75): what was under way is
+ * taken up again from what is stored, by this worker while its lease holds or by the next run.
+ */
+export class DatabaseUnreachable extends PaybatchError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, ExitCode.tempFail, options);
   }
 }
 

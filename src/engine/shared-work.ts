@@ -40,6 +40,13 @@ export class SharedWork {
   private timer: NodeJS.Timeout | null = null;
   /** Call slots held by calls under way in this process. */
   private readonly slotsHeld = new Set<number>();
+  /**
+   * Call slots whose call ended but whose return failed (the database did not answer): returned again before the
+   * next slot is taken. Left to the sweep instead, every slot could stay taken by calls long ended, and a step
+   * waiting for one (a read, in the daemon's loop) would keep the sweep from running: nothing sent again.
+   */
+  private readonly unreturned = new Set<number>();
+  private returning: Promise<void> | null = null;
   private liveCount = 1;
 
   private constructor(
@@ -168,6 +175,7 @@ export class SharedWork {
       if (signal.aborted) return null;
       // The fence: no call starts once the lease may have passed to others (the worker is stopping).
       if (!this.leaseHeld()) return null;
+      await this.returnUnreturned();
       slot = await this.store.takeCallSlot(this.me.name, this.options.serviceConcurrency, this.clock.now());
       if (slot === null) await new Promise((resolve) => setTimeout(resolve, wait + Math.floor(Math.random() * wait)));
     }
@@ -177,9 +185,26 @@ export class SharedWork {
       return await work();
     } finally {
       this.slotsHeld.delete(slot);
-      // A return that fails is made good by the sweep (sweepIdle).
-      await this.store.returnCallSlot(slot, this.me.name).catch(() => {});
+      await this.returnSlot(slot);
     }
+  }
+
+  private async returnSlot(slot: number): Promise<void> {
+    try {
+      await this.store.returnCallSlot(slot, this.me.name);
+      this.unreturned.delete(slot);
+    } catch {
+      this.unreturned.add(slot);
+    }
+  }
+
+  /** The slots whose return failed, returned again: one pass at a time, however many calls wait. */
+  private returnUnreturned(): Promise<void> {
+    if (this.unreturned.size === 0) return Promise.resolve();
+    this.returning ??= (async () => {
+      for (const slot of [...this.unreturned]) await this.returnSlot(slot);
+    })().finally(() => (this.returning = null));
+    return this.returning;
   }
 
   /**
@@ -188,7 +213,9 @@ export class SharedWork {
    * are the rows with a step under way here ("batch:line").
    */
   async sweepIdle(working: readonly string[], idleMs: number): Promise<{ rows: number; slots: number }> {
-    return this.store.sweepOwnClaims(this.me.name, this.clock.now() - idleMs, working, [...this.slotsHeld]);
+    // The slots to return again are returned by that, not here: a slot freed here could be taken again by this
+    // worker, and a late return would then free it in use.
+    return this.store.sweepOwnClaims(this.me.name, this.clock.now() - idleMs, working, [...this.slotsHeld, ...this.unreturned]);
   }
 
   /** What this worker holds now, for /healthz. */

@@ -39,7 +39,11 @@ export class EventApplier {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
+    // A pass that fails (the database went away) leaves its events stored, unapplied: the next notify takes them up
+    // (the daemon's loop notifies every few seconds), and polling covers their rows meanwhile.
+    this.running = this.drain().catch((error: unknown) => {
+      this.deps.log('webhook_apply_deferred', { reason: (error as Error).message });
+    }).finally(() => {
       this.running = null;
       if (this.again) {
         this.again = false;

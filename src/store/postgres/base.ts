@@ -8,6 +8,7 @@ import type { NewAuditEntry } from '../../audit/chain.js';
 import { GENESIS, chained } from '../../audit/chain.js';
 import { DatabaseUnusable } from '../../errors.js';
 import type { PgMigration } from './migrations.js';
+import { asUnreachable, withConnection } from './connection.js';
 
 // BIGINT columns hold ms since the epoch, counts and ids: all within 2^53, read as numbers.
 pg.types.setTypeParser(20, (value: string) => Number(value));
@@ -22,7 +23,7 @@ export abstract class PgBase {
   protected constructor(protected readonly pool: pg.Pool) {}
 
   protected async all<T>(sql: string, params: readonly unknown[] = [], on: Queryable = this.pool): Promise<T[]> {
-    return (await on.query(sql, params as unknown[])).rows as T[];
+    return (await this.query(sql, params, on)).rows as T[];
   }
 
   protected async first<T>(sql: string, params: readonly unknown[] = [], on: Queryable = this.pool): Promise<T | undefined> {
@@ -30,23 +31,32 @@ export abstract class PgBase {
   }
 
   protected async run(sql: string, params: readonly unknown[] = [], on: Queryable = this.pool): Promise<number> {
-    return (await on.query(sql, params as unknown[])).rowCount ?? 0;
+    return (await this.query(sql, params, on)).rowCount ?? 0;
+  }
+
+  /** A lost connection fails the call as DatabaseUnreachable (see connection.ts), whatever ran it. */
+  private async query(sql: string, params: readonly unknown[], on: Queryable): Promise<pg.QueryResult> {
+    try {
+      return await on.query(sql, params as unknown[]);
+    } catch (error) {
+      throw asUnreachable(error);
+    }
   }
 
   /** Runs `work` in one transaction on one connection; rolled back if it throws. */
   protected async tx<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    return withConnection(this.pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // On a connection that was lost this fails at once; the server rolls back what it held.
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    });
   }
 
   /** Appends to the audit trail inside the caller's transaction, chained to the last entry. */
@@ -65,32 +75,36 @@ export abstract class PgBase {
 
 /** Applies the migrations not applied yet, each in its own transaction, one worker at a time. */
 export async function migratePg(pool: pg.Pool, migrations: readonly PgMigration[]): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS pg_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    const applied = new Set((await client.query('SELECT version FROM pg_schema_migrations')).rows.map((r: { version: number }) => r.version));
-    const known = Math.max(0, ...applied);
-    if (known > migrations.length) {
-      throw new DatabaseUnusable(`the database is at schema version ${known}, newer than this paybatch knows (${migrations.length}): it was written by a newer paybatch; run that version (or newer), nothing was changed`);
+  return withConnection(pool, async (client) => {
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      return await applyMigrations(client, migrations);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     }
-    const done: number[] = [];
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
-      await client.query('BEGIN');
-      try {
-        await client.query(migration.sql);
-        await client.query('INSERT INTO pg_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, new Date().toISOString()]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw error;
-      }
-      done.push(migration.version);
-    }
-    return done;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-    client.release();
+  });
+}
+
+async function applyMigrations(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number[]> {
+  await client.query('CREATE TABLE IF NOT EXISTS pg_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set((await client.query('SELECT version FROM pg_schema_migrations')).rows.map((r: { version: number }) => r.version));
+  const known = Math.max(0, ...applied);
+  if (known > migrations.length) {
+    throw new DatabaseUnusable(`the database is at schema version ${known}, newer than this paybatch knows (${migrations.length}): it was written by a newer paybatch; run that version (or newer), nothing was changed`);
   }
+  const done: number[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    await client.query('BEGIN');
+    try {
+      await client.query(migration.sql);
+      await client.query('INSERT INTO pg_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, new Date().toISOString()]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+    done.push(migration.version);
+  }
+  return done;
 }

@@ -14,7 +14,8 @@ import { REFUSAL_OUTCOMES } from '../../reports/reconciliation.js';
 import type { LedgerRow } from '../../reports/reconciliation.js';
 import type { AuditEntry, NewAuditEntry } from '../../audit/chain.js';
 import { GENESIS } from '../../audit/chain.js';
-import { DatabaseUnusable } from '../../errors.js';
+import { DatabaseUnreachable, DatabaseUnusable } from '../../errors.js';
+import { connectionLost, lostDetail } from './connection.js';
 import { ROW_RECORD_COLUMNS, phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -45,12 +46,17 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
       statement_timeout: 120_000, lock_timeout: 30_000, idle_in_transaction_session_timeout: 60_000,
     });
     // An idle connection that fails (the server restarted) must not bring the process down: the next query reconnects.
+    // One taken from the pool is listened to while it is out (connection.ts).
     pool.on('error', () => {});
     try {
       await migratePg(pool, PG_MIGRATIONS);
     } catch (error) {
       await pool.end().catch(() => {});
       if (error instanceof DatabaseUnusable) throw error;
+      // Down or out of reach is not a database this paybatch cannot use: run again once it answers (exit 75).
+      if (connectionLost(error)) {
+        throw new DatabaseUnreachable(`PostgreSQL at ${redactUrl(url)} cannot be reached (${lostDetail(error)}): nothing was changed; run again once it answers`, { cause: error });
+      }
       throw new DatabaseUnusable(`PostgreSQL at ${redactUrl(url)} cannot be used: ${(error as Error).message}`);
     }
     return new PostgresStore(pool);
