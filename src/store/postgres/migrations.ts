@@ -240,4 +240,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'the deployment approvals are for, and the sealed release of a batch (as SQLite migration 14)',
+    sql: `
+      CREATE TABLE deployment (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        id TEXT NOT NULL
+      );
+      INSERT INTO deployment (one, id) VALUES (1, md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
+      ALTER TABLE batches ADD COLUMN released_at TEXT;
+      ALTER TABLE batches ADD COLUMN release_seal TEXT;
+    `,
+  },
 ];
