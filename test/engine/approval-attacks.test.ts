@@ -249,6 +249,19 @@ describe('approvals that hold to the last row', () => {
     expect(elsewhere?.deployment).not.toBe(here?.deployment);
   });
 
+  it('an approval kept in the earlier format (paybatch approval v1, naming no deployment) holds its batch: approve anew', async () => {
+    const batch = await takeIn(engine, ONE, 'OLD', 2);
+    await approve(engine, ONE, batch, 'ada');
+    const db = new Database(engine.ctx.workspace.database);
+    const { id, statement } = db.prepare('SELECT id, statement FROM approvals WHERE batch_id = ?').get(batch) as { id: number; statement: string };
+    const { deployment: _deployment, ...v1 } = JSON.parse(statement) as Record<string, unknown>;
+    db.prepare('UPDATE approvals SET statement = ? WHERE id = ?').run(JSON.stringify(v1), id);
+    db.close();
+    await run(engine, ONE, { waitMs: 1000 });
+    expect(calls(engine, PATHS.create)).toBe(0);
+    expect((await engine.ctx.store.batch(batch))?.approval_reason).toMatch(/earlier format \(paybatch approval v1, naming no deployment\).*approved anew/);
+  });
+
   it('a batch released in time resumes after a restart past its approval\'s expiry; the seal it was released with is needed', async () => {
     const batch = await takeIn(engine, ONE, 'LATE', 4);
     await approve(engine, ONE, batch, 'ada');
