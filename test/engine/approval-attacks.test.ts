@@ -24,6 +24,7 @@ import { previewBatch } from '../../src/engine/preview.js';
 import type { RunReport } from '../../src/engine/run.js';
 import { runOnce } from '../../src/engine/run.js';
 import type { BatchRecord } from '../../src/store/store.js';
+import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { FAST_ENGINE, FAST_INTAKE, engineContext, gbrRowsBatch } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
@@ -48,8 +49,8 @@ interface Engine {
   liar: LyingService;
 }
 
-async function engineBehindCounter(): Promise<Engine> {
-  const ctx = await engineContext();
+async function engineBehindCounter(sandbox: SandboxConfigInput = {}): Promise<Engine> {
+  const ctx = await engineContext(sandbox);
   const liar = await lyingService(ctx.sandbox);
   ctx.serviceUrl = liar.url;
   return { ctx, liar };
@@ -187,6 +188,43 @@ describe('approvals that hold to the last row', () => {
     expect(calls(engine, PATHS.create)).toBeLessThanOrEqual(40);
     expect(calls(engine, PATHS.fund)).toBeLessThanOrEqual(40);
     await expectHeld(batch);
+  });
+
+  it('a row edited after its create (another recipient), while its sender is in KYC, is not funded when the sender is approved', async () => {
+    await engine.liar.close();
+    await engine.ctx.stop();
+    // The sandbox applies its due steps (the sender's approval) only when the test ticks it.
+    engine = await engineBehindCounter({ tick_ms: 3_600_000, kyc: { mode: 'review', verify_after_ms: 1, approve_after_ms: 1 } });
+    const batch = await takeIn(engine, ONE, 'KYC', 2);
+    await approve(engine, ONE, batch, 'ada');
+    const phases = async (): Promise<string[]> => [...(await rowsOf(engine, batch)).values()].map((r) => r.phase);
+    for (let runs = 0; runs < 10 && (await phases()).some((p) => p !== 'created'); runs++) await run(engine, ONE, { waitMs: 1000 });
+    expect(await phases()).toEqual(['created', 'created']);
+    expect(calls(engine, PATHS.create)).toBe(2);
+    let edited = false;
+    await run(engine, ONE, {
+      waitMs: 2000,
+      // Verified at this start, then (as it follows the rows) one is edited in the database and the sender approved.
+      onSleep: () => {
+        if (edited) return;
+        edited = true;
+        const db = new Database(engine.ctx.workspace.database);
+        const { request } = db.prepare("SELECT request FROM rows WHERE batch_id = ? AND external_id = 'KYC-002'").get(batch) as { request: string };
+        // Another recipient: a field the service's answers do not repeat, so only the check against the signed rows sees it.
+        const sent = JSON.parse(request) as { recipient: Record<string, string> };
+        const redirected = { ...sent, recipient: { ...sent.recipient, bank_account: '87654321' } };
+        db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'KYC-002'").run(JSON.stringify(redirected), batch);
+        db.close();
+        engine.ctx.sandbox.service.tick();
+      },
+    });
+    expect(edited).toBe(true);
+    // Each further start reads the row again from the store, however slow the machine was to get to it.
+    for (let runs = 0; runs < 5 && !(await rowsOf(engine, batch)).get('KYC-002')?.outcome; runs++) await run(engine, ONE, { waitMs: 1000 });
+    const funded = [...engine.ctx.sandbox.store.allTransactions()].filter((t) => t.funded_at !== null).map((t) => t.external_id);
+    expect(funded).not.toContain('KYC-002');
+    expect((await rowsOf(engine, batch)).get('KYC-002')?.outcome).toBe('approval_invalid');
+    expect((await engine.ctx.store.batch(batch))?.approval).toBe('held');
   });
 
   it('released set by hand on a batch whose approval expired sends nothing', async () => {
