@@ -24,7 +24,8 @@ import { verifyApprovals } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import { REASONS } from '../payout-states.js';
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { ApprovalStore, BatchRecord, ReleaseSeal } from '../store/store.js';
+import type { ApprovalStore, BatchRecord, PipelineStore, ReleaseSeal } from '../store/store.js';
+import type { PipelineLog } from './steps.js';
 
 export type GateVerdict =
   | { kind: 'not_needed' }
@@ -113,12 +114,14 @@ export class ApprovalGate {
   private async end(batch: BatchRecord, outcome: string, reason: string): Promise<GateVerdict> {
     await this.store.setApprovalState(batch.id, outcome === REASONS.approvalRejected ? 'rejected' : 'expired', reason);
     this.held.set(batch.id, reason);
+    this.approved.delete(batch.id);
     return { kind: 'ended', outcome, reason };
   }
 
   private async hold(batch: BatchRecord, reason: string): Promise<GateVerdict> {
     await this.store.setApprovalState(batch.id, 'held', reason);
     this.held.set(batch.id, reason);
+    this.approved.delete(batch.id);
     return { kind: 'ended', outcome: REASONS.approvalInvalid, reason };
   }
 
@@ -166,13 +169,17 @@ export class ApprovalGate {
     return this.approved.has(batchId) || this.free.has(batchId);
   }
 
-  /** Holds a batch verified before (a row of it found unsigned); false when it was held already. */
-  async holdBatch(batchId: string, reason: string): Promise<boolean> {
-    if (this.held.has(batchId)) return false;
+  /**
+   * A row not signed for was about to be created or funded: the batch is held, and its rows not sent end. Only a batch
+   * verified in this process, once (one never verified here has its rows refused all the same).
+   */
+  async holdForRow(batchId: string, reason: string, deps: { store: Pick<PipelineStore, 'endReadyRows'>; log: PipelineLog }): Promise<void> {
+    if (this.held.has(batchId) || !this.approved.has(batchId)) return;
     this.held.set(batchId, reason);
     this.approved.delete(batchId);
     await this.store.setApprovalState(batchId, 'held', reason);
-    return true;
+    const notSent = await deps.store.endReadyRows(batchId, REASONS.approvalInvalid, reason);
+    deps.log('approval_held', { batch: batchId, reason, not_sent: notSent });
   }
 
   /** Why the batch is held, if it is. */

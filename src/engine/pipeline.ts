@@ -79,7 +79,7 @@ export class Pipeline {
       log: deps.log,
       limits: (): CallLimits => ({ until: this.deadline, signal: this.stopping.signal }),
       onBalanceExhausted: (currency, detail) => this.balanceExhausted(currency, detail),
-      onUnapprovedRow: (batchId, reason) => this.approvalBroken(batchId, reason),
+      onUnapprovedRow: async (batchId, reason) => deps.gate?.holdForRow(batchId, reason, deps),
     });
   }
 
@@ -190,10 +190,8 @@ export class Pipeline {
    * the last rows of this one are still in flight, so the window never drains.
    */
   async submit(batchId: string): Promise<void> {
-    // Only a released batch is sent: its file found unchanged once taken, its approvals verified in this process (see
-    // release.ts; each row is checked against them again as it is claimed, see steps.ts).
-    const { gate } = this.deps;
-    if (!(await this.deps.store.batchReleased(batchId)) || gate?.heldReason(batchId) || (gate?.enabled && !gate.verified(batchId))) return;
+    // Only a released batch is sent: its file found unchanged once taken, its approvals verified here (see release.ts).
+    if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId) || (this.deps.gate?.enabled && !this.deps.gate.verified(batchId))) return;
     // Sending makes short-lived objects fast: a larger young generation collects them less often (see heap.ts).
     roomForSending();
     await this.refuseInactiveCorridors(batchId);
@@ -333,14 +331,6 @@ export class Pipeline {
         await this.steps.end(waiting, REASONS.senderRejected, `the sender was ${state} by the service [3.3]`, ['created'], { reasonIfCanceled: true });
       }
     }));
-  }
-
-  /** A row not signed for was about to be created or funded: the batch is held, and its rows not sent end. */
-  private async approvalBroken(batchId: string, reason: string): Promise<void> {
-    const { gate, store, log } = this.deps;
-    if (!gate || !(await gate.holdBatch(batchId, reason))) return;
-    const notSent = await store.endReadyRows(batchId, REASONS.approvalInvalid, reason);
-    log('approval_held', { batch: batchId, reason, not_sent: notSent });
   }
 
   /**
