@@ -6,6 +6,7 @@
  * to the caller, who resolves it before doing anything else [D7].
  */
 import { isUtf8 } from 'node:buffer';
+import { createHmac } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -123,6 +124,14 @@ export class PayoutClient {
   /** Where the service is, for messages (never the credentials). */
   get baseUrl(): string {
     return this.base;
+  }
+
+  /**
+   * A key for paybatch's own MACs (the seal of a batch's release, see approvals/release-seal.ts), derived from the API
+   * secret for one `purpose`: the secret never leaves the client, and is kept outside the database.
+   */
+  derivedKey(purpose: string): Buffer {
+    return createHmac('sha256', this.options.credentials.apiSecret).update(`paybatch ${purpose}`).digest();
   }
 
   constructor(private readonly options: ClientOptions) {

@@ -1,5 +1,5 @@
 /**
- * What a batch is, for its approval: the rows accepted to be sent, each as it
+ * What a batch is, for its approval: the deployment it is in, the rows accepted to be sent, each as it
  * will be sent (their digest), the total and the largest row per output
  * currency, and an estimate of the funding per input currency. Recomputed from
  * the store whenever an approval is verified, so that a row edited in the
@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { PayoutRequest } from '../api/payout-request.js';
 import { currencyDecimals } from '../validate/money.js';
+import { SignedRows } from './signed-rows.js';
 import type { Statement } from './statement.js';
 import type { BatchFigures } from './verify.js';
 
@@ -16,15 +17,8 @@ export interface ApprovalFacts {
   figures: BatchFigures;
   /** Input currency to the estimated funding (minor units); `exact` when every row of it is paid in the same currency or at a configured rate. */
   estimate: Map<string, { minor: bigint; exact: boolean; unknownRows: number }>;
-}
-
-/** JSON with keys sorted at every level: the same request always hashes the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  /** Each row's digest, from the same bytes as `rows_sha256`: kept by the gate once a signature over it verified. */
+  rows: SignedRows;
 }
 
 /** "0.7912" as a fraction n / d, exactly. */
@@ -42,15 +36,16 @@ export function inputFor(outputMinor: bigint, outputCurrency: string, inputCurre
   return (numerator + denominator - 1n) / denominator;
 }
 
-export async function approvalFacts(batch: { id: string; sha256: string }, rows: AsyncIterable<{ line: number; request: PayoutRequest }>, rates: Readonly<Record<string, string>>): Promise<ApprovalFacts> {
+export async function approvalFacts(batch: { id: string; sha256: string }, rows: AsyncIterable<{ line: number; request: PayoutRequest }>, rates: Readonly<Record<string, string>>, deployment: string): Promise<ApprovalFacts> {
   const digest = createHash('sha256');
+  const signed = SignedRows.collector();
   const totals = new Map<string, bigint>();
   const largestRow = new Map<string, bigint>();
   const estimate = new Map<string, { minor: bigint; exact: boolean; unknownRows: number }>();
   let count = 0;
   for await (const { line, request } of rows) {
     count += 1;
-    digest.update(`${line}\t${canonical(request)}\n`);
+    signed.add(line, request, digest);
     const out = request.output_currency_code;
     const amount = BigInt(request.output_amount_in_cents);
     totals.set(out, (totals.get(out) ?? 0n) + amount);
@@ -66,9 +61,10 @@ export async function approvalFacts(batch: { id: string; sha256: string }, rows:
   }
   const record = (map: Map<string, bigint>): Record<string, string> => Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, v.toString()]));
   return {
-    expected: { batch: batch.id, file_sha256: batch.sha256, rows: count, rows_sha256: digest.digest('hex'), totals: record(totals) },
+    expected: { deployment, batch: batch.id, file_sha256: batch.sha256, rows: count, rows_sha256: digest.digest('hex'), totals: record(totals) },
     figures: { totals, largestRow },
     estimate,
+    rows: signed.done(),
   };
 }
 

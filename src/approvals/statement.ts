@@ -1,5 +1,6 @@
 /**
- * What an approver signs: exactly what will be paid. The batch, the SHA-256 of
+ * What an approver signs: exactly what will be paid. The deployment (this
+ * database's random identity), the batch, the SHA-256 of
  * its file, the rows to send (their number and a digest of each row as it will
  * be sent), the total per output currency, the most that may
  * be funded per input currency (the ceiling, which becomes the batch's budget),
@@ -8,6 +9,8 @@
  */
 
 export interface Statement {
+  /** This database's random identity (shown by preview): the same batch id in another workspace is another batch. */
+  deployment: string;
   batch: string;
   file_sha256: string;
   rows: number;
@@ -24,10 +27,14 @@ export interface Statement {
 const sorted = (record: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
+/** v2 names the deployment; a v1 statement (none) no longer verifies: its batch is held, to be submitted and approved again. */
+export const STATEMENT_FORMAT = 'paybatch approval v2';
+
 /** The statement as the bytes that are signed. */
 export function statementBytes(statement: Statement): Buffer {
   const canonical = {
     batch: statement.batch,
+    deployment: statement.deployment,
     ceiling: sorted(statement.ceiling),
     expires_at: statement.expires_at,
     file_sha256: statement.file_sha256,
@@ -35,7 +42,7 @@ export function statementBytes(statement: Statement): Buffer {
     rows_sha256: statement.rows_sha256,
     totals: sorted(statement.totals),
   };
-  return Buffer.from(`paybatch approval v1\n${JSON.stringify(canonical)}`, 'utf8');
+  return Buffer.from(`${STATEMENT_FORMAT}\n${JSON.stringify(canonical)}`, 'utf8');
 }
 
 /** Every field equal: what was signed is what the batch is. */
@@ -49,6 +56,7 @@ export function statementDifferences(signed: Statement, now: Statement): string[
   const compare = (field: string, x: unknown, y: unknown): void => {
     if (JSON.stringify(x) !== JSON.stringify(y)) differences.push(`${field}: approved ${JSON.stringify(x)}, now ${JSON.stringify(y)}`);
   };
+  compare('deployment', signed.deployment, now.deployment);
   compare('batch', signed.batch, now.batch);
   compare('file_sha256', signed.file_sha256, now.file_sha256);
   compare('rows', signed.rows, now.rows);
@@ -70,8 +78,9 @@ export function parseStatement(text: string): Statement | string {
   }
   if (typeof value !== 'object' || value === null) return 'not a statement';
   const s = value as Record<string, unknown>;
+  if (typeof s.deployment !== 'string') return `a statement names its deployment (${STATEMENT_FORMAT}): sign the statement shown now`;
   if (typeof s.batch !== 'string' || typeof s.file_sha256 !== 'string' || typeof s.rows_sha256 !== 'string' || typeof s.expires_at !== 'string') return 'a statement has batch, file_sha256, rows_sha256 and expires_at';
   if (typeof s.rows !== 'number' || !Number.isInteger(s.rows) || s.rows < 0) return 'rows must be a whole number';
   if (!isMinorMap(s.totals) || !isMinorMap(s.ceiling)) return 'totals and ceiling map currency codes to minor units';
-  return { batch: s.batch, file_sha256: s.file_sha256, rows: s.rows, rows_sha256: s.rows_sha256, totals: s.totals, ceiling: s.ceiling, expires_at: s.expires_at };
+  return { deployment: s.deployment, batch: s.batch, file_sha256: s.file_sha256, rows: s.rows, rows_sha256: s.rows_sha256, totals: s.totals, ceiling: s.ceiling, expires_at: s.expires_at };
 }

@@ -81,9 +81,11 @@ export function requiredApprovers(policy: ApprovalPolicy, figures: BatchFigures)
 /**
  * The approvals kept for a batch against what the batch is now (`expected`,
  * recomputed from the store), the policy and the time. Every approval must be
- * valid; together they must reach the number the rules require.
+ * valid; together they must reach the number the rules require. `at` is the
+ * time the expiry is checked against: now, or the sealed time the batch was
+ * released (see release-seal.ts), never a column's say-so.
  */
-export function verifyApprovals(policy: ApprovalPolicy, expected: Omit<Statement, 'ceiling' | 'expires_at'>, figures: BatchFigures, kept: readonly KeptApproval[], submitter: string, now: number | null): Verdict {
+export function verifyApprovals(policy: ApprovalPolicy, expected: Omit<Statement, 'ceiling' | 'expires_at'>, figures: BatchFigures, kept: readonly KeptApproval[], submitter: string, at: number): Verdict {
   const required = requiredApprovers(policy, figures).count;
   const approvers: string[] = [];
   let first: Statement | null = null;
@@ -101,8 +103,8 @@ export function verifyApprovals(policy: ApprovalPolicy, expected: Omit<Statement
     first ??= approval.statement;
     if (!approvers.includes(approval.approver)) approvers.push(approval.approver);
   }
-  // Once released, an approval stays good for the rest of the batch (a restart does not void it): `now` is null then.
-  if (first && now !== null && now >= Date.parse(first.expires_at)) return { ok: false, waiting: false, reason: `the approval expired at ${first.expires_at}` };
+  // Released in time, an approval stays good for the rest of the batch (a restart does not void it): `at` is then the release's.
+  if (first && !(at < Date.parse(first.expires_at))) return { ok: false, waiting: false, reason: `the approval expired at ${first.expires_at}` };
   if (!first || approvers.length < required) {
     return { ok: false, waiting: true, reason: `${approvers.length} of ${required} approvals`, approvers, required };
   }

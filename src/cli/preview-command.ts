@@ -10,7 +10,7 @@ import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
 
 export function renderPreview(p: Preview): string {
-  const lines = [`${p.subject}: ${p.status}`, `  file SHA-256 ${p.file_sha256}`];
+  const lines = [`${p.subject}: ${p.status}`, `  deployment ${p.deployment} (an approval is for this database only)`, `  file SHA-256 ${p.file_sha256}`];
   lines.push(`  rows to send ${p.rows.to_send}; invalid ${p.rows.invalid}; external_id used by an earlier batch ${p.rows.already_used.length}${p.rows.already_used.length ? ` (${p.rows.already_used.slice(0, 10).join(', ')}${p.rows.already_used.length > 10 ? ', ...' : ''})` : ''}`);
   for (const [currency, total] of Object.entries(p.totals)) lines.push(`  to pay out in ${currency}: ${money(total, currency)} (largest row ${money(p.largest_row[currency] ?? '0', currency)})`);
   for (const [currency, e] of Object.entries(p.funding_estimate)) {

@@ -29,6 +29,11 @@ export interface Policy {
    * and with approvals on, the approved ceiling (see approval-gate.ts).
    */
   allowance(batchId: string, currency: string): bigint | null | 'held';
+  /**
+   * With approvals on: why this row, as stored now, may not be created or funded (its line and request are not among
+   * those signed for), or null when it may (see approval-gate.ts).
+   */
+  unapprovedRow(row: PipelineRow): string | null;
   fundingDeadlineMs: number;
   polling: PollingPolicy;
   /** Funding calls in a row while each outcome is unknown; then the next scheduled read tries again. */
@@ -186,6 +191,9 @@ function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges
   }
   const budget = policy.allowance(row.batch_id, currency);
   if (budget === 'held') return cancel(REASONS.approvalInvalid, 'not funded: the batch\'s approval does not verify (see paybatch status)', now, policy.polling, changes);
+  // Claimed for its funding: the row must still be one the approvers signed for, whatever was changed since its create.
+  const unapproved = policy.unapprovedRow(row);
+  if (unapproved !== null) return cancel(REASONS.approvalInvalid, `not funded: ${unapproved}`, now, policy.polling, changes);
   return {
     patch: {
       // The amount funded and reserved is the one stored: the budget adds up the rows' amounts, and the funding's answer

@@ -48,6 +48,7 @@ export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
   return {
     maxInputPerRow: engine.max_input_per_row,
     allowance: (batchId, currency) => (gate ? gate.allowance(batchId, currency, configured(currency)) : configured(currency)),
+    unapprovedRow: (row) => (gate ? gate.unapprovedRow(row) : null),
     fundingDeadlineMs: engine.funding_deadline_ms,
     polling: engine.polling,
     fundAttempts: FUND_ATTEMPTS,
@@ -78,6 +79,7 @@ export class Pipeline {
       log: deps.log,
       limits: (): CallLimits => ({ until: this.deadline, signal: this.stopping.signal }),
       onBalanceExhausted: (currency, detail) => this.balanceExhausted(currency, detail),
+      onUnapprovedRow: async (batchId, reason) => deps.gate?.holdForRow(batchId, reason, deps),
     });
   }
 
@@ -188,8 +190,8 @@ export class Pipeline {
    * the last rows of this one are still in flight, so the window never drains.
    */
   async submit(batchId: string): Promise<void> {
-    // Only a released batch is sent: its file found unchanged once taken, its approvals verified (see release.ts).
-    if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId)) return;
+    // Only a released batch is sent: its file found unchanged once taken, its approvals verified here (see release.ts).
+    if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId) || (this.deps.gate?.enabled && !this.deps.gate.verified(batchId))) return;
     // Sending makes short-lived objects fast: a larger young generation collects them less often (see heap.ts).
     roomForSending();
     await this.refuseInactiveCorridors(batchId);

@@ -22,6 +22,8 @@ import type { Issue } from '../validate/issue.js';
 
 export interface Preview {
   subject: string;
+  /** This database's identity, which an approval names: approvals copied from another workspace do not verify. */
+  deployment: string;
   file_sha256: string;
   status: string;
   rows: { to_send: number; invalid: number; already_used: string[] };
@@ -86,9 +88,10 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     } else if (row.phase === 'refused' && row.external_id) alreadyUsed.push(row.external_id);
     else if (row.request) requests.push(row.request);
   }
-  const facts = await approvalFacts(batch, deps.store.acceptedRows(batchId), deps.config.approvals.estimate_rates);
+  const facts = await approvalFacts(batch, deps.store.acceptedRows(batchId), deps.config.approvals.estimate_rates, await deps.store.deploymentId());
   return {
     subject: `batch ${batch.id} (${batch.file_name})`,
+    deployment: facts.expected.deployment,
     file_sha256: batch.sha256,
     status: `${batch.status}${batch.approval ? `, approval ${batch.approval}${batch.approval_reason ? ` (${batch.approval_reason})` : ''}` : ''}`,
     rows: { to_send: facts.expected.rows, invalid: invalidRows, already_used: alreadyUsed },
@@ -115,9 +118,10 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
   async function* accepted(): AsyncIterable<{ line: number; request: PayoutRequest }> {
     yield* requests;
   }
-  const facts = await approvalFacts({ id: '(not taken in yet)', sha256: report.sha256 }, accepted(), deps.config.approvals.estimate_rates);
+  const facts = await approvalFacts({ id: '(not taken in yet)', sha256: report.sha256 }, accepted(), deps.config.approvals.estimate_rates, await deps.store.deploymentId());
   return {
     subject: `file ${file} (a dry run: nothing taken in, nothing sent)`,
+    deployment: facts.expected.deployment,
     file_sha256: report.sha256,
     status: 'not taken in',
     rows: { to_send: facts.expected.rows, invalid: report.invalid, already_used: alreadyUsed },

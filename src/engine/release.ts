@@ -28,16 +28,21 @@ const APPROVAL_POLL_MS = 2_000;
 const TAKER_POLL_MS = 2_000;
 
 export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore; clock: Clock; gate?: ApprovalGate; shared?: SharedWork | null }): Promise<Release> {
-  if (batch.released === 1) return { kind: 'released' };
-  if (deps.clock.now() < batch.send_after) return { kind: 'wait', untilMs: batch.send_after };
+  // With approvals on, `released` is no shortcut (a column anyone with the database can set): the gate decides from
+  // the signatures, and the time now or of the release it sealed.
+  const gate = deps.gate?.enabled ? deps.gate : undefined;
+  if (batch.released === 1 && !gate) return { kind: 'released' };
+  if (batch.released !== 1 && deps.clock.now() < batch.send_after) return { kind: 'wait', untilMs: batch.send_after };
   // Four eyes: nothing is sent before the approvals verify; a rejected, expired or invalid approval ends the batch.
   if (deps.gate) {
     const verdict = await deps.gate.check(batch);
     if (verdict.kind === 'waiting') return { kind: 'wait', untilMs: deps.clock.now() + APPROVAL_POLL_MS, reason: verdict.reason };
     if (verdict.kind === 'ended') {
+      // Some of it sent already: the gate holds it, and what is not sent ends (see Pipeline.prepare).
       await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason);
       return { kind: 'withdrawn', reason: verdict.reason };
     }
+    if (batch.released === 1) return { kind: 'released' };
   }
   const claimed = `${deps.workspace.folders.processing}/${claimName(batch.file_name, Date.parse(batch.received_at))}`;
   const { shared } = deps;
@@ -48,7 +53,7 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
     // from the store); a file still being written when its taker died comes back whole as a new file, whose rows
     // already sent are refused by their external ids.
     if (!existsSync(claimed)) {
-      await deps.store.releaseBatch(batch.id);
+      await deps.store.releaseBatch(batch.id, deps.gate?.seal(batch.id));
       return { kind: 'released' };
     }
   }
@@ -61,6 +66,6 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
       return { kind: 'withdrawn', reason };
     }
   }
-  await deps.store.releaseBatch(batch.id);
+  await deps.store.releaseBatch(batch.id, deps.gate?.seal(batch.id));
   return { kind: 'released' };
 }

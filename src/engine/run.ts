@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
 import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore } from '../store/store.js';
-import { ApprovalGate } from './approval-gate.js';
+import { ApprovalGate, RELEASE_SEAL } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
 import { recoverInterruptedIntakes, takeFile } from './intake.js';
@@ -151,7 +151,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const until = deps.clock.now() + deps.waitMs;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   intake.push(...(await takeInbox(deps, until, sleep)));
-  const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates);
+  const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates, deps.client.derivedKey(RELEASE_SEAL));
   const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);

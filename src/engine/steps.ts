@@ -38,6 +38,8 @@ export interface StepDeps {
   limits(): CallLimits;
   /** The balance of a currency ran out: the pipeline stops the currency and cancels what waits in it. */
   onBalanceExhausted(currency: string, detail: string): Promise<void>;
+  /** A row not signed for was about to be created or funded: the pipeline holds its batch. */
+  onUnapprovedRow(batchId: string, reason: string): Promise<void>;
 }
 
 const CREATE_ATTEMPTS = 5;
@@ -127,6 +129,7 @@ export class RowSteps {
     if (action.kind === 'hold') {
       this.deps.log('answer_mismatch', { ...where(row), transaction: row.transaction_id, asked_in: asked, detail: action.detail, fields: action.mismatches });
     } else if (action.kind === 'cancel') {
+      if (action.outcome === REASONS.approvalInvalid) await this.deps.onUnapprovedRow(row.batch_id, action.detail);
       this.deps.log(action.outcome === REASONS.insufficientFunds || action.outcome === REASONS.fundRefused ? action.outcome : 'limit_refused', { ...where(row), transaction: row.transaction_id, outcome: action.outcome, detail: action.detail });
       await this.sendCancel(row, slot);
     } else if (action.kind === 'fund') {
@@ -145,6 +148,9 @@ export class RowSteps {
     const { client } = this.deps;
     let row = start;
     const resumed = row.phase === 'creating';
+    // Claimed for its create: with approvals on, the row as it will be sent must be one signed for (see approval-gate.ts).
+    const unapproved = row.phase === 'ready' || resumed ? this.deps.policy.unapprovedRow(row) : null;
+    if (unapproved !== null) return this.refuseUnapproved(row, unapproved);
     if (row.phase === 'ready') {
       // When paybatch asked: its transaction cannot be older (see decide's adoptedCreatedAt).
       const claimed = await this.move(row, ['ready'], { phase: 'creating', created_at: this.iso() }, {
@@ -174,6 +180,20 @@ export class RowSteps {
         if (!(error instanceof OutcomeUnknown) || attempt >= CREATE_ATTEMPTS || this.deps.limits().signal?.aborted) throw error;
       }
     }
+  }
+
+  /**
+   * A row not signed for is not sent: ready, it ends not sent; creating (a create may have gone out before a restart),
+   * it is held for a person. Either way its batch is held.
+   */
+  private async refuseUnapproved(row: PipelineRow, reason: string): Promise<void> {
+    await this.commit(row, (now): Decision => {
+      if (now.phase === 'ready') return { patch: { changes: { phase: 'not_sent', outcome: REASONS.approvalInvalid, outcome_detail: reason } }, action: { kind: 'none' }, label: 'applied' };
+      if (now.phase === 'creating') return { patch: { changes: { phase: 'held', outcome: REASONS.approvalInvalid, outcome_detail: reason, next_read_at: null } }, action: { kind: 'none' }, label: 'held' };
+      return { patch: null, action: { kind: 'none' }, label: 'stale' };
+    });
+    this.deps.log('row_not_approved', { ...where(row), reason });
+    await this.deps.onUnapprovedRow(row.batch_id, reason);
   }
 
   /** [D7] Looks the external_id up; adopts the row's own transaction, holds the row when the answer is someone else's. */

@@ -310,4 +310,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
     `,
   },
+  {
+    version: 15,
+    name: 'the deployment approvals are for, and the sealed release of a batch',
+    sql: `
+      -- A random identity made at first start: a signed approval names it, so that approvals copied from another
+      -- workspace's database (the same file gets the same batch id there) do not verify here (src/approvals/statement.ts).
+      CREATE TABLE deployment (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        id TEXT NOT NULL
+      );
+      INSERT INTO deployment (one, id) VALUES (1, lower(hex(randomblob(16))));
+      -- When a batch under approvals was released, and a MAC of that by a key derived from the service's secret: the
+      -- time an approval is checked against after a restart (the released column alone proves nothing).
+      ALTER TABLE batches ADD COLUMN released_at TEXT;
+      ALTER TABLE batches ADD COLUMN release_seal TEXT;
+    `,
+  },
 ];

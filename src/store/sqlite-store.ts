@@ -20,7 +20,7 @@ import { SqliteOutbox } from './sqlite-outbox.js';
 import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import { CorridorCounts } from './corridor-counts.js';
 import type {
-  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReleaseSeal, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
 
@@ -143,8 +143,8 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
     });
   }
 
-  async releaseBatch(batchId: string): Promise<void> {
-    this.sql('UPDATE batches SET released = 1 WHERE id = ?').run(batchId);
+  async releaseBatch(batchId: string, seal?: ReleaseSeal): Promise<void> {
+    this.sql('UPDATE batches SET released = 1, released_at = ?, release_seal = ? WHERE id = ?').run(seal?.at ?? null, seal?.seal ?? null, batchId);
   }
 
   /**
@@ -310,6 +310,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
   async recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void> {
     this.sql(`INSERT INTO approvals (batch_id, person, decision, statement, signature, reason, at)
       VALUES (@batch_id, @person, @decision, @statement, @signature, @reason, @at)`).run(record);
+  }
+
+  async deploymentId(): Promise<string> {
+    return this.sql('SELECT id FROM deployment WHERE one = 1').pluck().get() as string;
   }
 
   async approvalsOf(batchId: string): Promise<ApprovalRecord[]> {

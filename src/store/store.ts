@@ -32,6 +32,9 @@ export interface BatchRecord {
   send_after: number;
   /** 1 once its file was found unchanged at send_after: only then are its rows sent. */
   released: number;
+  /** With approvals on: when it was released, and the MAC of that (see approvals/release-seal.ts). */
+  released_at?: string | null;
+  release_seal?: string | null;
   /** A corrections batch: the batch whose rows it pays again (the first its rows name). */
   corrects_batch?: string | null;
   /** The worker that took its file in (several workers on one database); null otherwise. */
@@ -114,8 +117,11 @@ export interface IntakeStore {
    * nothing of it has been sent: its rows end not sent. False when a row was sent.
    */
   withdrawBatch(batchId: string, outcome: string, reason: string): Promise<boolean>;
-  /** Its file was unchanged when due: its rows may now be sent. */
-  releaseBatch(batchId: string): Promise<void>;
+  /**
+   * Its file was unchanged when due: its rows may now be sent. With approvals on, `seal` is when, and the MAC of that
+   * (see approvals/release-seal.ts): the column alone proves nothing to the approval gate.
+   */
+  releaseBatch(batchId: string, seal?: ReleaseSeal): Promise<void>;
   /** Marks a batch as needing approval (at intake, before it is accepted, when approvals are on). */
   requestApproval(batchId: string, submittedBy: string, expiresAt: string): Promise<void>;
   /**
@@ -462,6 +468,14 @@ export interface ApprovalStore {
   setApprovalState(batchId: string, state: string, reason: string | null): Promise<void>;
   /** The rows accepted to be sent, in file order, as they will be sent: what an approver signs for. */
   acceptedRows(batchId: string): AsyncIterable<{ line: number; request: PayoutRequest }>;
+  /** This database's random identity, made at its first start: what an approval is for (a copy elsewhere does not verify). */
+  deploymentId(): Promise<string>;
+}
+
+/** When a batch was released (ISO 8601), and the MAC over it that only this deployment's service secret makes. */
+export interface ReleaseSeal {
+  at: string;
+  seal: string;
 }
 
 /** An audit entry about a row, written with the change it records. */

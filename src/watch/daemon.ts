@@ -26,7 +26,7 @@ import { dateIn, dayBefore } from '../reports/period.js';
 import type { ApprovalStore, AuditStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
 import { Metrics } from '../console/metrics.js';
 import { metricsLog } from '../console/metrics-log.js';
-import { ApprovalGate } from '../engine/approval-gate.js';
+import { ApprovalGate, RELEASE_SEAL } from '../engine/approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { EventApplier } from './event-applier.js';
 import { InboxWatcher } from './inbox-watcher.js';
@@ -133,7 +133,7 @@ export class Daemon {
     const deps = (this.deps = { ...given, log: metricsLog(given.log, this.metrics) });
     this.unobserveCalls = deps.client.observeCalls((endpoint, outcome, seconds) => this.metrics.call(endpoint, outcome, seconds));
     const { config, store, client, clock, log } = deps;
-    this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates);
+    this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates, client.derivedKey(RELEASE_SEAL));
     this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined });
     this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log, claim: deps.shared ? (limit) => (deps.shared as SharedWork).claimWebhookEvents(limit) : undefined });
     const { listen } = config.watch;

@@ -86,6 +86,7 @@ function policyOf(maxInputPerRow: Record<string, string>, allowance: Allowance, 
       calls?.push(`${batchId}/${currency}`);
       return allowance;
     },
+    unapprovedRow: () => null,
     fundingDeadlineMs: DEADLINE_MS,
     polling: POLLING,
     fundAttempts: FUND_ATTEMPTS,

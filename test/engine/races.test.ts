@@ -72,7 +72,7 @@ describe('races of one row, on a manual clock', () => {
   });
 
   const steps = (client: PayoutClient): RowSteps => new RowSteps({
-    store, client, clock, policy: policyOf(engine), log: () => {}, limits: () => ({}), onBalanceExhausted: async () => {},
+    store, client, clock, policy: policyOf(engine), log: () => {}, limits: () => ({}), onBalanceExhausted: async () => {}, onUnapprovedRow: async () => {},
   });
 
   /** One row of an accepted batch, moved to `phase` with the transaction last seen in `state`. */
@@ -166,7 +166,7 @@ describe('races of one row, on a manual clock', () => {
   });
 
   const stepsWith = (client: Partial<PayoutClient>): RowSteps => new RowSteps({
-    store, client: client as PayoutClient, clock, policy: policyOf(engine), log: () => {}, limits: () => ({}), onBalanceExhausted: async () => {},
+    store, client: client as PayoutClient, clock, policy: policyOf(engine), log: () => {}, limits: () => ({}), onBalanceExhausted: async () => {}, onUnapprovedRow: async () => {},
   });
 
   it('a webhook "canceled" landing during the fund call does not end the row: the fund call\'s 200 is recorded as funding', async () => {

@@ -91,6 +91,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await store.batch(batch)).toMatchObject({ approval: 'awaiting', submitted_by: 'inbox' });
       await store.releaseBatch(batch);
       expect(await store.batchReleased(batch)).toBe(true);
+      expect(await store.batch(batch)).toMatchObject({ released: 1, released_at: null, release_seal: null });
+      // With approvals on, the time of release and its seal (see approvals/release-seal.ts) are kept with it.
+      await store.releaseBatch(batch, { at: AT, seal: 'f'.repeat(64) });
+      expect(await store.batch(batch)).toMatchObject({ released: 1, released_at: AT, release_seal: 'f'.repeat(64) });
       const r = await row(batch, 2);
       await store.commitRow(batch, 2, r.revision, { changes: { phase: 'creating' } });
       expect(await store.withdrawBatch(batch, 'file_changed', 'changed')).toBe(false);
@@ -360,6 +364,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await store.auditHead()).toEqual({ seq: 3, hash: entries[2]?.hash });
       expect(await store.auditHead('report_written')).toEqual({ seq: 2, hash: entries[1]?.hash });
       expect((await store.lastAudit('approved'))?.seq).toBe(1);
+      // The deployment an approval is for: random, made at first start, the same at every read.
+      const deployment = await store.deploymentId();
+      expect(deployment).toMatch(/^[0-9a-f]{32}$/);
+      expect(await store.deploymentId()).toBe(deployment);
     });
 
     it('console sign-ins: a code used once, sessions until they expire', async () => {

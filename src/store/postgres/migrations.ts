@@ -250,4 +250,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
     `,
   },
+  {
+    version: 9,
+    name: 'the deployment approvals are for, and the sealed release of a batch (as SQLite migration 15)',
+    sql: `
+      CREATE TABLE deployment (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        id TEXT NOT NULL
+      );
+      INSERT INTO deployment (one, id) VALUES (1, md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
+      ALTER TABLE batches ADD COLUMN released_at TEXT;
+      ALTER TABLE batches ADD COLUMN release_seal TEXT;
+    `,
+  },
 ];

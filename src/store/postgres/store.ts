@@ -23,7 +23,7 @@ import { PgOutbox } from './outbox.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
 import type {
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord, CorrectionLink,
-  ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
+  ReleaseSeal, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from '../store.js';
 import { redactUrl } from '../database-url.js';
 
@@ -137,8 +137,8 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
     });
   }
 
-  async releaseBatch(batchId: string): Promise<void> {
-    await this.run('UPDATE batches SET released = 1 WHERE id = $1', [batchId]);
+  async releaseBatch(batchId: string, seal?: ReleaseSeal): Promise<void> {
+    await this.run('UPDATE batches SET released = 1, released_at = $2, release_seal = $3 WHERE id = $1', [batchId, seal?.at ?? null, seal?.seal ?? null]);
   }
 
   async acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
@@ -280,6 +280,10 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
   async recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void> {
     await this.run('INSERT INTO approvals (batch_id, person, decision, statement, signature, reason, at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
       [record.batch_id, record.person, record.decision, record.statement, record.signature, record.reason, record.at]);
+  }
+
+  async deploymentId(): Promise<string> {
+    return (await this.first<{ id: string }>('SELECT id FROM deployment WHERE one = 1', []))?.id as string;
   }
 
   async approvalsOf(batchId: string): Promise<ApprovalRecord[]> {
