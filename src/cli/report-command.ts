@@ -37,9 +37,8 @@ export function reportCommand(): Command {
         const outcome = await writeReconciliation(
           { date: opts.date, batch: opts.batch, format: opts.format, spreadsheet: opts.spreadsheet === true },
           {
+            // With no service configured, the embedded sandbox is the workspace's own (its state kept in the workspace): the one that paid.
             store, client: connection.client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl,
-            // A sandbox started for this command has paid nothing: comparing with it would list every row as missing.
-            serviceNotAsked: connection.embedded ? 'not asked: no service is configured, and the sandbox started for this command is not the one that paid' : undefined,
           },
         );
         process.stdout.write(outcome.text);

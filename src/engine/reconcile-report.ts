@@ -53,8 +53,6 @@ export interface ReportDeps {
   readsPerSecond: number;
   /** Where the service's ledger is, if it has one. */
   ledgerUrl: string | null;
-  /** Set when the service at hand is not the one that paid (a sandbox started for this command alone): why it is not asked. */
-  serviceNotAsked?: string;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -130,12 +128,10 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
   const reconciliation = reconcile(rows, period, { inFlightDays: deps.reports.in_flight_days });
 
   const unsettled = rows.filter((r) => r.transaction_id !== null && UNSETTLED.has(r.phase));
-  const states = deps.serviceNotAsked
-    ? { answers: new Map(), stopped: deps.serviceNotAsked }
-    : await readUnsettled(unsettled.map((r) => r.transaction_id as string), deps);
+  const states = await readUnsettled(unsettled.map((r) => r.transaction_id as string), deps);
   const answers = states.answers;
   const differences: Difference[] = [...compareWithService(unsettled, answers), ...heldDifferences(rows)];
-  const ledger = deps.serviceNotAsked ? { notRead: deps.serviceNotAsked } : await fetchLedger(deps.ledgerUrl);
+  const ledger = await fetchLedger(deps.ledgerUrl);
   if ('entries' in ledger) {
     const inScope = new Set(rows.flatMap((r) => (r.transaction_id ? [r.transaction_id] : [])));
     const strangers: ServiceLedgerEntry[] = [];
