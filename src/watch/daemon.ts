@@ -107,7 +107,7 @@ export class Daemon {
   private sick = false;
   /** Damage the check of the whole database found, kept until the health watch exists. */
   private damage: string | null = null;
-  /** Timers that take a file or send a batch again later (not complete yet, not released yet), cleared at stop. */
+  /** Timers that send a batch again later (not released yet), cleared at stop; files have theirs in the intake queue. */
   private readonly later = new Set<NodeJS.Timeout>();
 
   private after(ms: number, work: () => void): void {
