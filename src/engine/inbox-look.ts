@@ -88,7 +88,9 @@ export async function lookAtInboxFile(path: string, deps: LookDeps, before?: See
     return { readiness: { ready: true, by: 'stable' }, seen, ...companions };
   }
   const lineEnd = await endsWhole(path, entry.size).catch(() => true);
-  const fresh = marker !== null && marker.mtimeMs >= entry.mtimeMs;
+  // An empty file is no batch: its marker (one written just before the file was created, within one tick of the file
+  // system's clock) says nothing of what is to come.
+  const fresh = marker !== null && marker.mtimeMs >= entry.mtimeMs && entry.size > 0;
   const sighting = { size: entry.size, mtimeMs: entry.mtimeMs, endsWithLineEnd: lineEnd, marker: fresh, staleMarker: marker !== null && !fresh, manifest: manifest !== null };
   const seen = continued(sighting, before, deps.clock.now());
   const policy = { stableMs: deps.stableMs ?? deps.intake.stable_ms, marker: deps.intake.marker, manifest: deps.intake.manifest };

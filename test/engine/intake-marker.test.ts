@@ -84,6 +84,18 @@ describe('completion markers', () => {
     expect(readdirSync(workspace.folders.inbox)).toEqual([]);
   });
 
+  it('an empty file beside a marker (created just after it, within the same tick) is not complete by the marker', async () => {
+    writeFileSync(inbox('blank.csv.done'), '');
+    writeFileSync(inbox('blank.csv'), '');
+    const now = new Date();
+    utimesSync(inbox('blank.csv'), now, now);
+    utimesSync(inbox('blank.csv.done'), now, now);
+    expect((await takeFile(inbox('blank.csv'), deps)).kind).toBe('waiting');
+    appendFileSync(inbox('blank.csv'), `${HEADER}\n${row('B-1', '10.00')}\n`);
+    writeFileSync(inbox('blank.csv.done'), '');
+    expect((await takeFile(inbox('blank.csv'), deps)).kind).toBe('accepted');
+  });
+
   it('with intake.marker required, a marker older than the file is waited past: the file waits for a new one', async () => {
     const required = configSchema.parse({ intake: { stable_ms: 10_000, marker: 'required' } });
     deps = { ...deps, intake: required.intake };
