@@ -22,7 +22,8 @@ import { BIN } from '../helpers/cli.js';
 import { eventually } from '../helpers/daemon.js';
 import { FAST_ENGINE, FAST_SANDBOX, template } from '../helpers/engine.js';
 
-const STABLE_MS = 500;
+// Long enough that the writer goes on well within it (a file cut short is taken by stability after four times as long).
+const STABLE_MS = 1000;
 const [HEADER, FIRST] = readFileSync(template('templates/gbr-bank.csv'), 'utf8').split('\n') as [string, string];
 
 /** `count` GBR rows with external ids PREFIX-1...; the tenth pays 987.65 GBP. */
