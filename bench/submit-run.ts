@@ -167,11 +167,15 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
     const source = join(dir, 'batch.csv');
     const inbox = join(workspace.folders.inbox, 'batch.csv');
     writeFileSync(inbox, readFileSync(source));
-    // Complete (its marker says so): taken in and sent at once.
+    // Complete (its marker says so): taken in, and sent once its second look (a marked file's short one) is past.
     writeFileSync(`${inbox}.done`, '');
     const intake = await takeFile(inbox, { workspace, store, batch: config.batch, intake: config.intake, policy: 'skip_invalid', clock: systemClock });
     if (intake.kind !== 'accepted') throw new Error(`the generated batch was not accepted: ${intake.kind}`);
-    await releaseBatch((await store.batch(intake.batch)) as BatchRecord, { workspace, store, clock: systemClock });
+    for (;;) {
+      const release = await releaseBatch((await store.batch(intake.batch)) as BatchRecord, { workspace, store, clock: systemClock });
+      if (release.kind !== 'wait') break;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, release.untilMs - Date.now())));
+    }
     const pipeline = new Pipeline({ store, client, clock: systemClock, engine: config.engine, log: () => {} });
     calls = recordCalls(client);
     const stopTurns = loopTurns();

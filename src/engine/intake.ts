@@ -6,14 +6,16 @@
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
 import { checkCorrections } from './correction-intake.js';
-import { constants, existsSync } from 'node:fs';
-import { lstat, open, readFile, readdir, rename } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { lstat, readFile, rename } from 'node:fs/promises';
 import { moveSafely, writeFileSafely } from '../workspace/safe-files.js';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { BatchConfig, IntakeConfig } from '../config/config.js';
-import type { Readiness, Seen } from '../workspace/arrival.js';
-import { companionNames, companionOf, continued, readiness } from '../workspace/arrival.js';
+import type { Seen } from '../workspace/arrival.js';
+import { lookAtInboxFile } from './inbox-look.js';
+import { claimName } from './claim-names.js';
+import { refuseControlName } from './refused-names.js';
 import type { Manifest } from '../batch/manifest.js';
 import { compareWithManifest, parseManifest } from '../batch/manifest.js';
 import { readerOptions, ruleOptions } from '../batch/batch-options.js';
@@ -26,7 +28,7 @@ import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } fr
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
-import { keepFileBytes, keepManifest, restoreKeptFile } from './kept-files.js';
+import { keepFileBytes, keepManifest } from './kept-files.js';
 
 export type IntakeOutcome =
   | { kind: 'accepted'; batch: string; file: string; ready: number; refused: number; invalid: number; report: ValidationReport }
@@ -73,75 +75,6 @@ export async function moveWithCompanions(from: string, to: string, home: string)
   }
 }
 
-/** The first of `names` in `folder` that is a regular file (a link is not a companion), or null. */
-async function firstFile(folder: string, names: readonly string[]): Promise<string | null> {
-  for (const name of names) {
-    const entry = await lstat(join(folder, name)).catch(() => null);
-    if (entry?.isFile()) return join(folder, name);
-  }
-  return null;
-}
-
-/** A zip's end record: its signature, then 18 bytes and a comment of the length it gives (the last field). */
-const ZIP_END = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
-const ZIP_END_MIN = 22;
-const ZIP_END_MAX = ZIP_END_MIN + 0xffff;
-
-/** Whether the end of `tail` (the last bytes of a file) is a whole zip end record: a spreadsheet written to its end. */
-export function endsWithZipEnd(tail: Buffer): boolean {
-  for (let at = tail.length - ZIP_END_MIN; at >= 0; at -= 1) {
-    if (tail[at] === 0x50 && tail.subarray(at, at + 4).equals(ZIP_END)) return at + ZIP_END_MIN + tail.readUInt16LE(at + 20) === tail.length;
-  }
-  return false;
-}
-
-/**
- * Whether the file ends whole: a text file's last byte is a line end (a stall in
- * the middle of a field leaves a line without one); a spreadsheet (.xlsx, a zip)
- * ends with its end record, which a writer puts last.
- */
-/** The end of a pain.001 is looked for in its last bytes: the closing tag, and whitespace after it. */
-const XML_END_MAX = 256;
-
-async function endsWithLineEnd(path: string, size: number): Promise<boolean> {
-  if (size === 0) return true;
-  const spreadsheet = /\.xlsx$/i.test(path);
-  const xml = /\.xml$/i.test(path);
-  const length = spreadsheet ? Math.min(size, ZIP_END_MAX) : xml ? Math.min(size, XML_END_MAX) : 1;
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const tail = Buffer.alloc(length);
-    await handle.read(tail, 0, length, size - length);
-    // A pain.001 is whole once its root element is closed (a writer may leave no line end after it).
-    if (xml) return /<\/([A-Za-z_][\w.-]*:)?Document>\s*$/.test(tail.toString('latin1'));
-    return spreadsheet ? endsWithZipEnd(tail) : tail[0] === 0x0a || tail[0] === 0x0d;
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Looks at a file in the inbox: whether it is complete (see workspace/arrival.ts),
- * and its marker and manifest if it has them. Null when it is gone. A link or a
- * folder counts as ready: it is refused unread when taken.
- */
-export async function lookAtInboxFile(path: string, deps: Pick<IntakeDeps, 'intake' | 'stableMs' | 'clock'>, before?: Seen): Promise<{ readiness: Readiness; seen: Seen; marker: string | null; manifest: string | null } | null> {
-  const entry = await lstat(path).catch(() => null);
-  if (!entry) return null;
-  if (!entry.isFile()) {
-    const seen = { size: entry.size, mtimeMs: entry.mtimeMs, endsWithLineEnd: true, marker: false, manifest: false, since: deps.clock.now() };
-    return { readiness: { ready: true, by: 'stable' }, seen, marker: null, manifest: null };
-  }
-  const folder = dirname(path);
-  const { markers, manifests } = companionNames(basename(path));
-  const marker = deps.intake.marker === 'off' ? null : await firstFile(folder, markers);
-  const manifest = deps.intake.manifest === 'off' ? null : await firstFile(folder, manifests);
-  const lineEnd = await endsWithLineEnd(path, entry.size).catch(() => true);
-  const seen = continued({ size: entry.size, mtimeMs: entry.mtimeMs, endsWithLineEnd: lineEnd, marker: marker !== null, manifest: manifest !== null }, before, deps.clock.now());
-  const policy = { stableMs: deps.stableMs ?? deps.intake.stable_ms, marker: deps.intake.marker, manifest: deps.intake.manifest };
-  return { readiness: readiness(seen, deps.clock.now(), policy), seen, marker, manifest };
-}
-
 /**
  * Rows stored per transaction. While this thread stores a chunk, the workers checking the file wait for their next
  * piece (see parallel-check.ts), and rows waiting for their chunk are copied by every young-generation collection:
@@ -150,113 +83,8 @@ export async function lookAtInboxFile(path: string, deps: Pick<IntakeDeps, 'inta
  */
 const STORE_CHUNK = 250;
 
-/** A name unique in processing/ and failed/: the time, then the file's own name. */
-export function claimName(name: string, at: number): string {
-  return `${new Date(at).toISOString().replace(/[:.]/g, '-')}--${name}`;
-}
-
-/**
- * A batch whose intake never finished (the process died while taking it in) is
- * rejected as interrupted, and its file goes back to the inbox to be taken in
- * afresh. None of its rows could have been sent: rows become sendable only when
- * a batch is accepted, which is the last step of intake. With several workers,
- * only intakes whose taker is dead are recovered (see recoverShared).
- */
-export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store' | 'shared'> & { knownBatches(): Promise<BatchRecord[]>; atStart?: boolean }): Promise<string[]> {
-  if (deps.shared) return recoverShared(deps, deps.shared, deps.atStart ?? true);
-  const recovered: string[] = [];
-  // A file claimed just before the process died, before its batch was recorded, belongs to no
-  // batch: it goes back to the inbox. (The workspace lock makes sure no other run is claiming.)
-  recovered.push(...(await putBackUnrecorded(deps, () => true)));
-  for (const batch of await deps.store.interruptedIntakes()) {
-    await deps.store.rejectBatch(batch.id, 'interrupted during intake; the file was put back in the inbox and taken again');
-    if (await putBackClaimed(deps, batch)) recovered.push(batch.id);
-  }
-  return recovered;
-}
-
-/** Files in processing/ that no batch knows (claimed by a process that died before recording it), chosen by `old`, moved back to the inbox. */
-async function putBackUnrecorded(deps: Pick<IntakeDeps, 'workspace'> & { knownBatches(): Promise<BatchRecord[]> }, old: (claimedAt: number) => boolean): Promise<string[]> {
-  const moved: string[] = [];
-  const known = new Set((await deps.knownBatches()).map((b) => claimName(b.file_name, Date.parse(b.received_at))));
-  const names = await readdir(deps.workspace.folders.processing);
-  const present = new Set(names);
-  for (const name of names) {
-    const owner = companionOf(name);
-    // A marker or manifest goes back with its file, not as a file of its own.
-    if (known.has(name) || known.has(owner ?? '') || (owner !== null && present.has(owner))) continue;
-    const claimedAt = claimedAtOf(name);
-    if (claimedAt === null || !old(claimedAt)) continue;
-    const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
-    const back = join(deps.workspace.folders.inbox, original);
-    try {
-      await moveWithCompanions(join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back, deps.workspace.home);
-      moved.push(name);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another worker sharing the folder put it back first
-    }
-  }
-  return moved;
-}
-
-/** When a file in processing/ was claimed (ms), from its claim name; null for a name paybatch did not give. */
-export function claimedAtOf(name: string): number | null {
-  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z--/.exec(name);
-  return match ? Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}.${match[5]}Z`) : null;
-}
-
-/**
- * Puts an interrupted batch's claimed file back in the inbox, with its marker
- * and manifest (without them a workspace that requires one would wait for it
- * forever); false when the file is not in this workspace's processing/.
- */
-async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchRecord): Promise<boolean> {
-  const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
-  const back = join(deps.workspace.folders.inbox, batch.file_name);
-  const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
-  try {
-    await moveWithCompanions(claimed, target, deps.workspace.home);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash, or on another machine
-    return false;
-  }
-}
-
-/**
- * Several workers: an intake is recovered only once its taker is dead (its
- * lease expired) or is this worker in an earlier life, and by one worker only
- * (the rejection is a compare-and-set). The file goes back to this worker's
- * inbox: moved, when it is in this workspace; else written from the bytes kept
- * in the database. A file claimed but not recorded is put back only once it has
- * lain in processing/ for UNRECORDED_AFTER_MS (a live worker records its batch
- * once the file is hashed: seconds, even for the largest file). Its own
- * intakes count only at its start (`atStart`): later, they are running.
- */
-const UNRECORDED_AFTER_MS = 10 * 60_000;
-
-async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }, shared: SharedWork, atStart: boolean): Promise<string[]> {
-  const now = shared.clock.now();
-  const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > Math.max(shared.leaseMs, UNRECORDED_AFTER_MS));
-  for (const batch of await shared.store.orphanedIntakes(shared.name, now, atStart)) {
-    if (!(await deps.store.rejectBatch(batch.id, `interrupted during intake (worker ${batch.taken_by ?? 'unknown'} stopped); the file was put back in the inbox and taken again`))) continue;
-    if (await putBackClaimed(deps, batch)) {
-      recovered.push(batch.id);
-      continue;
-    }
-    const back = join(deps.workspace.folders.inbox, batch.file_name);
-    const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
-    // Bytes cut short (the taker died while keeping them) are not a file to take: the original stays where it arrived.
-    // With its manifest, if it came with one (checked again when it is taken), before its marker: a file that shows
-    // itself complete is taken at once.
-    if (!(await restoreKeptFile(shared.store, batch.id, batch.sha256, deps.workspace.home, target))) continue;
-    // Whole (their hash is the batch's): marked so, as the claimed file was complete, for a workspace that requires a
-    // marker.
-    await writeFileSafely(deps.workspace.home, `${target}.done`, '');
-    recovered.push(batch.id);
-  }
-  return recovered;
-}
+// Claim names are kept in their own module (refused-names.ts uses them too); re-exported for the engine's other steps.
+export { claimName, claimedAtOf } from './claim-names.js';
 
 /** Puts a claimed file (and its companions) back in the inbox under its own name, or under the batch's id when that name is taken again. */
 export async function putBack(claimed: string, name: string, batch: string, deps: Pick<IntakeDeps, 'workspace'>): Promise<void> {
@@ -272,6 +100,8 @@ export async function putBack(claimed: string, name: string, batch: string, deps
  */
 export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: Seen): Promise<IntakeOutcome> {
   const name = basename(inboxPath);
+  const refused = await refuseControlName(inboxPath, deps);
+  if (refused) return refused;
   const look = await lookAtInboxFile(inboxPath, deps, before);
   if (!look) return { kind: 'gone', name };
   if (!look.readiness.ready) return { kind: 'waiting', name, reason: look.readiness.reason, retryInMs: look.readiness.retryInMs, seen: look.seen };
@@ -308,13 +138,9 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     return { kind: 'duplicate', file: failedPath, noteFile, earlier };
   }
 
-  // Complete by a marker or a manifest: sent once accepted. By stability alone: watched for as long again
-  // once taken, before anything is sent, so that a writer that only paused shows itself [intake.stable_ms].
-  const stableMs = deps.stableMs ?? deps.intake.stable_ms;
-  const settled = look.readiness.ready && look.readiness.by !== 'stable';
   const batch = await deps.store.beginBatch({
     file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString(),
-    file_mtime_ms: Math.floor(entry.mtimeMs), send_after: settled ? at : at + stableMs, taken_by: deps.shared?.name ?? null,
+    file_mtime_ms: Math.floor(entry.mtimeMs), send_after: at + secondLookAfterMs(look.readiness.ready && look.readiness.by !== 'stable', deps), taken_by: deps.shared?.name ?? null,
   });
   try {
     // Shared: the bytes go to the database before any row does, so that any worker can take the file in again.
@@ -430,6 +256,19 @@ export async function takeWhenComplete(path: string, deps: IntakeDeps, wait: (ms
     before = outcome.seen;
     await wait(outcome.retryInMs);
   }
+}
+
+/**
+ * How long after it is taken a file is looked at again, before anything of it is sent: every file is, so that a
+ * writer that only paused, or wrote a marker too soon, shows itself. Taken by stability alone: as long again
+ * [intake.stable_ms]. Taken by its marker or manifest (its writer said it is whole): a shorter while, at most
+ * MARKED_SECOND_LOOK_MS, so that a marked file is not held a full interval.
+ */
+export const MARKED_SECOND_LOOK_MS = 2_000;
+
+function secondLookAfterMs(marked: boolean, deps: Pick<IntakeDeps, 'stableMs' | 'intake'>): number {
+  const stableMs = deps.stableMs ?? deps.intake.stable_ms;
+  return marked ? Math.min(stableMs, MARKED_SECOND_LOOK_MS) : stableMs;
 }
 
 /** Whether the file's size or modification time moved since `entry` (or it is gone). */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { DiskError, ExitCode, asDiskError } from '../errors.js';
 import { openLogSafely } from '../workspace/safe-files.js';
+import { printableName } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 
 const HUMAN: ReadonlySet<string> = new Set([
@@ -43,7 +44,8 @@ export function engineLog(home: string, human: (line: string) => void): { log: P
       } catch (error) {
         stopOnDiskError(error);
       }
-      if (HUMAN.has(event)) human(`${event.replace(/_/g, ' ')}: ${Object.entries(fields).map(([k, v]) => `${k} ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join(', ')}`);
+      // Control characters escaped: a file's name holding a newline must not forge a line here.
+      if (HUMAN.has(event)) human(`${event.replace(/_/g, ' ')}: ${Object.entries(fields).map(([k, v]) => `${k} ${printableName(typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))}`).join(', ')}`);
     },
     close() {
       try {

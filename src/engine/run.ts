@@ -13,7 +13,8 @@ import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore } from '../s
 import { ApprovalGate, RELEASE_SEAL } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
-import { recoverInterruptedIntakes, takeFile } from './intake.js';
+import { takeFile } from './intake.js';
+import { recoverInterruptedIntakes } from './intake-recovery.js';
 import { releaseBatch } from './release.js';
 import type { Seen } from '../workspace/arrival.js';
 import { notABatchFile } from '../workspace/arrival.js';

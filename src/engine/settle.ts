@@ -12,11 +12,10 @@ import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
 import type { AuditStore, BatchRecord, IntakeStore, PipelineStore } from '../store/store.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { changedSince, claimName, claimedAtOf, moveWithCompanions } from './intake.js';
+import { claimName, claimedAtOf, moveWithCompanions } from './intake.js';
+import { checkBeforeArchiving } from './archive-check.js';
 import { readdir } from 'node:fs/promises';
 import { companionOf } from '../workspace/arrival.js';
-import { fileSha256 } from '../batch/file-hash.js';
-import { writeFileSafely } from '../workspace/safe-files.js';
 import type { PipelineLog } from './pipeline.js';
 import { existsSync } from 'node:fs';
 import type { SharedWork } from './shared-work.js';
@@ -103,20 +102,6 @@ export async function writeBatchResults(deps: SettleDeps, batchId: string): Prom
 }
 
 /**
- * The archive keeps the file that was validated. Should it have changed all the
- * same (written to after it was released), what was paid is still what was
- * validated (rows come from the store), but the archived file is not that file:
- * a note beside it says so with both fingerprints, and the log tells a person.
- */
-async function noteIfChanged(deps: SettleDeps, batch: BatchRecord, file: string, archived: string): Promise<void> {
-  if (!(await changedSince(file, { size: batch.size_bytes, mtimeMs: batch.file_mtime_ms ?? 0 }))) return;
-  const now = await fileSha256(file);
-  if (now === null || now === batch.sha256) return;
-  await writeFileSafely(deps.workspace.home, `${archived}.changed.txt`, `${batch.file_name} changed after it was validated and paid: it was ${batch.size_bytes} bytes with SHA-256 ${batch.sha256}, it is now SHA-256 ${now}.\nWhat was paid is what was validated (the rows kept in paybatch's database); this archived file is not that file.\n`);
-  deps.log('archived_file_changed', { batch: batch.id, file: batch.file_name, sha256_validated: batch.sha256, sha256_now: now });
-}
-
-/**
  * Settles a batch whose rows are all final. In this order, so that a crash at
  * any point only repeats steps on the next run: the final results are written,
  * the file is archived, and only then is the batch marked settled (a settled
@@ -128,7 +113,7 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
   if (!batch || batch.status !== 'accepted') return batch?.status === 'settled';
   await writeBatchResults(deps, batchId);
   const name = claimName(batch.file_name, Date.parse(batch.received_at));
-  await noteIfChanged(deps, batch, join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name));
+  await checkBeforeArchiving(deps, batch, join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name));
   const archived = join(deps.workspace.folders.archive, name);
   const moved = await moveWithCompanions(join(deps.workspace.folders.processing, name), archived, deps.workspace.home).then(() => true, (error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error; // archived already, before a crash; or taken in on another machine

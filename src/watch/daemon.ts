@@ -12,12 +12,11 @@ import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { webhookUrl } from '../config/config.js';
-import { recoverInterruptedIntakes } from '../engine/intake.js';
+import { recoverInterruptedIntakes } from '../engine/intake-recovery.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
-import type { Seen } from '../workspace/arrival.js';
 import { archiveSettledElsewhere, resultsCadence, settleIfDone, writeBatchResults } from '../engine/settle.js';
 import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
@@ -30,6 +29,7 @@ import { ApprovalGate, RELEASE_SEAL } from '../engine/approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { EventApplier } from './event-applier.js';
 import { InboxWatcher } from './inbox-watcher.js';
+import { IntakeQueue } from './intake-queue.js';
 import { Schedules } from './schedules.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 import { DatabaseHealth } from './database-health.js';
@@ -80,12 +80,10 @@ export class Daemon {
   private wake: () => void = () => {};
   private loop: Promise<void> = Promise.resolve();
   private stopped: Promise<void> | null = null;
-  /** Files to take, in arrival order, and the same as a set so a file is never queued twice. */
-  private readonly queue: string[] = [];
-  private readonly queued = new Set<string>();
+  /** Files to take, in arrival order, a few at once. */
+  private readonly intake: IntakeQueue;
   /** Files that arrived while an intake schedule is set: taken at its next run. */
   private readonly waiting: string[] = [];
-  private intake: Promise<void> | null = null;
   private readonly submitting = new Map<string, Promise<void>>();
   private webhooksSyncedAt: number | null = null;
   /** Open batches whose results this process wrote: written once more when they are no longer open. */
@@ -109,9 +107,7 @@ export class Daemon {
   private sick = false;
   /** Damage the check of the whole database found, kept until the health watch exists. */
   private damage: string | null = null;
-  /** What was seen of each file not complete yet at its last look: stability is measured from it. */
-  private readonly sightings = new Map<string, Seen>();
-  /** Timers that take a file or send a batch again later (not complete yet, not released yet), cleared at stop. */
+  /** Timers that send a batch again later (not released yet), cleared at stop; files have theirs in the intake queue. */
   private readonly later = new Set<NodeJS.Timeout>();
 
   private after(ms: number, work: () => void): void {
@@ -154,7 +150,17 @@ export class Daemon {
       held: deps.shared ? () => (deps.shared as SharedWork).held() : undefined,
       metrics: this.metrics,
     });
-    this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, onFile: (path) => this.arrived(path), log });
+    this.intake = new IntakeQueue({
+      take: (file, before) => takeInboxFile(file, { ...this.deps, stableMs: this.stableMs }, before),
+      // Not only once the loop has seen it: damage found beside the work is known here first.
+      open: () => !this.stopping && !this.sick && !this.health?.check(),
+      accepted: (batch) => this.submit(batch),
+      failed: (file, error) => {
+        this.health?.failed(error);
+        this.deps.log('intake_failed', { file, reason: (error as Error).message });
+      },
+    });
+    this.watcher = new InboxWatcher({ inbox: deps.workspace.folders.inbox, onFile: (path) => this.arrived(path), onChange: (path) => this.intake.changed(path), log });
     this.schedules = new Schedules(config.watch.schedules, store, clock);
   }
 
@@ -200,10 +206,11 @@ export class Daemon {
       }
     };
     this.stopping = true;
+    this.intake.stop();
     for (const timer of this.later) clearTimeout(timer);
     this.later.clear();
     this.wake();
-    this.deps.log('watch_stopping', { queued_files: this.queue.length, waiting_files: this.waiting.length });
+    this.deps.log('watch_stopping', { queued_files: this.intake.length + this.intake.busy, waiting_files: this.waiting.length });
     await within(this.watcher.close(), 1_000);
     await within(this.receiver.close(), 2_000);
     const settled = await this.pipeline.stop(Math.max(0, left() - 1_500));
@@ -231,41 +238,7 @@ export class Daemon {
   }
 
   private enqueue(path: string): void {
-    // Not only once the loop has seen it: damage found beside the work is known here first.
-    if (this.sick || this.health?.check()) return;
-    if (this.queued.has(path)) return;
-    this.queued.add(path);
-    this.queue.push(path);
-    this.takeQueued();
-  }
-
-  /** One file at a time, in arrival order: the claim by rename makes a second take of one file impossible anyway. */
-  private takeQueued(): void {
-    if (this.intake || this.stopping) return;
-    this.intake = (async () => {
-      while (this.queue.length > 0 && !this.stopping) {
-        const file = this.queue.shift() as string;
-        try {
-          const outcome = await takeInboxFile(file, { ...this.deps, stableMs: this.stableMs }, this.sightings.get(file));
-          if (outcome.kind === 'waiting') {
-            // Not complete yet: looked at again when it may be (a marker or a manifest arriving also brings it back).
-            this.sightings.set(file, outcome.seen);
-            this.after(outcome.retryInMs, () => this.enqueue(file));
-          } else {
-            this.sightings.delete(file);
-          }
-          if (outcome.kind === 'accepted') this.submit(outcome.batch);
-        } catch (error) {
-          this.health?.failed(error);
-          this.deps.log('intake_failed', { file, reason: (error as Error).message });
-        } finally {
-          this.queued.delete(file);
-        }
-      }
-    })().finally(() => {
-      this.intake = null;
-      if (this.queue.length > 0 && !this.stopping) this.takeQueued();
-    });
+    this.intake.add(path);
   }
 
   private submit(batchId: string): void {

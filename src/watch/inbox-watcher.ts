@@ -1,7 +1,9 @@
 /**
  * Watches the inbox (chokidar) and hands over each batch file as it appears
  * (whether it is complete, the intake decides: see workspace/arrival.ts), or as
- * its completion marker or manifest appears. A file written as NAME.csv.part or
+ * its completion marker or manifest appears or is written again. A batch file
+ * that changes is handed to `onChange` (the daemon looks again at once at a file
+ * it waits for). A file written as NAME.csv.part or
  * NAME.csv.tmp arrives when renamed to NAME.csv (the rename is atomic). Files
  * already there at start count as arriving at start. Hidden files and files not
  * ending in .csv are left alone, with one log line each. Symbolic links are not
@@ -18,6 +20,8 @@ export interface InboxWatcherOptions {
   inbox: string;
   /** A complete batch file arrived (full path). */
   onFile: (path: string) => void;
+  /** A batch file already seen changed (written to again). */
+  onChange?: (path: string) => void;
   log: (event: string, fields: Record<string, unknown>) => void;
 }
 
@@ -38,6 +42,7 @@ export class InboxWatcher {
     });
     this.watcher = watcher;
     watcher.on('add', (path) => this.arrived(path));
+    watcher.on('change', (path) => this.changed(path));
     watcher.on('error', (error) => this.options.log('inbox_watch_error', { reason: (error as Error).message }));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   }
@@ -59,6 +64,13 @@ export class InboxWatcher {
     if (this.ignored.has(name)) return;
     this.ignored.add(name);
     this.options.log('inbox_file_ignored', { file: name, reason: why });
+  }
+
+  private changed(path: string): void {
+    const name = basename(path);
+    // A marker written again (newer than the file now): as if it arrived.
+    if (companionOf(name) !== null) return this.arrived(path);
+    if (notABatchFile(name) === null) this.options.onChange?.(path);
   }
 
   async close(): Promise<void> {

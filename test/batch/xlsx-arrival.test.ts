@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { endsWithZipEnd } from '../../src/engine/intake.js';
+import { endsWithZipEnd } from '../../src/engine/inbox-look.js';
 import { writeWorkbook } from '../helpers/xlsx.js';
 
 describe('a spreadsheet arriving in the inbox', () => {

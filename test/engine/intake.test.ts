@@ -163,7 +163,7 @@ describe('taking files in from the inbox', () => {
 
 describe('an intake the process died in', () => {
   it('is rejected as interrupted, its file put back in the inbox, and taken in afresh', async () => {
-    const { recoverInterruptedIntakes } = await import('../../src/engine/intake.js');
+    const { recoverInterruptedIntakes } = await import('../../src/engine/intake-recovery.js');
     const { claimName } = await import('../../src/engine/intake.js');
     const dir = mkdtempSync(join(tmpdir(), 'paybatch-interrupted-'));
     const workspace = openWorkspace(join(dir, 'ws'));

@@ -2,7 +2,8 @@
  * Before anything of a batch is sent, its file is looked at once more: taken as
  * complete by stability alone, it must still be the file validated after as long
  * again; a file that changed is taken back, nothing of it sent, and put back in
- * the inbox. On a manual clock, with a real file and a real store.
+ * the inbox. A file complete by its marker is looked at again too, after a
+ * shorter while. On a manual clock, with a real file and a real store.
  */
 import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { IntakeDeps } from '../../src/engine/intake.js';
-import { takeWhenComplete } from '../../src/engine/intake.js';
+import { MARKED_SECOND_LOOK_MS, takeWhenComplete } from '../../src/engine/intake.js';
 import { releaseBatch } from '../../src/engine/release.js';
 import type { BatchRecord } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
@@ -72,11 +73,26 @@ describe('releasing a batch to be sent', () => {
     expect(readdirSync(workspace.folders.processing)).toEqual([]);
   });
 
-  it('sends a file complete by its marker at once: no second wait', async () => {
+  it('looks again at a file complete by its marker too, after a shorter while: released unchanged', async () => {
     copyFileSync(template('templates/gbr-bank.csv'), join(workspace.folders.inbox, 'gbr.csv'));
     writeFileSync(join(workspace.folders.inbox, 'gbr.csv.done'), '');
     const batch = await take('gbr.csv');
+    expect(batch.send_after).toBe(Date.parse(batch.received_at) + MARKED_SECOND_LOOK_MS);
+    expect(await releaseBatch(batch, deps)).toEqual({ kind: 'wait', untilMs: batch.send_after });
+    clock.advance(MARKED_SECOND_LOOK_MS);
     expect(await releaseBatch(batch, deps)).toEqual({ kind: 'released' });
     expect(readdirSync(workspace.folders.processing).sort()).toEqual([expect.stringMatching(/--gbr\.csv$/), expect.stringMatching(/--gbr\.csv\.done$/)]);
+  });
+
+  it('takes back a file complete by its marker that was written to after it: nothing sendable', async () => {
+    copyFileSync(template('templates/gbr-bank.csv'), join(workspace.folders.inbox, 'gbr.csv'));
+    writeFileSync(join(workspace.folders.inbox, 'gbr.csv.done'), '');
+    const batch = await take('gbr.csv');
+    const [claimed] = readdirSync(workspace.folders.processing).filter((f) => f.endsWith('gbr.csv'));
+    appendFileSync(join(workspace.folders.processing, claimed as string), 'GBR-2026-0003,bank,USD,GBP,5.00\n');
+    clock.advance(MARKED_SECOND_LOOK_MS);
+    expect(await releaseBatch(batch, deps)).toMatchObject({ kind: 'withdrawn' });
+    expect((await store.batch(batch.id))?.status).toBe('rejected');
+    expect(readdirSync(workspace.folders.inbox).sort()).toEqual(['gbr.csv', 'gbr.csv.done']);
   });
 });

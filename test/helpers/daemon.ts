@@ -30,7 +30,8 @@ export interface DaemonContext {
   stop(): Promise<void>;
 }
 
-export async function daemonContext(options: { sandbox?: SandboxConfigInput; config?: Record<string, unknown>; clock?: Clock } = {}): Promise<DaemonContext> {
+/** `wrapStore`: what the daemon is given instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. */
+export async function daemonContext(options: { sandbox?: SandboxConfigInput; config?: Record<string, unknown>; clock?: Clock; wrapStore?: (store: SqliteStore) => SqliteStore } = {}): Promise<DaemonContext> {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-watch-'));
   const workspace = openWorkspace(join(dir, 'ws'));
   const store = SqliteStore.open(workspace.database);
@@ -44,7 +45,7 @@ export async function daemonContext(options: { sandbox?: SandboxConfigInput; con
     watch: { stable_ms: 150, results_every_ms: 500, ...(extra.watch as object), listen: { port: 0 } },
   });
   const logs: DaemonContext['logs'] = [];
-  const daemon = new Daemon({ workspace, store, client, credentials, config, clock: options.clock ?? systemClock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20 });
+  const daemon = new Daemon({ workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock: options.clock ?? systemClock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20 });
   const started = await daemon.start();
   return {
     dir, workspace, store, sandbox, daemon, started, logs,

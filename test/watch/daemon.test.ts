@@ -165,7 +165,10 @@ describe('paybatch watch: the daemon', () => {
     expect(ctx.logs.find((l) => l.event === 'intake_waiting')?.fields.until).toBe('2026-03-11T02:00:00.000Z');
     expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
     clock.advance(3 * 3_600_000);
-    await eventually(() => allSettled(ctx, 1), 15_000, 'the file taken at 02:00 and paid');
+    // Taken at 02:00, then looked at again (a marked file's second look) once the clock moves on, and paid.
+    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).length === 1, 15_000, 'the file taken at 02:00');
+    clock.advance(1_000);
+    await eventually(() => allSettled(ctx, 1), 15_000, 'the file paid');
     expect(ctx.logs.some((l) => l.event === 'schedule_ran' && l.fields.schedule === 'intake')).toBe(true);
   });
 
