@@ -80,20 +80,33 @@ export class MarkupBounds {
           this.bang = '';
           this.previous = byte;
           break;
-        case State.Tag:
-          if (byte === DQUOTE || byte === SQUOTE) {
-            this.quote = byte;
-            this.state = State.Quote;
-          } else if (byte === GT) {
-            const problem = this.endTag(base + i);
+        case State.Tag: {
+          // The tag's name and attributes, up to a quote or its end, in one tight pass.
+          let j = i;
+          let at = chunk[j] as number;
+          while (at !== GT && at !== DQUOTE && at !== SQUOTE && ++j < chunk.length) at = chunk[j] as number;
+          if (j > i) this.previous = chunk[j - 1] as number;
+          i = j;
+          if (j === chunk.length) break;
+          if (at === GT) {
+            const problem = this.endTag(base + j);
             if (problem) return problem;
+          } else {
+            this.quote = at;
+            this.state = State.Quote;
           }
-          this.previous = byte;
+          this.previous = at;
           break;
-        case State.Quote:
-          if (byte === this.quote) this.state = State.Tag;
-          this.previous = byte;
+        }
+        case State.Quote: {
+          const end = chunk.indexOf(this.quote, i);
+          i = end < 0 ? chunk.length : end;
+          if (end >= 0) {
+            this.state = State.Tag;
+            this.previous = this.quote;
+          }
           break;
+        }
         case State.Bang: {
           this.bang += String.fromCharCode(byte);
           if (this.bang === '--') {
