@@ -9,6 +9,7 @@
  * then fails on a cut archive, and the reader reports the refusal kept here
  * instead. Memory and temporary files thus never hold more than was allowed.
  */
+import { WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { BatchFileError } from './file-error.js';
 import type { InflateBudget } from './part-limits.js';
@@ -21,6 +22,7 @@ interface Entry {
   write(chunk: Buffer, ...rest: unknown[]): boolean;
   end(...args: unknown[]): unknown;
   on(event: 'pipe', listener: (source: Readable) => void): unknown;
+  pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T;
 }
 
 const isEntry = (chunk: unknown): chunk is Entry =>
@@ -43,8 +45,19 @@ function dropped(rest: unknown[]): boolean {
   return true;
 }
 
-function watch(entry: Entry, budget: InflateBudget, refuse: (error: BatchFileError) => void): void {
+/** What the guard reports: the refusal, and each temporary file exceljs sets a sheet aside in. */
+export interface GuardEvents {
+  refuse(error: BatchFileError): void;
+  spooled(path: string): void;
+}
+
+function watch(entry: Entry, budget: InflateBudget, events: GuardEvents): void {
   const name = entry.path;
+  const pipe = entry.pipe.bind(entry);
+  entry.pipe = <T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T => {
+    if (destination instanceof WriteStream && typeof destination.path === 'string') events.spooled(destination.path);
+    return pipe(destination, options);
+  };
   const write = entry.write.bind(entry);
   const end = entry.end.bind(entry);
   const allowance = budget.allowance(name);
@@ -68,7 +81,7 @@ function watch(entry: Entry, budget: InflateBudget, refuse: (error: BatchFileErr
   });
   const stop = (error: BatchFileError): void => {
     stopped = error;
-    refuse(error);
+    events.refuse(error);
     end(); // what reads the part (exceljs, or a temporary file) sees it end, then the archive's failure
     stopInflating();
   };
@@ -89,12 +102,12 @@ function watch(entry: Entry, budget: InflateBudget, refuse: (error: BatchFileErr
 }
 
 /** Watches every part `zip` (unzipper's Parse stream, as exceljs pipes the file into it) hands over. */
-export function guardParts(zip: NodeJS.WritableStream, budget: InflateBudget, refuse: (error: BatchFileError) => void): void {
+export function guardParts(zip: NodeJS.WritableStream, budget: InflateBudget, events: GuardEvents): void {
   const parse = zip as unknown as Readable;
   if (typeof parse.push !== 'function') return;
   const push = parse.push.bind(parse);
   parse.push = (chunk: unknown, encoding?: BufferEncoding): boolean => {
-    if (isEntry(chunk)) watch(chunk, budget, refuse);
+    if (isEntry(chunk)) watch(chunk, budget, events);
     return push(chunk, encoding);
   };
 }

@@ -22,6 +22,7 @@ import { BatchFileError } from './file-error.js';
 import type { BatchRow, OpenedBatch, ReaderOptions } from './opened-batch.js';
 import type { RecordBatch, SheetRow, SheetShape } from './sheet-rows.js';
 import { convert, emptySheet, placer, planHeader, readRow } from './sheet-rows.js';
+import type { SpooledSheets } from './sheet-spool.js';
 import { openArchive } from './workbook-archive.js';
 import type { HashedBytes } from './workbook-source.js';
 import { SharedStrings } from './workbook-source.js';
@@ -91,7 +92,7 @@ class WorkbookParts {
   readonly strings: SharedStrings;
   private readonly parts: ReturnType<StreamingWorkbook['parse']>;
 
-  constructor(readonly workbook: StreamingWorkbook, private readonly bytes: HashedBytes, maxBytes: number) {
+  constructor(readonly workbook: StreamingWorkbook, private readonly bytes: HashedBytes, private readonly spooled: SpooledSheets, maxBytes: number) {
     this.strings = new SharedStrings(maxBytes);
     this.parts = workbook.parse();
   }
@@ -134,6 +135,7 @@ class WorkbookParts {
       // Already failing: the first error is the one reported.
     } finally {
       this.bytes.close();
+      this.spooled.removeAll(); // what exceljs set aside and, failing, never deleted
     }
   }
 }
@@ -173,11 +175,11 @@ async function* rowChunks(sheet: SheetReader, bytes: HashedBytes): AsyncGenerato
 }
 
 export async function openSpreadsheet(path: string, options: ReaderOptions): Promise<OpenedBatch> {
-  const bytes = await openArchive(path, options);
+  const { bytes, spooled } = await openArchive(path, options);
   const workbook = new ExcelJS.stream.xlsx.WorkbookReader(bytes.stream, {
     worksheets: 'emit', sharedStrings: 'emit', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore',
   }) as unknown as StreamingWorkbook;
-  const parts = new WorkbookParts(workbook, bytes, options.maxSharedStringsBytes);
+  const parts = new WorkbookParts(workbook, bytes, spooled, options.maxSharedStringsBytes);
   let chosen: SheetReader | null = null;
   let chunks: AsyncGenerator<SheetRow[]> | null = null;
   try {

@@ -7,7 +7,7 @@
  * directory's sizes) or as soon as it passes what was declared or allowed.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
@@ -80,6 +80,30 @@ describe('workbooks that attack', () => {
     const text = Array.from(randomBytes(2 * 1024 * 1024), (byte) => String.fromCharCode(97 + (byte % 26))).join('');
     const error = await fileError(await workbook({ longText: text }));
     expect(error).toMatchObject({ code: 'markup_too_large', message: expect.stringMatching(/^xl\/sharedStrings\.xml holds a text of more than 1048576 bytes/) });
+  });
+
+  it('leaves no temporary file or open file behind when a part is stopped as it inflates (the daemon reads many)', async () => {
+    const lyingSheet = await workbook({ pad: { part: 'sheet', bytes: 64 * 1024 * 1024 }, declare: { part: 'sheet', bytes: 5000 } });
+    const lyingStrings = await workbook({ pad: { part: 'sharedStrings', bytes: 64 * 1024 * 1024 }, declare: { part: 'sharedStrings', bytes: 2000 } });
+    const spool = mkdtempSync(join(dir, 'spool-'));
+    const openFiles = (): number => readdirSync('/proc/self/fd').length;
+    const before = openFiles();
+    const tmpdirBefore = process.env.TMPDIR;
+    process.env.TMPDIR = spool; // where exceljs sets sheets aside
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect(await fileError(lyingSheet)).toMatchObject({ code: 'part_too_large' });
+        expect(await fileError(lyingStrings)).toMatchObject({ code: 'part_too_large' });
+      }
+    } finally {
+      if (tmpdirBefore === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmpdirBefore;
+    }
+    // Closes and deletes finish in the background: waited for, within a bound.
+    const cleaned = (): boolean => readdirSync(spool).length === 0 && openFiles() <= before;
+    for (const deadline = Date.now() + 10_000; !cleaned() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(readdirSync(spool)).toEqual([]);
+    expect(openFiles()).toBeLessThanOrEqual(before);
   });
 
   it('refuses shared strings past batch.max_shared_strings_bytes', async () => {
