@@ -71,6 +71,11 @@ describe('workbooks that attack', () => {
     expect(error).toMatchObject({ code: 'part_too_large', message: 'xl/worksheets/sheet1.xml unpacks to more than the 5000 bytes the archive\'s directory declares for it (the directory lies)' });
   }, 60_000);
 
+  it('refuses a part the archive\'s directory does not list', async () => {
+    const error = await fileError(await workbook({ unlistedPart: true }));
+    expect(error).toMatchObject({ code: 'not_a_workbook', message: 'the file cannot be read as an .xlsx workbook: it holds a part, "xl/hidden.xml", that its directory does not list' });
+  });
+
   it('stops a run of text past 1 MiB in a sheet, even where the ratio is allowed', async () => {
     const error = await fileError(await workbook({ pad: { part: 'sheet', bytes: 64 * 1024 * 1024 } }), { max_compression_ratio: 100_000 });
     expect(error).toMatchObject({ code: 'markup_too_large', message: expect.stringMatching(/^xl\/worksheets\/sheet1\.xml holds a text of more than 1048576 bytes \(from byte \d+\)$/) });

@@ -21,6 +21,8 @@ export interface PartInput {
   fill?: { at: number; byte: number; length: number };
   /** The unpacked size the archive declares for the part, in place of its real one: a lie. */
   declaredSize?: number;
+  /** Stored, but left out of the archive's directory. */
+  unlisted?: boolean;
 }
 
 interface Packed {
@@ -121,15 +123,15 @@ export async function writeZip(file: string, parts: PartInput[]): Promise<void> 
     const part = await pack(input);
     const name = Buffer.from(part.name, 'utf8');
     const header = localHeader(part, name);
-    directory.push(directoryEntry(part, name, offset));
+    if (!input.unlisted) directory.push(directoryEntry(part, name, offset));
     out.push(header, ...part.data);
     offset += header.length + part.compressedSize;
   }
   const directoryBytes = Buffer.concat(directory);
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(parts.length, 8);
-  end.writeUInt16LE(parts.length, 10);
+  end.writeUInt16LE(directory.length, 8);
+  end.writeUInt16LE(directory.length, 10);
   end.writeUInt32LE(directoryBytes.length, 12);
   end.writeUInt32LE(offset, 16);
   writeFileSync(file, Buffer.concat([...out, directoryBytes, end]));
@@ -146,6 +148,8 @@ export interface Attack {
   pad?: { part: 'sharedStrings' | 'sheet'; bytes: number };
   /** The unpacked size the archive declares for a part, whatever it unpacks to: a lie. */
   declare?: { part: 'sharedStrings' | 'sheet'; bytes: number };
+  /** A part stored in the archive before the sheet but left out of its directory. */
+  unlistedPart?: boolean;
   /** Extra text for the first shared string (for a long cell): added to the header's first column name. */
   longText?: string;
 }
@@ -174,6 +178,7 @@ export async function writeAttackWorkbook(file: string, rows: readonly Record<st
     { name: '_rels/.rels', text: `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${DOC_RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>` },
     { name: 'xl/workbook.xml', text: `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<workbook xmlns="${MAIN}" xmlns:r="${DOC_RELS}"><sheets><sheet name="Payouts" sheetId="1" r:id="rId1"/></sheets></workbook>` },
     { name: 'xl/_rels/workbook.xml.rels', text: `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${DOC_RELS}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${DOC_RELS}/sharedStrings" Target="sharedStrings.xml"/></Relationships>` },
+    ...(attack.unlistedPart ? [{ name: 'xl/hidden.xml', text: '<hidden/>', unlisted: true }] : []),
     { name: 'xl/worksheets/sheet1.xml', text: sheet, declaredSize: attack.declare?.part === 'sheet' ? attack.declare.bytes : undefined, fill: pad?.part === 'sheet' ? { at: sheetHead.length, byte: 0x20, length: pad.bytes } : undefined },
     {
       name: 'xl/sharedStrings.xml', text: sst, declaredSize: attack.declare?.part === 'sharedStrings' ? attack.declare.bytes : undefined,
