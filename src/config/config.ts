@@ -30,7 +30,7 @@ const batchSchema = z.strictObject({
   /** An .xlsx part may unpack to at most this many times its packed size (past 1 MiB): more is a zip bomb. */
   max_compression_ratio: positive.default(50),
   /** The memory an .xlsx file's shared strings (its text cells' text) may take. */
-  max_shared_strings_bytes: positive.default(64 * 1024 * 1024),
+  max_shared_strings_bytes: positive.default(32 * 1024 * 1024),
   /** Characters in the fields of one row (delimiters not counted), the header included. */
   max_row_characters: positive.default(64 * 1024),
   max_columns: positive.default(200),
