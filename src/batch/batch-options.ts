@@ -10,6 +10,8 @@ export function readerOptions(batch: BatchConfig): ReaderOptions {
     delimiter: batch.delimiter === 'tab' ? '\t' : batch.delimiter,
     columnMapping: batch.column_mapping,
     maxFileBytes: batch.max_file_bytes,
+    maxCompressionRatio: batch.max_compression_ratio,
+    maxSharedStringsBytes: batch.max_shared_strings_bytes,
     maxRowCharacters: batch.max_row_characters,
     maxColumns: batch.max_columns,
     sheet: batch.sheet,

@@ -20,6 +20,9 @@ export type FileErrorCode =
   | 'csv_syntax'
   // .xlsx files (src/batch/xlsx-reader.ts)
   | 'not_a_workbook'
+  | 'part_too_large'
+  | 'markup_too_large'
+  | 'shared_strings_too_large'
   | 'sheet_not_found'
   | 'empty_sheet'
   | 'formula_without_value'

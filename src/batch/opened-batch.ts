@@ -14,6 +14,10 @@ export interface ReaderOptions {
   delimiter: 'auto' | Delimiter;
   columnMapping: Readonly<Record<string, string>>;
   maxFileBytes: number;
+  /** A spreadsheet's parts: unpacked size over packed size, at most. */
+  maxCompressionRatio: number;
+  /** A spreadsheet's shared strings: the bytes they may take in memory. */
+  maxSharedStringsBytes: number;
   maxRowCharacters: number;
   maxColumns: number;
   /** A spreadsheet's sheet, by name; its first visible sheet when absent. */

@@ -70,7 +70,8 @@ export class HashedBytes {
   private readonly hash = createHash('sha256');
   private readonly file: ReadStream;
 
-  constructor(path: string, maxFileBytes: number) {
+  /** `onPipe` is given what exceljs pipes the bytes into (its unzip stream), to watch what it inflates. */
+  constructor(path: string, maxFileBytes: number, onPipe?: (destination: NodeJS.WritableStream) => void) {
     this.file = createReadStream(path, { highWaterMark: 64 * 1024 });
     this.stream = new Transform({
       transform: (chunk: Buffer, _encoding, done) => {
@@ -87,13 +88,15 @@ export class HashedBytes {
     const pipe = this.stream.pipe.bind(this.stream);
     this.stream.pipe = (<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T => {
       holdEarlyEnd(destination);
+      onPipe?.(destination);
       return pipe(destination, options);
     }) as Transform['pipe'];
     this.file.on('error', (error) => this.fail(new BatchFileError('file_unreadable', null, `cannot read the file: ${error.message}`)));
     this.file.pipe(this.stream);
   }
 
-  private fail(failure: BatchFileError): void {
+  /** Stops the bytes: exceljs sees the archive cut short, and `failure` is what the reader reports. */
+  fail(failure: BatchFileError): void {
     this.failure ??= failure;
     this.file.unpipe(this.stream);
     this.file.destroy();
@@ -120,45 +123,56 @@ export class HashedBytes {
   }
 }
 
+/** The shared strings are packed into buffers of this size, each string whole in one: no copy of the table as it grows. */
+const STRING_CHUNK_BYTES = 1024 * 1024;
+
 /**
  * The workbook's shared strings (Excel keeps every text cell's string in one
  * table, referenced by index from anywhere in a sheet, so a streaming reader has
- * to keep the table). Packed as UTF-8 in one buffer with an offset per string:
- * a few bytes of overhead each rather than an object each. Bounded by
- * batch.max_file_bytes, against an archive that unpacks to far more than it weighs.
+ * to keep the table). Packed as UTF-8 in buffers of 1 MiB with a place per
+ * string: a few bytes of overhead each rather than an object each. Bounded by
+ * batch.max_shared_strings_bytes, the memory the table may take.
  */
 export class SharedStrings {
-  private bytes = Buffer.allocUnsafe(64 * 1024);
+  private readonly chunks: Buffer[] = [];
   private used = 0;
-  private ends = new Float64Array(1024);
+  private total = 0;
+  /** Per string: its chunk, and its start and end in it. */
+  private places = new Uint32Array(3 * 1024);
   private count = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   add(text: string): void {
     const length = Buffer.byteLength(text, 'utf8');
-    if (this.used + length > this.maxBytes) {
-      throw new BatchFileError('file_too_large', null, `the workbook's shared strings (its text cells) come to more than ${this.maxBytes} bytes (batch.max_file_bytes)`);
+    if (this.total + length > this.maxBytes) {
+      throw new BatchFileError('shared_strings_too_large', null, `xl/sharedStrings.xml: the workbook's shared strings (the text of its text cells) come to more than ${this.maxBytes} bytes (batch.max_shared_strings_bytes)`);
     }
-    if (this.used + length > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.used + length));
-      this.bytes.copy(grown, 0, 0, this.used);
-      this.bytes = grown;
+    let chunk = this.chunks[this.chunks.length - 1];
+    if (!chunk || this.used + length > chunk.length) {
+      chunk = Buffer.allocUnsafe(Math.max(STRING_CHUNK_BYTES, length));
+      this.chunks.push(chunk);
+      this.used = 0;
     }
-    if (this.count === this.ends.length) {
-      const grown = new Float64Array(this.ends.length * 2);
-      grown.set(this.ends);
-      this.ends = grown;
+    if (3 * (this.count + 1) > this.places.length) {
+      const grown = new Uint32Array(this.places.length * 2);
+      grown.set(this.places);
+      this.places = grown;
     }
-    this.used += this.bytes.write(text, this.used, 'utf8');
-    this.ends[this.count] = this.used;
+    const start = this.used;
+    this.used += chunk.write(text, start, 'utf8');
+    this.total += length;
+    const at = 3 * this.count;
+    this.places[at] = this.chunks.length - 1;
+    this.places[at + 1] = start;
+    this.places[at + 2] = this.used;
     this.count += 1;
   }
 
   /** The string at `index`, or undefined when the table has no such entry. */
   get(index: number): string | undefined {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) return undefined;
-    const start = index === 0 ? 0 : (this.ends[index - 1] as number);
-    return this.bytes.toString('utf8', start, this.ends[index] as number);
+    const at = 3 * index;
+    return (this.chunks[this.places[at] as number] as Buffer).toString('utf8', this.places[at + 1], this.places[at + 2]);
   }
 }

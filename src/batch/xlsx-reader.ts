@@ -19,11 +19,13 @@ import ExcelJS from 'exceljs';
 import { sheetPrefix } from './cell-values.js';
 import { rowBuilder } from './columns.js';
 import { BatchFileError } from './file-error.js';
-import { checkSize } from './file-size.js';
 import type { BatchRow, OpenedBatch, ReaderOptions } from './opened-batch.js';
 import type { RecordBatch, SheetRow, SheetShape } from './sheet-rows.js';
 import { convert, emptySheet, placer, planHeader, readRow } from './sheet-rows.js';
-import { HashedBytes, SharedStrings, sniffWorkbook } from './workbook-source.js';
+import type { SpooledSheets } from './sheet-spool.js';
+import { openArchive } from './workbook-archive.js';
+import type { HashedBytes } from './workbook-source.js';
+import { SharedStrings } from './workbook-source.js';
 
 export const isSpreadsheet = (path: string): boolean => /\.xlsx$/i.test(path);
 
@@ -90,7 +92,7 @@ class WorkbookParts {
   readonly strings: SharedStrings;
   private readonly parts: ReturnType<StreamingWorkbook['parse']>;
 
-  constructor(readonly workbook: StreamingWorkbook, private readonly bytes: HashedBytes, maxBytes: number) {
+  constructor(readonly workbook: StreamingWorkbook, private readonly bytes: HashedBytes, private readonly spooled: SpooledSheets, maxBytes: number) {
     this.strings = new SharedStrings(maxBytes);
     this.parts = workbook.parse();
   }
@@ -104,6 +106,7 @@ class WorkbookParts {
       } catch (error) {
         throw this.bytes.failure ?? notAWorkbook(error);
       }
+      if (this.bytes.failure) throw this.bytes.failure; // a part refused as it inflated: what exceljs made of it is not used
       if (part.done) return null;
       if (part.value.eventType === 'worksheet') return part.value.value as SheetReader;
       if (typeof part.value.index === 'number') this.strings.add(sharedText(part.value.text));
@@ -132,6 +135,7 @@ class WorkbookParts {
       // Already failing: the first error is the one reported.
     } finally {
       this.bytes.close();
+      this.spooled.removeAll(); // what exceljs set aside and, failing, never deleted
     }
   }
 }
@@ -162,6 +166,7 @@ async function* rowChunks(sheet: SheetReader, bytes: HashedBytes): AsyncGenerato
     } catch (error) {
       throw bytes.failure ?? notAWorkbook(error);
     }
+    if (bytes.failure) throw bytes.failure;
     if (next.done) return;
     const rows: SheetRow[] = [];
     for (const event of next.value) if (event.eventType === 'row') rows.push(event.value as SheetRow);
@@ -170,13 +175,11 @@ async function* rowChunks(sheet: SheetReader, bytes: HashedBytes): AsyncGenerato
 }
 
 export async function openSpreadsheet(path: string, options: ReaderOptions): Promise<OpenedBatch> {
-  await checkSize(path, options.maxFileBytes);
-  await sniffWorkbook(path);
-  const bytes = new HashedBytes(path, options.maxFileBytes);
+  const { bytes, spooled } = await openArchive(path, options);
   const workbook = new ExcelJS.stream.xlsx.WorkbookReader(bytes.stream, {
     worksheets: 'emit', sharedStrings: 'emit', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore',
   }) as unknown as StreamingWorkbook;
-  const parts = new WorkbookParts(workbook, bytes, options.maxFileBytes);
+  const parts = new WorkbookParts(workbook, bytes, spooled, options.maxSharedStringsBytes);
   let chosen: SheetReader | null = null;
   let chunks: AsyncGenerator<SheetRow[]> | null = null;
   try {

@@ -40,6 +40,10 @@ const batchSchema = z.strictObject({
   /** The file's own header (any case or spacing) to a batch column. */
   column_mapping: z.record(z.string().min(1), z.enum(FIELDS, { message: 'must be a batch column name, such as recipient_iban' })).default({}),
   max_file_bytes: positive.default(1024 * 1024 * 1024),
+  /** An .xlsx part may unpack to at most this many times its packed size (past 1 MiB): more is a zip bomb. */
+  max_compression_ratio: positive.default(50),
+  /** The memory an .xlsx file's shared strings (its text cells' text) may take. */
+  max_shared_strings_bytes: positive.default(32 * 1024 * 1024),
   /** Characters in the fields of one row (delimiters not counted), the header included. */
   max_row_characters: positive.default(64 * 1024),
   max_columns: positive.default(200),
