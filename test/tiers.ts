@@ -14,6 +14,7 @@
 export const UNIT = [
   'test/api/answers.test.ts',
   'test/batch/record-boundaries.test.ts',
+  'test/batch/xlsx-bounds.test.ts',
   'test/chaos/invariants.test.ts',
   'test/console/console-input.test.ts',
   'test/console/sign-in-throttle.test.ts',
@@ -40,6 +41,7 @@ export const SYSTEM = [
   'test/audit/versions.test.ts',
   'test/batch/pain002.test.ts',
   'test/batch/heap-settings.test.ts',
+  'test/batch/xlsx-bomb-cli.test.ts',
   'test/batch/xlsx-huge.test.ts',
   'test/batch/xlsx-run.test.ts',
   'test/chaos/chaos-short.test.ts',
@@ -64,6 +66,7 @@ export const SYSTEM = [
   'test/store/postgres-shared-work.test.ts',
   'test/store/sqlite-temporary-files.test.ts',
   'test/watch/database-health.test.ts',
+  'test/watch/intake-marker-cli.test.ts',
   'test/watch/intake-whole.test.ts',
 ];
 
