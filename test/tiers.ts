@@ -32,6 +32,7 @@ export const UNIT = [
 
 export const SYSTEM = [
   'test/audit/trail.test.ts',
+  'test/batch/iso20022-schema.test.ts',
   'test/batch/pain002.test.ts',
   'test/batch/heap-settings.test.ts',
   'test/batch/xlsx-huge.test.ts',
