@@ -14,16 +14,16 @@ const HEADER = [
   'recipient_bank_name', 'recipient_bank_code', 'recipient_bank_account', 'recipient_bank_account_type', 'recipient_sort_code', 'recipient_iban', 'recipient_bic',
 ];
 
-const UK_PAIRS = [['089999', '66374958'], ['107999', '88837491'], ['202959', '63748472'], ['871427', '46238510'], ['820000', '73688637'], ['827101', '28748352'], ['134020', '63849203'], ['118765', '64371389'], ['938063', '55065200'], ['086090', '06774744']];
+export const UK_PAIRS = [['089999', '66374958'], ['107999', '88837491'], ['202959', '63748472'], ['871427', '46238510'], ['820000', '73688637'], ['827101', '28748352'], ['134020', '63849203'], ['118765', '64371389'], ['938063', '55065200'], ['086090', '06774744']];
 
-function ibanDE(n: number): string {
+export function ibanDE(n: number): string {
   const bban = `37040044${String(n).padStart(10, '0')}`;
   let remainder = 0;
   for (const digit of `${bban}131400`) remainder = (remainder * 10 + Number(digit)) % 97;
   return `DE${String(98 - remainder).padStart(2, '0')}${bban}`;
 }
 
-function nuban(bankCode: string, n: number): string {
+export function nuban(bankCode: string, n: number): string {
   const serial = String(n % 1_000_000_000).padStart(9, '0');
   const weights = [3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3];
   const digits = bankCode.padStart(6, '0') + serial;

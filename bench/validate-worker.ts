@@ -1,7 +1,8 @@
 /**
  * One measurement of `bench:validate`, in its own process so that its peak RSS
  * is its own: `parse FILE` runs csv-parse alone with the reader's options;
- * `validate FILE` runs paybatch's whole validation. Prints one JSON line.
+ * `validate FILE [BATCH_JSON]` runs paybatch's whole validation (of a CSV, or
+ * of a pain.001 by its .xml name). Prints one JSON line.
  */
 import { keepHeapNearLive } from '../src/heap.js';
 
@@ -15,8 +16,9 @@ const { validateFile } = await import('../src/batch/validate-file.js');
 const { systemClock } = await import('../src/clock.js');
 const { configSchema } = await import('../src/config/config.js');
 
-const [mode, file] = process.argv.slice(2) as [string, string];
-const batch = configSchema.parse({}).batch;
+// A third argument: the batch configuration as JSON (for a pain.001, its iso20022 senders).
+const [mode, file, batchJson] = process.argv.slice(2) as [string, string, string | undefined];
+const batch = configSchema.parse(batchJson === undefined ? {} : { batch: JSON.parse(batchJson) as unknown }).batch;
 const started = performance.now();
 let rows = 0;
 let invalid = 0;

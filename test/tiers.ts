@@ -39,6 +39,7 @@ export const SYSTEM = [
   'test/audit/encoding.test.ts',
   'test/audit/trail.test.ts',
   'test/audit/versions.test.ts',
+  'test/batch/iso20022-schema.test.ts',
   'test/batch/pain002.test.ts',
   'test/batch/heap-settings.test.ts',
   'test/batch/xlsx-bomb-cli.test.ts',

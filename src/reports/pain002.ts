@@ -7,6 +7,7 @@
  */
 import type { IsoReason } from './iso-status-reasons.js';
 import { isoReason } from './iso-status-reasons.js';
+import { currencyAmount, decimalNumber, max35, numericCount, requiredMax35 } from './iso-values.js';
 import type { ResultRow } from './results.js';
 import { resultReason, resultState } from './results.js';
 
@@ -24,9 +25,20 @@ export function transferStatus(row: ResultRow): { status: TxStatus; reason: IsoR
   const { code, reason } = resultReason(row);
   if (row.phase === 'invalid' && row.errors) {
     const [first] = JSON.parse(row.errors) as { column: string; code: string; message: string }[];
-    if (first) return { status: 'RJCT', reason: isoReason(first.code, `${first.column}: ${first.message}`) };
+    if (first) return { status: 'RJCT', reason: isoReason(first.code, errorWords(first.column, first.message)) };
   }
   return { status: 'RJCT', reason: isoReason(code || state, reason || state) };
+}
+
+/**
+ * A validation error's words for AddtlInf (105 characters at most): the report
+ * names the transfer by its OrgnlEndToEndId already, so the place the batch's
+ * messages start with (`PmtInf[1]/CdtTrfTxInf[2] (E2E INV-2): `) is left out,
+ * and the element is said once, leaving the room to what is wrong.
+ */
+export function errorWords(column: string, message: string): string {
+  const bare = message.replace(/^PmtInf\[\d+\]\/CdtTrfTxInf\[\d+\](?: \(E2E .*?\))?: /, '');
+  return bare.startsWith(`${column}: `) ? bare : `${column}: ${bare}`;
 }
 
 /** The group's status from the count of each transfer status: ACSC every one paid, RJCT none accepted, PART some rejected, else ACCP. */
@@ -69,20 +81,25 @@ export async function* pain002(header: ReportHeader, transfers: AsyncIterable<An
   const answer = header.version === '03' ? 'pain.002.001.03' : 'pain.002.001.10';
   const original = header.version === '03' ? 'pain.001.001.03' : 'pain.001.001.09';
   yield `<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:${answer}">\n<CstmrPmtStsRpt>\n`;
-  yield `<GrpHdr><MsgId>${clean(header.messageId)}</MsgId><CreDtTm>${header.createdAt}</CreDtTm><InitgPty><Nm>paybatch</Nm></InitgPty></GrpHdr>\n`;
-  yield `<OrgnlGrpInfAndSts><OrgnlMsgId>${clean(header.originalMessageId)}</OrgnlMsgId><OrgnlMsgNmId>${original}</OrgnlMsgNmId>`
-    + `<OrgnlNbOfTxs>${clean(header.originalCount)}</OrgnlNbOfTxs><OrgnlCtrlSum>${clean(header.originalSum)}</OrgnlCtrlSum><GrpSts>${groupStatus(header.counts)}</GrpSts></OrgnlGrpInfAndSts>\n`;
+  // Each value the pain.001 gave is fitted to the schema (iso-values.ts): left out, or NOTPROVIDED, when it does not fit.
+  const count = numericCount(header.originalCount);
+  const sum = decimalNumber(header.originalSum);
+  yield `<GrpHdr><MsgId>${clean(requiredMax35(header.messageId))}</MsgId><CreDtTm>${header.createdAt}</CreDtTm><InitgPty><Nm>paybatch</Nm></InitgPty></GrpHdr>\n`;
+  yield `<OrgnlGrpInfAndSts><OrgnlMsgId>${clean(requiredMax35(header.originalMessageId))}</OrgnlMsgId><OrgnlMsgNmId>${original}</OrgnlMsgNmId>`
+    + `${count === null ? '' : `<OrgnlNbOfTxs>${count}</OrgnlNbOfTxs>`}${sum === null ? '' : `<OrgnlCtrlSum>${sum}</OrgnlCtrlSum>`}<GrpSts>${groupStatus(header.counts)}</GrpSts></OrgnlGrpInfAndSts>\n`;
   let openPayment: string | null = null;
   for await (const transfer of transfers) {
     if (transfer.paymentId !== openPayment) {
       if (openPayment !== null) yield '</OrgnlPmtInfAndSts>\n';
       openPayment = transfer.paymentId;
-      yield `<OrgnlPmtInfAndSts><OrgnlPmtInfId>${clean(transfer.paymentId)}</OrgnlPmtInfId>\n`;
+      yield `<OrgnlPmtInfAndSts><OrgnlPmtInfId>${clean(requiredMax35(transfer.paymentId))}</OrgnlPmtInfId>\n`;
     }
     const { status, reason } = transferStatus(transfer.row);
     const why = reason ? `<StsRsnInf><Rsn><Cd>${reason.code}</Cd></Rsn>${reason.text ? `<AddtlInf>${clean(reason.text)}</AddtlInf>` : ''}</StsRsnInf>` : '';
-    yield `<TxInfAndSts><OrgnlEndToEndId>${clean(transfer.endToEndId)}</OrgnlEndToEndId><TxSts>${status}</TxSts>${why}`
-      + `<OrgnlTxRef><Amt><InstdAmt Ccy="${clean(transfer.currency)}">${clean(transfer.amount)}</InstdAmt></Amt></OrgnlTxRef></TxInfAndSts>\n`;
+    const endToEnd = max35(transfer.endToEndId);
+    const instructed = currencyAmount(transfer.amount, transfer.currency);
+    yield `<TxInfAndSts>${endToEnd === null ? '' : `<OrgnlEndToEndId>${clean(endToEnd)}</OrgnlEndToEndId>`}<TxSts>${status}</TxSts>${why}`
+      + `${instructed === null ? '' : `<OrgnlTxRef><Amt><InstdAmt Ccy="${instructed.currency}">${instructed.amount}</InstdAmt></Amt></OrgnlTxRef>`}</TxInfAndSts>\n`;
   }
   if (openPayment !== null) yield '</OrgnlPmtInfAndSts>\n';
   yield '</CstmrPmtStsRpt>\n</Document>\n';

@@ -16,12 +16,12 @@ import { ISO_CONFIG, pain001, sepaFile } from '../helpers/pain001.js';
 import { batchConfig, fileError, validate } from '../helpers/validation.js';
 
 const gbp = (e2e: string, amount: string, extra: Partial<Transfer> = {}): Transfer => ({
-  e2e, amount, ccy: 'GBP', name: 'Alan Turing', mobile: '+447400123457',
+  e2e, amount, ccy: 'GBP', name: 'Alan Turing', mobile: '+44-7400123457',
   address: { street: '43 Adlington Road', town: 'Wilmslow', postcode: 'SK9 2BG', country: 'GB' },
   account: '66374958', clearing: { system: 'GBDSC', member: '089999' }, ...extra,
 });
 const ngn = (e2e: string, amount: string): Transfer => ({
-  e2e, amount, ccy: 'NGN', name: 'Chinua Achebe', mobile: '+2348031234567',
+  e2e, amount, ccy: 'NGN', name: 'Chinua Achebe', mobile: '+234-8031234567',
   address: { street: '1 Marina Road', town: 'Lagos', postcode: '101001', country: 'NG' },
   account: '0123456785', clearing: { system: 'NGNIB', member: '058', bankName: 'Guaranty Trust Bank' },
 });
@@ -62,8 +62,8 @@ describe('ISO 20022 pain.001 files', () => {
     expect(rows[2]?.fields).toMatchObject({ output_currency_code: 'NGN', recipient_bank_code: '058', recipient_bank_name: 'Guaranty Trust Bank', recipient_country_code: 'NGA' });
   });
 
-  it('takes a mobile number with no account as a cash payout to that phone', async () => {
-    const cash: Transfer = { e2e: 'CASH-1', amount: '5000.00', ccy: 'NGN', name: 'Wole Soyinka', mobile: '+2348031234568', address: { street: '2 Broad Street', town: 'Lagos', postcode: '101001', country: 'NG' } };
+  it('takes a mobile number with no account as a cash payout to that phone, in E.164 (ISO writes +234-8031234568)', async () => {
+    const cash: Transfer = { e2e: 'CASH-1', amount: '5000.00', ccy: 'NGN', name: 'Wole Soyinka', mobile: '+234-8031234568', address: { street: '2 Broad Street', town: 'Lagos', postcode: '101001', country: 'NG' } };
     const rows = await rowsOf(file(pain001('09', [{ debtor: 'Acme Trading Ltd', transfers: [cash] }])));
     expect(rows[0]?.fields).toMatchObject({ type: 'cash', recipient_phone_number: '+2348031234568' });
     expect(rows[0]?.fields.recipient_bank_account).toBeUndefined();

@@ -273,6 +273,9 @@ describe('approvals that hold to the last row', () => {
     const to = new Database(other.ctx.workspace.database);
     const insert = to.prepare('INSERT INTO approvals (batch_id, person, decision, statement, signature, reason, at) VALUES (@batch_id, @person, @decision, @statement, @signature, @reason, @at)');
     for (const row of from.prepare('SELECT batch_id, person, decision, statement, signature, reason, at FROM approvals').all()) insert.run(row);
+    // The approvals' own audit entries copied too (each keeps its hash), so that what stops them is the deployment they name.
+    const entry = to.prepare('INSERT INTO audit_log (at, actor, action, subject, details, prev_hash, hash, version) VALUES (@at, @actor, @action, @subject, @details, @prev_hash, @hash, @version)');
+    for (const row of from.prepare("SELECT at, actor, action, subject, details, prev_hash, hash, version FROM audit_log WHERE action = 'approved'").all()) entry.run(row);
     to.prepare("UPDATE batches SET approval = 'approved' WHERE id = ?").run(there);
     from.close();
     to.close();

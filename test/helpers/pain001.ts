@@ -17,7 +17,9 @@ export interface Transfer {
   /** CdtrAgt: a BIC, or a clearing system member (GBDSC sort code, or another system's bank code). */
   bic?: string;
   clearing?: { system: string; member: string; bankName?: string };
+  /** Cdtr/CtctDtls/MobNb, as ISO writes a phone number: +44-7400123457. */
   mobile?: string;
+  email?: string;
   business?: boolean;
   extra?: string;
 }
@@ -50,7 +52,7 @@ function transferXml(t: Transfer, version: '03' | '09'): string {
     : t.clearing ? `<CdtrAgt><FinInstnId><ClrSysMmbId><ClrSysId><Cd>${t.clearing.system}</Cd></ClrSysId><MmbId>${t.clearing.member}</MmbId></ClrSysMmbId>${t.clearing.bankName ? `<Nm>${escape(t.clearing.bankName)}</Nm>` : ''}</FinInstnId></CdtrAgt>` : '';
   const address = t.address ? `<PstlAdr><StrtNm>${escape(t.address.street)}</StrtNm><PstCd>${t.address.postcode}</PstCd><TwnNm>${escape(t.address.town)}</TwnNm><Ctry>${t.address.country}</Ctry></PstlAdr>` : '';
   const id = t.business ? '<Id><OrgId><Othr><Id>ORG-1</Id></Othr></OrgId></Id>' : '';
-  const contact = t.mobile ? `<CtctDtls><MobNb>${t.mobile}</MobNb></CtctDtls>` : '';
+  const contact = t.mobile || t.email ? `<CtctDtls>${t.mobile ? `<MobNb>${t.mobile}</MobNb>` : ''}${t.email ? `<EmailAdr>${escape(t.email)}</EmailAdr>` : ''}</CtctDtls>` : '';
   const account = t.iban ? `<CdtrAcct><Id><IBAN>${t.iban}</IBAN></Id></CdtrAcct>` : t.account ? `<CdtrAcct><Id><Othr><Id>${t.account}</Id></Othr></Id></CdtrAcct>` : '';
   return `<CdtTrfTxInf><PmtId><EndToEndId>${escape(t.e2e)}</EndToEndId></PmtId><Amt><InstdAmt Ccy="${t.ccy}">${t.amount}</InstdAmt></Amt>${agent}<Cdtr><Nm>${escape(t.name)}</Nm>${address}${id}${contact}</Cdtr>${account}${t.extra ?? ''}</CdtTrfTxInf>`;
 }

@@ -85,6 +85,11 @@ function street(e: Elements, prefix: string): string | undefined {
   return e.get(`${prefix}/AdrLine`);
 }
 
+/** ISO writes a phone number with a hyphen after the country code (PhoneNumber: `+44-7400123457`); the service takes E.164. */
+function e164(phone: string | undefined): string | undefined {
+  return phone?.replace(/^(\+\d{1,3})-/, '$1');
+}
+
 /** The keys a debtor's sender defaults may be found under: its identifications first, then its name. */
 export function debtorKeys(pmt: Elements): string[] {
   return [pmt.get('Dbtr/Id/OrgId/AnyBIC'), pmt.get('Dbtr/Id/OrgId/BICOrBEI'), pmt.get('Dbtr/Id/OrgId/LEI'), pmt.get('Dbtr/Id/OrgId/Othr/Id'), pmt.get('Dbtr/Nm')]
@@ -153,7 +158,7 @@ export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOpti
   if (endToEnd === 'NOTPROVIDED') issues.push(fieldIssue('external_id', 'end_to_end_id_not_provided', 'PmtId/EndToEndId is NOTPROVIDED, the ISO placeholder: each transfer needs its own reference, which becomes its external_id (paid exactly once by it)'));
   const name = splitName(tx.get('Cdtr/Nm'));
   const hasAccount = tx.get('CdtrAcct/Id/IBAN') !== undefined || tx.get('CdtrAcct/Id/Othr/Id') !== undefined;
-  const phone = tx.get('Cdtr/CtctDtls/MobNb');
+  const phone = e164(tx.get('Cdtr/CtctDtls/MobNb'));
   const business = tx.get('Cdtr/Id/OrgId/AnyBIC') ?? tx.get('Cdtr/Id/OrgId/BICOrBEI') ?? tx.get('Cdtr/Id/OrgId/LEI') ?? tx.get('Cdtr/Id/OrgId/Othr/Id');
   const fields: RowFields = {
     external_id: endToEnd === 'NOTPROVIDED' ? undefined : endToEnd,
