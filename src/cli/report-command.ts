@@ -10,11 +10,14 @@ import { ledgerUrlFor, writeReconciliation } from '../engine/reconcile-report.js
 import { UsageError } from '../errors.js';
 import { verdictExitCode } from '../reports/reconciliation-verdict.js';
 import { withEngineSession } from './engine-session.js';
+import { readerOptions } from '../batch/batch-options.js';
+import { answersWithPain002, pain001Of, writePain002 } from '../engine/pain002-file.js';
+import { systemClock } from '../clock.js';
 
 interface Opts {
   date?: string;
   batch?: string;
-  format: ReportFormat;
+  format: ReportFormat | 'pain002';
   spreadsheet?: boolean;
   home?: string;
   config?: string;
@@ -25,17 +28,18 @@ export function reportCommand(): Command {
     .description('Write the reconciliation of a day or a batch under outbox/reports/: movements, summary, exceptions and checks against the service.')
     .option('--date <YYYY-MM-DD>', 'the day, in reports.time_zone (default UTC)')
     .option('--batch <id>', 'a whole batch instead of a day')
-    .addOption(new Option('--format <format>', 'csv (four files), json (one) or xlsx (one workbook: a sheet per CSV file, and the results for --batch)').choices(['csv', 'json', 'xlsx']).default('csv'))
+    .addOption(new Option('--format <format>', 'csv (four files), json (one), xlsx (one workbook: a sheet per CSV file, and the results for --batch), or pain002 (with --batch of a pain.001: its ISO 20022 status report, outbox/BATCH.pain002.xml)').choices(['csv', 'json', 'xlsx', 'pain002']).default('csv'))
     .option('--spreadsheet', 'CSV for spreadsheets in locales that need it: UTF-8 BOM, ";" between fields, decimal comma')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .action(async (opts: Opts) => {
       if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
       if (opts.spreadsheet && opts.format === 'xlsx') throw new UsageError('--spreadsheet shapes CSV files for spreadsheets; --format xlsx is a spreadsheet already: give one or the other');
+      if (opts.format === 'pain002') return statusReport(opts);
       await withEngineSession(opts, async ({ config, workspace, store, connection }) => {
         const ledgerUrl = ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null);
         const outcome = await writeReconciliation(
-          { date: opts.date, batch: opts.batch, format: opts.format, spreadsheet: opts.spreadsheet === true },
+          { date: opts.date, batch: opts.batch, format: opts.format as ReportFormat, spreadsheet: opts.spreadsheet === true },
           {
             // With no service configured, the embedded sandbox is the workspace's own (its state kept in the workspace): the one that paid.
             store, client: connection.client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl,
@@ -49,4 +53,17 @@ export function reportCommand(): Command {
         }
       }, { exclusive: false });
     });
+}
+
+/** `--format pain002`: the ISO 20022 status report of a batch taken from a pain.001, as it stands (PDNG for rows in flight). */
+async function statusReport(opts: Opts): Promise<void> {
+  if (!opts.batch) throw new UsageError('--format pain002 answers one pain.001: give --batch B');
+  const batchId = opts.batch;
+  await withEngineSession(opts, async ({ config, workspace, store }) => {
+    const batch = await store.batch(batchId);
+    if (!batch) throw new UsageError(`no batch ${batchId} in this workspace`);
+    if (!answersWithPain002(batch)) throw new UsageError(`batch ${batchId} was taken from ${batch.file_name}, not from a pain.001 (.xml): it has no ISO 20022 status report`);
+    const file = await writePain002({ workspace, store, clock: systemClock, reader: readerOptions(config.batch) }, batch, pain001Of(workspace, batch));
+    process.stdout.write(`${file}\n`);
+  }, { exclusive: false, service: false });
 }

@@ -6,6 +6,7 @@
  * renamed, so an ERP never reads half a report; written again, it is replaced.
  */
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { TransferRef } from '../batch/iso20022/pain001-reader.js';
@@ -17,6 +18,7 @@ import type { ResultRow } from '../reports/results.js';
 import type { BatchRecord, Store } from '../store/store.js';
 import { openSafely } from '../workspace/safe-files.js';
 import type { Workspace } from '../workspace/workspace.js';
+import { claimName } from './claim-names.js';
 
 export interface Pain002Deps {
   workspace: Workspace;
@@ -27,6 +29,13 @@ export interface Pain002Deps {
 
 /** Whether a batch came from a pain.001, and so is answered with a pain.002. */
 export const answersWithPain002 = (batch: Pick<BatchRecord, 'file_name'>): boolean => /\.xml$/i.test(batch.file_name);
+
+/** Where a batch's pain.001 is now: archived once settled, in processing/ while it is sent. */
+export function pain001Of(workspace: Workspace, batch: Pick<BatchRecord, 'file_name' | 'received_at'>): string {
+  const name = claimName(batch.file_name, Date.parse(batch.received_at));
+  const archived = join(workspace.folders.archive, name);
+  return existsSync(archived) ? archived : join(workspace.folders.processing, name);
+}
 
 /** Writes the report for `batch`, reading its pain.001 at `source`; returns the report's path. */
 export async function writePain002(deps: Pain002Deps, batch: Pick<BatchRecord, 'id' | 'sha256'>, source: string): Promise<string> {

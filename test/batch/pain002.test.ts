@@ -80,5 +80,12 @@ describe('a pain.001 paid and answered with a pain.002', () => {
     // The results CSV says the same, row for row.
     const results = parse(readFileSync(join(outbox, (report as string).replace('.pain002.xml', '.results.csv'))), { columns: true }) as Record<string, string>[];
     expect(results.map((r) => [r.external_id || null, r.state])).toEqual([['INV-1', 'paid'], ['INV-2', 'invalid'], ['INV-3', 'paid'], ['INV-4', 'invalid']]);
+    // Written again on request, from the archived file: the same report but for the time it was made.
+    const batchId = (report as string).replace('.pain002.xml', '');
+    const again = await runCli(['report', '--batch', batchId, '--format', 'pain002'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.trim()).toBe(join(outbox, report as string));
+    const withoutTime = (text: string): string => text.replace(/<CreDtTm>[^<]*<\/CreDtTm>/, '');
+    expect(withoutTime(readFileSync(join(outbox, report as string), 'utf8'))).toBe(withoutTime(xml));
   });
 });
