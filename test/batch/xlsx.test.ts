@@ -287,7 +287,7 @@ describe('the inbox takes .xlsx files', () => {
     expect(notABatchFile('payouts.xlsx')).toBeNull();
     expect(notABatchFile('Payouts.XLSX')).toBeNull();
     expect(notABatchFile('payouts.xlsx.part')).toMatch(/still being written \(taken once renamed to payouts\.xlsx\)/);
-    expect(notABatchFile('payouts.xls')).toBe('not a .csv or .xlsx file');
+    expect(notABatchFile('payouts.xls')).toBe('not a .csv, .xlsx or .xml (pain.001) file');
     expect(notABatchFile('payouts.xlsx.done')).toMatch(/completion marker/);
     expect(companionOf('payouts.xlsx.done')).toBe('payouts.xlsx');
     expect(companionOf('payouts.xlsx.manifest.json')).toBe('payouts.xlsx');
