@@ -10,7 +10,7 @@ function port(value: string): number {
 
 export function sandboxCommand(): Command {
   return new Command('sandbox')
-    .description('Serve a faithful local simulator of the payout service (see README: Sandbox).')
+    .description('Serve a faithful local simulator of the payout service (see docs/sandbox.md).')
     .option('--port <n>', 'port to listen on (0 picks a free one; default 4010)', port)
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')
     .option('--config <file>', 'sandbox configuration JSON, merged over config/sandbox.default.json')

@@ -18,8 +18,8 @@ export { neutralise } from './cells.js';
 
 /**
  * The result file's columns, in order. New columns are only ever added at the
- * end: readers find them by name, older ones by position. The README's
- * "Results" table says what each holds.
+ * end: readers find them by name, older ones by position. The results table
+ * in docs/operations.md ("The workspace and the engine") says what each holds.
  */
 export const RESULT_COLUMNS = [
   'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code',

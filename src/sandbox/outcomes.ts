@@ -1,6 +1,6 @@
 /**
  * Deterministic outcomes for testing, chosen by the last two digits of the
- * recipient's account identifier (documented in the README's table).
+ * recipient's account identifier (documented in docs/sandbox.md, "Deterministic outcomes").
  */
 export type Outcome =
   | 'normal'

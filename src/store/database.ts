@@ -46,7 +46,7 @@ function refuseLinks(file: string): void {
 }
 
 /** What to do with a damaged database, said with every refusal to use one. */
-export const RESTORE_HINT = 'stop paybatch, move paybatch.db (and paybatch.db-wal, paybatch.db-shm) aside, and restore the last backup made with `paybatch backup` (README: Backup and restore)';
+export const RESTORE_HINT = 'stop paybatch, move paybatch.db (and paybatch.db-wal, paybatch.db-shm) aside, and restore the last backup made with `paybatch backup` (docs/operations.md, "Backup and restore")';
 
 /** SQLite's ways of saying a file is not a sound database. */
 const DAMAGED: ReadonlySet<string> = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_IOERR_SHORT_READ']);

@@ -407,7 +407,7 @@ export class Daemon {
   /**
    * The database deleted, replaced, truncated or damaged: no more work is taken
    * (files, deliveries, calls), the log and /healthz say so once, and the daemon
-   * waits for a person (see README: Backup and restore).
+   * waits for a person (see docs/operations.md, "Backup and restore").
    */
   private unhealthy(): boolean {
     const problem = this.health?.check() ?? null;
