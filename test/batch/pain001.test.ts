@@ -54,7 +54,7 @@ describe('ISO 20022 pain.001 files', () => {
     const rows = await rowsOf(path);
     expect(rows.map((r) => r.line)).toEqual([2, 3, 4]);
     expect(rows[0]?.fields).toMatchObject({
-      external_id: 'INV-1', type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount: '1250.00',
+      external_id: 'INV-1', type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '125000',
       recipient_first_name: 'Alan', recipient_last_name: 'Turing', recipient_type: 'person', recipient_country_code: 'GBR',
       recipient_sort_code: '089999', recipient_bank_account: '66374958', sender_external_id: 'SND-ACME', sender_first_name: 'Acme Trading', sender_last_name: 'Ltd',
     });
@@ -76,9 +76,9 @@ describe('ISO 20022 pain.001 files', () => {
         { name: 'Marie Curie', iban: 'FR1420041010050500013M02606', bic: 'PSSTFRPPXXX', amount: 310.45, e2e: 'SEPA-2' },
       ]));
       const rows = await rowsOf(path);
-      expect(rows.map((r) => [r.fields.external_id, r.fields.output_amount, r.fields.output_currency_code, r.fields.recipient_iban])).toEqual([
-        ['SEPA-1', '2000.00', 'EUR', 'DE89370400440532013000'],
-        ['SEPA-2', '310.45', 'EUR', 'FR1420041010050500013M02606'],
+      expect(rows.map((r) => [r.fields.external_id, r.fields.output_amount_in_cents, r.fields.output_currency_code, r.fields.recipient_iban])).toEqual([
+        ['SEPA-1', '200000', 'EUR', 'DE89370400440532013000'],
+        ['SEPA-2', '31045', 'EUR', 'FR1420041010050500013M02606'],
       ]);
       expect(rows[0]?.fields).toMatchObject({ recipient_street: 'Unter den Linden 6', recipient_city: 'Berlin', recipient_country_code: 'DEU' });
       // A SEPA file carries neither the creditor's phone nor a postal code: said per transfer, at its element.

@@ -5,7 +5,8 @@
  */
 
 /** ISO 20022's DecimalNumber allows 17 fraction digits; amounts at most 5. */
-const SCALE = 17;
+export const DECIMAL_SCALE = 17;
+const SCALE = DECIMAL_SCALE;
 
 /** "1234.5" as an exact integer count of 10^-17, or null when it is not a plain non-negative decimal. */
 export function parseDecimal(text: string): bigint | null {

@@ -9,6 +9,8 @@ import countries from 'i18n-iso-countries';
 import type { Field, RowFields } from '../../validate/fields.js';
 import type { FieldIssue } from '../../validate/issue.js';
 import { fieldIssue } from '../../validate/issue.js';
+import { currencyDecimals } from '../../validate/money.js';
+import { DECIMAL_SCALE, formatDecimal, parseDecimal } from './decimal.js';
 
 /** An element's text by its path below the block it is in (`Cdtr/PstlAdr/Ctry`; an attribute as `Amt/InstdAmt@Ccy`). */
 export type Elements = ReadonlyMap<string, string>;
@@ -31,6 +33,7 @@ export const SOURCES: Partial<Record<Field, string>> = {
   input_currency_code: 'DbtrAcct/Ccy',
   output_currency_code: 'Amt/InstdAmt@Ccy',
   output_amount: 'Amt/InstdAmt',
+  output_amount_in_cents: 'Amt/InstdAmt',
   sender_external_id: 'Dbtr',
   sender_type: 'Dbtr',
   sender_first_name: 'Dbtr/Nm',
@@ -118,15 +121,40 @@ function sender(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): R
   return { ...fromFile, ...Object.fromEntries(Object.entries(configured).filter(([field]) => field.startsWith('sender_'))) };
 }
 
+/**
+ * The amount exactly as the control sums count it (decimal.ts): minor units of its
+ * currency, so that no other reading of the text (a decimal comma configured for
+ * CSV files, leading zeros, more digits) can pay what CtrlSum did not add up.
+ */
+function exactAmount(text: string, currency: string | undefined, issues: FieldIssue[]): RowFields {
+  const value = parseDecimal(text);
+  if (value === null) {
+    issues.push(fieldIssue('output_amount', 'amount_invalid', `"${text}" is not an ISO 20022 amount (digits, a point, at most 17 decimals)`));
+    return {};
+  }
+  const decimals = currency === undefined ? undefined : currencyDecimals(currency);
+  // An unknown currency is refused by the row rules, which name it.
+  if (decimals === undefined) return { output_amount: formatDecimal(value) };
+  const unit = 10n ** BigInt(DECIMAL_SCALE - decimals);
+  if (value % unit !== 0n) {
+    issues.push(fieldIssue('output_amount', 'amount_too_precise', `${text} has more decimal places than ${currency}'s ${decimals}`));
+    return {};
+  }
+  return { output_amount_in_cents: (value / unit).toString() };
+}
+
 function amount(tx: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
   const instructed = tx.get('Amt/InstdAmt');
-  if (instructed !== undefined) return { output_amount: instructed, output_currency_code: tx.get('Amt/InstdAmt@Ccy') };
+  if (instructed !== undefined) return { ...exactAmount(instructed, tx.get('Amt/InstdAmt@Ccy'), issues), output_currency_code: tx.get('Amt/InstdAmt@Ccy') };
   const equivalent = tx.get('Amt/EqvtAmt/Amt');
   if (equivalent !== undefined && !options.allowEquivalentAmount) {
     issues.push(fieldIssue('output_amount', 'equivalent_amount_refused', 'Amt/EqvtAmt gives the amount in the debtor\'s currency, leaving what the creditor receives to a rate: refused (give Amt/InstdAmt, or allow it with iso20022.allow_equivalent_amount)'));
     return {};
   }
-  if (equivalent !== undefined) return { output_amount: equivalent, output_currency_code: tx.get('Amt/EqvtAmt/CcyOfTrf'), input_currency_code: tx.get('Amt/EqvtAmt/Amt@Ccy') };
+  if (equivalent !== undefined) {
+    const currency = tx.get('Amt/EqvtAmt/CcyOfTrf');
+    return { ...exactAmount(equivalent, currency, issues), output_currency_code: currency, input_currency_code: tx.get('Amt/EqvtAmt/Amt@Ccy') };
+  }
   return {};
 }
 

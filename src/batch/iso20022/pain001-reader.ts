@@ -132,6 +132,8 @@ export async function openPain001(path: string, options: ReaderOptions, mapping:
     text += chunk;
   });
   parser.on('cdata', (chunk) => {
+    // CDATA is text too: the same bound as plain text.
+    if (text.length + chunk.length > options.maxRowCharacters) refuse(`the element ${stack.join('/')} holds more than ${options.maxRowCharacters} characters (batch.max_row_characters)`);
     text += chunk;
   });
   parser.on('closetag', () => {
@@ -172,6 +174,10 @@ export async function openPain001(path: string, options: ReaderOptions, mapping:
     const line = transferIndex + 1;
     const amount = block.elements.get('Amt/InstdAmt') ?? block.elements.get('Amt/EqvtAmt/Amt');
     const value = amount === undefined ? null : parseDecimal(amount);
+    // An amount the control sums cannot add cannot be checked against them: the file is refused, never paid in part.
+    if (amount !== undefined && value === null) {
+      throw new BatchFileError('control_totals', line, `${where(line)}: Amt "${amount}" is not an ISO 20022 decimal (digits, a point, at most 18 digits before it and 17 after), so the control sums cannot count it: nothing of the file is sent`);
+    }
     // The control sums add every amount as written, whatever its currency (as ISO 20022 defines CtrlSum).
     if (value !== null) {
       payment.sum += value;
