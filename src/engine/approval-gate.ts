@@ -78,6 +78,9 @@ export class ApprovalGate {
       }
       return this.hold(batch, 'approvals were required for this batch and are now off in the configuration: it is held for a person');
     }
+    // A hold is for a person: once held (a row edited after approval, a key changed), a later verification that passes
+    // again (the row put back) does not let the batch go, nor write over the reason it was held for.
+    if (batch.approval === 'held') return this.hold(batch, batch.approval_reason ?? 'held for a person');
     // With approvals on, every batch needs them, whatever its row in the database says (a cleared column releases nothing).
     const kept = await this.store.approvalsOf(batch.id);
     // Each approval and rejection must match its audit entry (and key): a rejection counts only then.

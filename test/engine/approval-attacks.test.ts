@@ -323,8 +323,10 @@ describe('approvals that hold to the last row', () => {
     const policy = approvalPolicy(configSchema.parse({ approvals: ONE }).approvals, engine.ctx.dir) as ApprovalPolicy;
     const twoHoursOn = new ApprovalGate(policy, engine.ctx.store, { now: () => Date.now() + 2 * HOUR }, RATES, key);
     expect(await twoHoursOn.check((await engine.ctx.store.batch(batch)) as BatchRecord)).toMatchObject({ kind: 'ended', reason: expect.stringMatching(/the approval expired at/) });
+    // The batch is held now, and a hold stays: the database is put back as it was before the backdating (its release
+    // time, and the approval state the check above changed), as restoring it from a backup would.
     const restore = new Database(engine.ctx.workspace.database);
-    restore.prepare('UPDATE batches SET released_at = ? WHERE id = ?').run(realTime, batch);
+    restore.prepare("UPDATE batches SET released_at = ?, approval = ?, approval_reason = ? WHERE id = ?").run(realTime, stored?.approval, stored?.approval_reason, batch);
     restore.close();
     const report = await run(engine, ONE, { laterMs: 2 * HOUR });
     expect(calls(engine, PATHS.create)).toBe(4);
