@@ -6,8 +6,8 @@
  * --as, the console's sign-in, the approval policy). Pure.
  */
 
-/** Control characters (C0, DEL, C1), line and paragraph separators, and the bidi controls that reorder what is shown. */
-const CONTROL = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+/** Control characters (C0, DEL, C1), line and paragraph separators, and every bidi control that reorders what is shown. */
+const CONTROL = /[\p{Cc}\u2028\u2029\p{Bidi_Control}]/u;
 
 /** Why `name` cannot be a person's name, or null when it can. */
 export function personNameProblem(name: string): string | null {

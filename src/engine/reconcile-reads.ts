@@ -63,8 +63,11 @@ export async function fetchLedger(url: string | null): Promise<LedgerRead> {
       const page = (await response.body.json()) as unknown;
       if (!Array.isArray(page)) return { notRead: 'not read: the service ledger answered something other than a list of entries' };
       if (page.length === 0) return { entries };
+      // Each page must move on: a ledger whose pages never get past where they were asked to start is not read for ever.
+      const next = (page[page.length - 1] as { seq?: unknown }).seq;
+      if (typeof next !== 'number' || !Number.isSafeInteger(next) || next <= after) return { notRead: `not read: the service ledger's page after ${after} ended at ${JSON.stringify(next)}, not past it` };
       entries.push(...(page as (ServiceLedgerEntry & { at: number; seq: number })[]));
-      after = (page[page.length - 1] as { seq: number }).seq;
+      after = next;
     }
   } catch (error) {
     return { notRead: `not read: the service ledger could not be reached (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
