@@ -29,6 +29,7 @@ export const UNIT = [
   'test/reports/period.test.ts',
   'test/reports/reconciliation.test.ts',
   'test/reports/reconciliation-verdict.test.ts',
+  'test/reports/ledger-currency.test.ts',
   'test/sandbox/config.test.ts',
   'test/store/corridor-counts.test.ts',
   'test/store/pg-connection-lost-errors.test.ts',

@@ -63,27 +63,37 @@ export function compareWithService(rows: readonly LedgerRow[], answers: Readonly
  * paybatch never created: each is a difference too.
  */
 export function compareWithLedger(rows: readonly LedgerRow[], entries: readonly ServiceLedgerEntry[], strangers: readonly ServiceLedgerEntry[] = [], behind: ReadonlySet<string> = new Set()): Difference[] {
+  // Amounts are compared in one currency: a transaction's money is summed per currency, and an entry in another
+  // currency than the one paybatch funded it in is a difference of its own (100000 EUR is not 100000 USD).
+  const inCurrency = (transactionId: string, currency: string): string => `${transactionId}\u0000${currency}`;
   const debits = new Map<string, bigint>();
   const credits = new Map<string, bigint>();
+  const fundedIn = new Map(rows.flatMap((row) => (row.transaction_id ? [[row.transaction_id, row.input_currency ?? ''] as const] : [])));
+  /** A transaction's entries in another currency than paybatch funded it in, said beside its difference. */
+  const elsewhere = new Map<string, string>();
+  const differences: Difference[] = [];
   for (const entry of entries) {
     if (!entry.transaction_id) continue;
     // Sizes, whatever sign the service writes them with.
     const size = BigInt(entry.amount) < 0n ? -BigInt(entry.amount) : BigInt(entry.amount);
-    if (entry.kind === 'debit') debits.set(entry.transaction_id, (debits.get(entry.transaction_id) ?? 0n) + size);
-    if (entry.kind === 'credit') credits.set(entry.transaction_id, (credits.get(entry.transaction_id) ?? 0n) + size);
+    const key = inCurrency(entry.transaction_id, entry.currency);
+    if (entry.kind === 'debit') debits.set(key, (debits.get(key) ?? 0n) + size);
+    if (entry.kind === 'credit') credits.set(key, (credits.get(key) ?? 0n) + size);
+    const ours = fundedIn.get(entry.transaction_id);
+    if (ours !== undefined && entry.currency !== ours) elsewhere.set(entry.transaction_id, `${elsewhere.get(entry.transaction_id) ?? ''}; ${entry.kind} ${size} ${entry.currency}`);
   }
-  const differences: Difference[] = [];
   for (const row of rows) {
     if (!row.transaction_id) continue;
     const debited = row.funded_at !== null && row.input_amount !== null ? BigInt(row.input_amount) : 0n;
     const refunded = row.refunded_at !== null ? BigInt(row.refunded_amount ?? row.input_amount ?? '0') : 0n;
-    const serviceDebited = debits.get(row.transaction_id) ?? 0n;
-    const serviceCredited = credits.get(row.transaction_id) ?? 0n;
     const currency = row.input_currency ?? '';
+    const serviceDebited = debits.get(inCurrency(row.transaction_id, currency)) ?? 0n;
+    const serviceCredited = credits.get(inCurrency(row.transaction_id, currency)) ?? 0n;
     // Money that moved with a state paybatch has not heard of yet is expected to differ.
     const explained = behind.has(row.transaction_id) ? 'follows from the state the service moved on to' : '';
-    if (debited !== serviceDebited) differences.push({ ...where(row), check: 'ledger_debit', paybatch: `${debited} ${currency}`, service: `${serviceDebited} ${currency}`, explained });
-    if (refunded !== serviceCredited) differences.push({ ...where(row), check: 'ledger_credit', paybatch: `${refunded} ${currency}`, service: `${serviceCredited} ${currency}`, explained });
+    const other = elsewhere.get(row.transaction_id) ?? '';
+    if (debited !== serviceDebited) differences.push({ ...where(row), check: 'ledger_debit', paybatch: `${debited} ${currency}`, service: `${serviceDebited} ${currency}${other}`, explained });
+    if (refunded !== serviceCredited) differences.push({ ...where(row), check: 'ledger_credit', paybatch: `${refunded} ${currency}`, service: `${serviceCredited} ${currency}${other}`, explained });
   }
   for (const entry of strangers) {
     differences.push({ batch: '', line: 0, external_id: '', transaction_id: entry.transaction_id ?? '', check: 'not_in_paybatch', paybatch: 'unknown', service: `${entry.kind} ${entry.amount} ${entry.currency}`, explained: '' });
