@@ -6,6 +6,7 @@
  * corrections of one original carry the same external_id, so the second is
  * refused when its batch is accepted (an external_id already used).
  */
+import { isCorrectionForm } from '../validate/correction-id.js';
 import type { IntakeStore, PipelineStore } from '../store/store.js';
 import { correctable, correctionExternalId } from './corrections.js';
 
@@ -35,7 +36,12 @@ export async function checkCorrections(batchId: string, store: CorrectionStore):
       await refuse(verdict.code, `not taken: ${verdict.why} (batch ${link.original_batch}, line ${link.original_line})`);
       continue;
     }
-    // An original without an external_id (an invalid row) gives none to derive from: the row's own is used.
+    // An original without an external_id (an invalid row) gives none to derive from: the row's own is used, but never
+    // one of the correction form, which would stand for a correction of another row that may still pay.
+    if (!original.external_id && link.external_id && isCorrectionForm(link.external_id)) {
+      await refuse('correction_external_id', `the original (batch ${link.original_batch}, line ${link.original_line}) has no external_id to derive from: give this correction an external_id of its own, not ${link.external_id}, which has the form of a correction of another row`);
+      continue;
+    }
     const expected = original.external_id ? correctionExternalId(original.external_id) : link.external_id;
     if (link.external_id !== expected) {
       await refuse('correction_external_id', `a correction of ${original.external_id} must carry external_id ${expected}, not ${link.external_id ?? '(none)'}: it is derived so that one original is paid at most once`);
