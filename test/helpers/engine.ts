@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PayoutClient } from '../../src/api/client.js';
 import type { ClientOptions } from '../../src/api/client.js';
+import type { Clock } from '../../src/clock.js';
 import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
@@ -91,7 +92,9 @@ export interface EngineContext {
   stop(): Promise<void>;
 }
 
-export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Promise<EngineContext> {
+/** `clock`: the engine's time (the system's by default); a test moves it on instead of waiting. */
+export async function engineContext(sandboxConfig: SandboxConfigInput = {}, options: { clock?: Clock } = {}): Promise<EngineContext> {
+  const clock = options.clock ?? systemClock;
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-engine-'));
   const workspace = openWorkspace(join(dir, 'ws'));
   const store = SqliteStore.open(workspace.database);
@@ -119,7 +122,7 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}): Pro
       const client = newClient(clientOptions);
       try {
         const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });
-        return await runOnce({ workspace, store, client, config: parsed, clock: systemClock, log, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
+        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
       } finally {
         await client.close();
       }
