@@ -10,7 +10,7 @@ import { z } from 'zod';
 
 /** What a channel can be told about. A channel without `events` is told about all of them. */
 export const NOTIFICATION_EVENTS = [
-  'approval_requested', 'batch_settled', 'row_attention', 'balance_exhausted', 'file_rejected', 'reconciliation_differences',
+  'approval_requested', 'batch_settled', 'row_attention', 'balance_exhausted', 'file_rejected', 'reconciliation_differences', 'file_changed',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

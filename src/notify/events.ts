@@ -49,6 +49,7 @@ const TOLD: Readonly<Record<string, NotificationEvent>> = {
   intake_not_read: 'file_rejected',
   intake_duplicate: 'file_rejected',
   reconciliation_written: 'reconciliation_differences',
+  archived_file_changed: 'file_changed',
 };
 
 /** The notification a log event may become (before its fields are looked at), or null. */
@@ -83,6 +84,7 @@ export function notificationFor(logEvent: string, fields: Record<string, unknown
     case 'balance_exhausted': return balanceExhausted(fields);
     case 'file_rejected': return fileRejected(logEvent, fields);
     case 'reconciliation_differences': return reconciliationDifferences(fields);
+    case 'file_changed': return fileChanged(fields);
     default: return null;
   }
 }
@@ -179,6 +181,25 @@ function fileRejected(logEvent: string, fields: Record<string, unknown>): Notifi
     subject: `File ${file} ${how}: nothing of it was sent`,
     text: [`${file}${batch ? ` (batch ${batch})` : ''} was ${how}${why ? `: ${why}` : ''}; it was moved to failed/.`, ...(report ? [`See ${basename(report)} in failed/`] : [])].join('\n'),
     data: { file, batch, how, reason: why, report: report ? basename(report) : null },
+  };
+}
+
+/** A batch file found changed when archived: what was paid is what was validated, but a person must look at the rest. */
+function fileChanged(fields: Record<string, unknown>): Notification | null {
+  const batch = text(fields.batch);
+  const name = text(fields.file);
+  if (!batch || !name) return null;
+  const file = withoutAccountNumbers(basename(name));
+  const held = text(fields.held);
+  return {
+    event: 'file_changed',
+    dedupe_key: `file_changed:${batch}`,
+    subject: `File ${file} changed after it was taken in (batch ${batch}): a person must look`,
+    text: [
+      `${file} (batch ${batch}) is not the file that was validated: its SHA-256 differs at the archive. What was paid is what was validated.`,
+      held ? `Rows added to it were not paid: they are in ${basename(held)} beside the archived file, to check and drop in the inbox.` : 'See the .changed.txt note beside the archived file.',
+    ].join('\n'),
+    data: { batch, file, sha256_validated: text(fields.sha256_validated), sha256_now: text(fields.sha256_now), held: held ? basename(held) : null, lines_held: count(fields.lines_held) },
   };
 }
 

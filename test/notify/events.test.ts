@@ -25,6 +25,7 @@ const FACTS: { event: string; fields: Record<string, unknown>; summary?: BatchSu
   { event: 'balance_exhausted', fields: { currency: 'USD', detail: `funding refused for account ${ACCOUNT}: insufficient funds`, not_sent: 12 } },
   { event: 'intake_rejected', fields: { batch: BATCH, file: '/ws/failed/2026-01-05T09-00-00-000Z--payroll.csv', reason: '3 invalid rows (batch.invalid_rows reject_file)', report: '/ws/failed/2026-01-05T09-00-00-000Z--payroll.csv.report.txt' } },
   { event: 'reconciliation_written', fields: { date: '2026-01-04', verdict: '2 differences: 2 unexplained, 0 explained (paybatch behind the service)', complete: true, not_run: [], differences: 2, unexplained: 2, files: 3 } },
+  { event: 'archived_file_changed', fields: { batch: BATCH, file: 'payroll.csv', sha256_validated: 'a'.repeat(64), sha256_now: 'b'.repeat(64), held: '/ws/archive/2026-01-05T09-00-00-000Z--payroll.csv.unsent.csv', lines_held: 5 } },
 ];
 
 const everything = (n: object): string => JSON.stringify(n);
@@ -39,6 +40,7 @@ describe('notifications from log events', () => {
       ['balance_exhausted', expect.stringMatching(/^balance_exhausted:USD:[0-9a-f]{16}$/)],
       ['file_rejected', `file_rejected:${BATCH}`],
       ['reconciliation_differences', 'reconciliation_differences:2026-01-04'],
+      ['file_changed', `file_changed:${BATCH}`],
     ]);
     // The same fact, seen again (by another worker), has the same key; another fact another one.
     for (const f of FACTS) expect(notificationFor(f.event, { ...f.fields }, f.summary ?? null)?.dedupe_key).toBe(notificationFor(f.event, f.fields, f.summary ?? null)?.dedupe_key);
