@@ -15,16 +15,12 @@ import type { AnsweredTransfer, ReportHeader } from '../../src/reports/pain002.j
 import { pain002 } from '../../src/reports/pain002.js';
 import type { ResultRow } from '../../src/reports/results.js';
 import type { Transfer } from '../helpers/pain001.js';
-import { pain001, sepaFile } from '../helpers/pain001.js';
+import { gbpTransfer, pain001, sepaFile } from '../helpers/pain001.js';
 import { validateAgainst, xmllintAvailable } from '../helpers/xmllint.js';
 
 const xmllint = xmllintAvailable('the ISO 20022 schema tests');
 
-const gbp = (e2e: string, amount: string, extra: Partial<Transfer> = {}): Transfer => ({
-  e2e, amount, ccy: 'GBP', name: 'Alan Turing', mobile: '+44-7400123457',
-  address: { street: '43 Adlington Road', town: 'Wilmslow', postcode: 'SK9 2BG', country: 'GB' },
-  account: '66374958', clearing: { system: 'GBDSC', member: '089999' }, ...extra,
-});
+const gbp = gbpTransfer;
 const ngn = (e2e: string, amount: string): Transfer => ({
   e2e, amount, ccy: 'NGN', name: 'Chinua Achebe', mobile: '+234-8031234567',
   address: { street: '1 Marina Road', town: 'Lagos', postcode: '101001', country: 'NG' },

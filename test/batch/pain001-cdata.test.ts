@@ -8,14 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../helpers/pain001.js';
-import { ISO_CONFIG, pain001 } from '../helpers/pain001.js';
+import { gbpTransfer, ISO_CONFIG, pain001 } from '../helpers/pain001.js';
 import { validate } from '../helpers/validation.js';
 
-const gbp = (e2e: string, amount: string): Transfer => ({
-  e2e, amount, ccy: 'GBP', name: 'Alan Turing', mobile: '+44-7400123457',
-  address: { street: '43 Adlington Road', town: 'Wilmslow', postcode: 'SK9 2BG', country: 'GB' },
-  account: '66374958', clearing: { system: 'GBDSC', member: '089999' },
-});
+const gbp = (e2e: string, amount: string): Transfer => gbpTransfer(e2e, amount);
 
 describe('pain.001 element text is bounded by batch.max_row_characters', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-pain001-cdata-'));

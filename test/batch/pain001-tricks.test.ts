@@ -9,14 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../helpers/pain001.js';
-import { ISO_CONFIG, pain001 } from '../helpers/pain001.js';
+import { gbpTransfer, ISO_CONFIG, pain001 } from '../helpers/pain001.js';
 import { validate } from '../helpers/validation.js';
 
-const gbp = (e2e: string, amount: string, ccy = 'GBP'): Transfer => ({
-  e2e, amount, ccy, name: 'Alan Turing', mobile: '+44-7400123457',
-  address: { street: '43 Adlington Road', town: 'Wilmslow', postcode: 'SK9 2BG', country: 'GB' },
-  account: '66374958', clearing: { system: 'GBDSC', member: '089999' },
-});
+const gbp = (e2e: string, amount: string, ccy = 'GBP'): Transfer => gbpTransfer(e2e, amount, { ccy });
 
 describe('pain.001 tricks that hold', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-pain001-tricks-'));

@@ -12,14 +12,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readerOptions } from '../../src/batch/batch-options.js';
 import { openBatch } from '../../src/batch/reader.js';
 import type { Transfer } from '../helpers/pain001.js';
-import { ISO_CONFIG, pain001, sepaFile } from '../helpers/pain001.js';
+import { gbpTransfer, ISO_CONFIG, pain001, sepaFile } from '../helpers/pain001.js';
 import { batchConfig, fileError, validate } from '../helpers/validation.js';
 
-const gbp = (e2e: string, amount: string, extra: Partial<Transfer> = {}): Transfer => ({
-  e2e, amount, ccy: 'GBP', name: 'Alan Turing', mobile: '+44-7400123457',
-  address: { street: '43 Adlington Road', town: 'Wilmslow', postcode: 'SK9 2BG', country: 'GB' },
-  account: '66374958', clearing: { system: 'GBDSC', member: '089999' }, ...extra,
-});
+const gbp = gbpTransfer;
 const ngn = (e2e: string, amount: string): Transfer => ({
   e2e, amount, ccy: 'NGN', name: 'Chinua Achebe', mobile: '+234-8031234567',
   address: { street: '1 Marina Road', town: 'Lagos', postcode: '101001', country: 'NG' },

@@ -112,3 +112,10 @@ export const ISO_CONFIG = {
     },
   },
 };
+
+/** A GBP transfer to a valid UK account (sort code 08-99-99), as ISO writes its mobile number; `extra` overrides any field. */
+export const gbpTransfer = (e2e: string, amount: string, extra: Partial<Transfer> = {}): Transfer => ({
+  e2e, amount, ccy: 'GBP', name: 'Alan Turing', mobile: '+44-7400123457',
+  address: { street: '43 Adlington Road', town: 'Wilmslow', postcode: 'SK9 2BG', country: 'GB' },
+  account: '66374958', clearing: { system: 'GBDSC', member: '089999' }, ...extra,
+});
