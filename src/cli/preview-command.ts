@@ -5,8 +5,6 @@ import { systemClock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from '../engine/decide.js';
 import type { Preview } from '../engine/preview.js';
-import { previewBatch, previewFile } from '../engine/preview.js';
-import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
 
 export function renderPreview(p: Preview): string {
@@ -37,6 +35,8 @@ export function previewCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (subject: string, opts: { json?: boolean; as?: string; home?: string; config?: string }) => {
+      // Loaded when the command runs, not for --help (docs/operations.md).
+      const [{ withEngineSession }, { previewBatch, previewFile }] = await Promise.all([import('./engine-session.js'), import('../engine/preview.js')]);
       await withEngineSession(opts, async ({ config, store, connection }) => {
         const deps = { store, client: connection.client, config, clock: systemClock };
         const preview = existsSync(subject) ? await previewFile(subject, deps) : await previewBatch(subject, deps);

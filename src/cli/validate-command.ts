@@ -5,13 +5,7 @@
  */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/config.js';
-import { readerOptions, ruleOptions } from '../batch/batch-options.js';
-import { BatchFileError } from '../batch/file-error.js';
-import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
-import { validateFile } from '../batch/validate-file.js';
-import { renderReport } from '../reports/validation-report.js';
 
 export const VALIDATE_EXIT = { valid: 0, invalid: 1, unreadable: 2 } as const;
 
@@ -41,6 +35,11 @@ export function validateCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace, if any)')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
+      // Loaded when the command runs, not for --help (docs/operations.md).
+      const [{ loadConfig }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }] = await Promise.all([
+        import('../config/config.js'), import('../batch/batch-options.js'), import('../batch/file-error.js'), import('../batch/file-hash.js'),
+        import('../batch/validate-file.js'), import('../reports/validation-report.js'),
+      ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
         const report = await validateFile(file, {
