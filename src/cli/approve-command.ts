@@ -19,7 +19,7 @@ export function approveCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (batch: string, opts: { key: string; as: string; ceiling: Record<string, string>; home?: string; config?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { ApprovalGate }, { approveBatch }, { money }] = await Promise.all([
         import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/approve.js'), import('../engine/decide.js'),
       ]);

@@ -8,7 +8,7 @@ import type { Store } from '../store/store.js';
 
 const PAGE = 5_000;
 
-/** The store, loaded when a subcommand runs, not for --help (docs/operations.md). */
+/** The store, loaded when a subcommand runs, not for --help (docs/performance.md). */
 async function withStore<T>(home: string | undefined, work: (store: Store) => Promise<T>): Promise<T> {
   const { withReadStore } = await import('./read-store.js');
   return withReadStore({ home }, 'no audit trail yet', (store) => work(store));

@@ -11,7 +11,7 @@ export function backupCommand(): Command {
     .argument('<file>', 'where the copy goes; it must not exist yet')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { home?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig, workspaceHome }, { SqliteStore }, { openWorkspace }] = await Promise.all([
         import('../config/config.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
       ]);

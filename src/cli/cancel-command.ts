@@ -36,7 +36,7 @@ export function cancelCommand(): Command {
     .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason and in the audit trail)', parsePersonName)
     .option('--yes', 'cancel several rows without asking (on a terminal, more than one row is confirmed first)')
     .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string; yes?: boolean }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { cancelRows }, { ApprovalGate }] = await Promise.all([
         import('./engine-session.js'), import('../engine/cancel.js'), import('../engine/approval-gate.js'),
       ]);

@@ -29,7 +29,7 @@ export function consoleCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, every worker\'s state')
     .option('--listen <host:port>', 'where to listen (default: console.listen)')
     .action(async (opts: { home?: string; config?: string; listen?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig }, { startConsole }, { engineLog }, { withReadStore }] = await Promise.all([
         import('../config/config.js'), import('../console/server.js'), import('../engine/log.js'), import('./read-store.js'),
       ]);

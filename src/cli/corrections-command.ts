@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import { RETRY_AS_IS } from '../engine/corrections.js';
 import { ExitCode, PaybatchError, UsageError } from '../errors.js';
 
-/** What the commands need when they run, not for --help (docs/operations.md). */
+/** What the commands need when they run, not for --help (docs/performance.md). */
 const load = () => Promise.all([import('../engine/corrections-file.js'), import('../workspace/safe-files.js'), import('./read-store.js')]);
 
 const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];

@@ -16,7 +16,7 @@ export function demoCommand(): Command {
     .description('Pay out fixtures/demo-batch.csv on the embedded sandbox in a fresh workspace, and show the results.')
     .option('--dir <dir>', 'where to make the demo workspace (default: ./paybatch-demo/<time>)')
     .action(async (opts: { dir?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig }, { connectService }, { describePolling, embeddedPolling }, { engineLog }, { runOnce }, { SqliteStore }, { openWorkspace }] = await Promise.all([
         import('../config/config.js'), import('./service-connection.js'), import('./embedded-sandbox.js'), import('../engine/log.js'),
         import('../engine/run.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),

@@ -29,7 +29,7 @@ export function keysCommand(): Command {
     .option('--home <dir>', 'the workspace the key must stay out of (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (name: string, opts: { dir: string; home?: string }) => {
       if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(name)) throw new PaybatchError('a name of letters, digits, dots, dashes and underscores', ExitCode.usage);
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const { workspaceHome } = await import('../config/config.js');
       const dir = resolve(opts.dir);
       const within = relative(resolve(workspaceHome(opts.home)), dir);

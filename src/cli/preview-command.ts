@@ -35,7 +35,7 @@ export function previewCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (subject: string, opts: { json?: boolean; as?: string; home?: string; config?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { previewBatch, previewFile }] = await Promise.all([import('./engine-session.js'), import('../engine/preview.js')]);
       await withEngineSession(opts, async ({ config, store, connection }) => {
         const deps = { store, client: connection.client, config, clock: systemClock };

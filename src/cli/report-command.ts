@@ -32,7 +32,7 @@ export function reportCommand(): Command {
       if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
       if (opts.spreadsheet && opts.format === 'xlsx') throw new UsageError('--spreadsheet shapes CSV files for spreadsheets; --format xlsx is a spreadsheet already: give one or the other');
       if (opts.format === 'pain002') return statusReport(opts);
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { ledgerUrlFor, writeReconciliation }] = await Promise.all([import('./engine-session.js'), import('../engine/reconcile-report.js')]);
       await withEngineSession(opts, async ({ config, workspace, store, connection }) => {
         const ledgerUrl = ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null);

@@ -15,7 +15,7 @@ export function sandboxCommand(): Command {
     .option('--config <file>', 'sandbox configuration JSON, merged over config/sandbox.default.json')
     .option('--db <file>', 'keep state in this SQLite file so it survives a restart (default: in memory)')
     .action(async (opts: { port?: number; host?: string; config?: string; db?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const { startSandbox } = await import('../sandbox/start.js');
       const overrides = { ...(opts.port !== undefined && { port: opts.port }), ...(opts.host && { host: opts.host }) };
       const sandbox = await startSandbox({

@@ -11,7 +11,7 @@ export function statusCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, the state of every worker')
     .option('--json', 'print JSON instead of text')
     .action(async (batch: string | undefined, opts: { home?: string; config?: string; json?: boolean }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ readStatus, readWorkers, renderStatus }, { withReadStore }] = await Promise.all([import('../engine/status.js'), import('./read-store.js')]);
       await withReadStore(opts, 'nothing has run there yet', async (store, workspace, shared) => {
         const report = await readStatus(store, systemClock, batch);

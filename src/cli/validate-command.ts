@@ -35,7 +35,7 @@ export function validateCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace, if any)')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }] = await Promise.all([
         import('../config/config.js'), import('../batch/batch-options.js'), import('../batch/file-error.js'), import('../batch/file-hash.js'),
         import('../batch/validate-file.js'), import('../reports/validation-report.js'),

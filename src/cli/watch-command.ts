@@ -13,7 +13,7 @@ export function watchCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ ledgerUrlFor }, { Daemon }, { withEngineSession }, { ApprovalGate }, { cancelOneRow }] = await Promise.all([
         import('../engine/reconcile-report.js'), import('../watch/daemon.js'), import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/cancel.js'),
       ]);

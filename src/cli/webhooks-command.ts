@@ -16,7 +16,7 @@ export function webhooksCommand(): Command {
     .option('--url <url>', 'register this URL instead of watch.public_url')
     .option('--replace', 'take over event types registered for another URL')
     .action(async (opts: Opts & { url?: string; replace?: boolean }) => {
-      // Loaded when the command runs, not for --help (docs/operations.md).
+      // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ renderSync, syncWebhooks }, { webhookUrl }, { withEngineSession }] = await Promise.all([
         import('../engine/webhook-registration.js'), import('../config/config.js'), import('./engine-session.js'),
       ]);
