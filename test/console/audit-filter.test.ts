@@ -21,7 +21,7 @@ import { Visitor } from '../helpers/console-visitor.js';
 const AT = '2026-03-02T09:00:00.000Z';
 
 /** The entries' numbers of a page, newest first. */
-const seqs = (html: string): number[] => [...html.matchAll(/<tr><td data-label="#">(\d+)<\/td>/g)].map((m) => Number(m[1]));
+const seqs = (html: string): number[] => [...html.matchAll(/<tr role="row"><td role="cell" data-label="#">(\d+)<\/td>/g)].map((m) => Number(m[1]));
 
 describe('the audit page filtered by action and batch', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-audit-filter-'));

@@ -64,11 +64,12 @@ export function table(headers: readonly string[], rows: readonly string[][], cap
   if (rows.length === 0) return '<p class="empty">Nothing here.</p>';
   const cell = (c: string, i: number): string => {
     const label = headers[i] ?? '';
-    return `<td${label ? ` data-label="${esc(label)}"` : ''}>${c}</td>`;
+    return `<td role="cell"${label ? ` data-label="${esc(label)}"` : ''}>${c}</td>`;
   };
-  return `<div class="scroll" tabindex="0" role="region"${caption ? ` aria-label="${esc(caption)}"` : ''}><table class="cards">${caption ? `<caption>${esc(caption)}</caption>` : ''}
-<thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.map((cells) => `<tr>${cells.map(cell).join('')}</tr>`).join('\n')}</tbody></table></div>`;
+  // The roles keep a table a table to a screen reader when the cards' CSS draws its parts as blocks.
+  return `<div class="scroll" tabindex="0" role="region"${caption ? ` aria-label="${esc(caption)}"` : ''}><table class="cards" role="table">${caption ? `<caption>${esc(caption)}</caption>` : ''}
+<thead role="rowgroup"><tr role="row">${headers.map((h) => `<th scope="col" role="columnheader">${esc(h)}</th>`).join('')}</tr></thead>
+<tbody role="rowgroup">${rows.map((cells) => `<tr role="row">${cells.map(cell).join('')}</tr>`).join('\n')}</tbody></table></div>`;
 }
 
 /** A message at the top of a page: the outcome of an action, or why it was refused. */
