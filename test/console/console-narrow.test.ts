@@ -111,6 +111,17 @@ describe.skipIf(!chromium)('the console at 1280 and 390 px', () => {
     });
     await atEachWidth(page, `${site.url}/approvals`, 'approvals');
     await atEachWidth(page, `${site.url}/approvals/${encodeURIComponent(waiting)}`, 'approval');
+    // What an approver sees there: the ceiling's form, the statement to sign and the signature's form.
+    const approver = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    await approver.goto(`${site.url}/login`);
+    await approver.getByLabel('Name').fill('ada');
+    await approver.getByLabel('One-time code').fill(await site.code('ada'));
+    await approver.getByRole('button', { name: 'Sign in' }).click();
+    await approver.waitForURL(`${site.url}/`);
+    await atEachWidth(approver, `${site.url}/approvals/${encodeURIComponent(waiting)}`, 'approval-approver', async (width) => {
+      expect(await onScreen(approver.locator('pre.statement'), width), `the statement at ${width} px`).toBe(true);
+      expect(await onScreen(approver.getByRole('button', { name: 'Approve with this signature' }), width)).toBe(true);
+    });
     await atEachWidth(page, `${site.url}/reconciliation`, 'reconciliation', async (width) => {
       const verdict = page.locator('tbody tr').first().locator('td').nth(2);
       expect(await onScreen(verdict, width), `the verdict at ${width} px`).toBe(true);
