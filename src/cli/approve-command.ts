@@ -7,6 +7,8 @@ import { approveBatch, rejectBatch } from '../engine/approve.js';
 import { money } from '../engine/decide.js';
 import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
+import { JSON_FLAG, printJson } from './json-output.js';
+import { withWorkspace } from './workspace-options.js';
 
 const pairs = (value: string, previous: Record<string, string> = {}): Record<string, string> => {
   const [currency, amount] = value.split('=');
@@ -14,15 +16,14 @@ const pairs = (value: string, previous: Record<string, string> = {}): Record<str
 };
 
 export function approveCommand(): Command {
-  return new Command('approve')
+  return withWorkspace(new Command('approve'))
     .description('Approve a batch awaiting approval: sign, with your private key, exactly what will be paid and the most that may be funded.')
     .argument('<batch>', 'the batch (see paybatch status, paybatch preview)')
     .requiredOption('--key <file>', 'your private key (from paybatch keys generate)')
     .requiredOption('--as <name>', 'who you are in approvals.people', parsePersonName)
     .option('--ceiling <currency=amount>', 'the most that may be funded in an input currency, major units (repeat per currency); default: the estimate plus approvals.ceiling_margin_percent', pairs, {})
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
-    .action(async (batch: string, opts: { key: string; as: string; ceiling: Record<string, string>; home?: string; config?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (batch: string, opts: { key: string; as: string; ceiling: Record<string, string>; home?: string; config?: string; json?: boolean }) => {
       await withEngineSession(opts, async ({ config, store }) => {
         const policy = config.approvalPolicy;
         if (!policy) throw new ConfigError('approvals are off (approvals.enabled is false): nothing to approve');
@@ -31,6 +32,12 @@ export function approveCommand(): Command {
           { batch, as: opts.as, keyFile: opts.key, ceiling: opts.ceiling },
           { store, gate, policy, clock: systemClock, marginPercent: config.approvals.ceiling_margin_percent },
         );
+        if (opts.json) {
+          printJson('approve', {
+            batch, approved_by: opts.as, rows: statement.rows, totals: statement.totals, ceiling: statement.ceiling, file_sha256: statement.file_sha256, expires_at: statement.expires_at, verdict,
+          });
+          return;
+        }
         const totals = Object.entries(statement.totals).map(([c, v]) => money(v, c)).join(', ');
         const ceiling = Object.entries(statement.ceiling).map(([c, v]) => money(v, c)).join(', ');
         process.stdout.write(`approved by ${opts.as}: batch ${batch}, ${statement.rows} rows, ${totals}; funding at most ${ceiling}; file SHA-256 ${statement.file_sha256}; until ${statement.expires_at}\n`);
@@ -40,19 +47,19 @@ export function approveCommand(): Command {
 }
 
 export function rejectCommand(): Command {
-  return new Command('reject')
+  return withWorkspace(new Command('reject'))
     .description('Reject a batch awaiting approval: nothing of it is sent, and its results say why.')
     .argument('<batch>', 'the batch')
     .requiredOption('--reason <text>', 'why, for the results and the audit trail')
     .requiredOption('--as <name>', 'who you are in approvals.people', parsePersonName)
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
-    .action(async (batch: string, opts: { reason: string; as: string; home?: string; config?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (batch: string, opts: { reason: string; as: string; home?: string; config?: string; json?: boolean }) => {
       await withEngineSession(opts, async ({ config, store }) => {
         const policy = config.approvalPolicy;
         if (!policy) throw new ConfigError('approvals are off (approvals.enabled is false): nothing to reject');
         await rejectBatch({ batch, as: opts.as, reason: opts.reason }, { store, policy, clock: systemClock });
-        process.stdout.write(`rejected by ${opts.as}: batch ${batch} (${opts.reason.trim()}); nothing of it is sent\n`);
+        if (opts.json) printJson('reject', { batch, rejected_by: opts.as, reason: opts.reason.trim() });
+        else process.stdout.write(`rejected by ${opts.as}: batch ${batch} (${opts.reason.trim()}); nothing of it is sent\n`);
       }, { exclusive: false, service: false });
     });
 }

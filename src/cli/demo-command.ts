@@ -12,6 +12,7 @@ import { runOnce } from '../engine/run.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { openWorkspace } from '../workspace/workspace.js';
 import { renderRun } from './run-command.js';
+import { withWorkspace } from './workspace-options.js';
 
 const DEMO_BATCH = fileURLToPath(new URL('../../../fixtures/demo-batch.csv', import.meta.url));
 
@@ -19,11 +20,11 @@ const DEMO_BATCH = fileURLToPath(new URL('../../../fixtures/demo-batch.csv', imp
 const DEMO_CONFIG = { batch: { invalid_rows: 'skip_invalid' } };
 
 export function demoCommand(): Command {
-  return new Command('demo')
+  return withWorkspace(new Command('demo'), { config: false, home: 'where to make the demo workspace (default: ./paybatch-demo/<time>; never $PAYBATCH_HOME)' })
     .description('Pay out fixtures/demo-batch.csv on the embedded sandbox in a fresh workspace, and show the results.')
-    .option('--dir <dir>', 'where to make the demo workspace (default: ./paybatch-demo/<time>)')
-    .action(async (opts: { dir?: string }) => {
-      const home = resolve(opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
+    .option('--dir <dir>', 'the same as --home (the older spelling)')
+    .action(async (opts: { home?: string; dir?: string }) => {
+      const home = resolve(opts.home ?? opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
       const workspace = openWorkspace(home);
       writeFileSync(join(home, 'paybatch.config.json'), `${JSON.stringify(DEMO_CONFIG, null, 2)}\n`);
       const dropped = join(workspace.folders.inbox, 'demo-batch.csv');

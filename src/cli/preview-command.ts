@@ -8,6 +8,7 @@ import type { Preview } from '../engine/preview.js';
 import { previewBatch, previewFile } from '../engine/preview.js';
 import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
+import { withWorkspace } from './workspace-options.js';
 
 export function renderPreview(p: Preview): string {
   const lines = [`${p.subject}: ${p.status}`, `  deployment ${p.deployment} (an approval is for this database only)`, `  file SHA-256 ${p.file_sha256}`];
@@ -29,13 +30,11 @@ export function renderPreview(p: Preview): string {
 }
 
 export function previewCommand(): Command {
-  return new Command('preview')
+  return withWorkspace(new Command('preview'))
     .description('Show what a batch (or a file, as a dry run) will pay: rows, totals, funding estimate and ceiling, invalid rows, inactive corridors, approvers needed.')
     .argument('<batch-or-file>', 'a batch id, or a batch file not taken in yet')
     .option('--json', 'print JSON')
     .option('--as <name>', 'who previews it (kept in the audit trail)', parsePersonName)
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
     .action(async (subject: string, opts: { json?: boolean; as?: string; home?: string; config?: string }) => {
       await withEngineSession(opts, async ({ config, store, connection }) => {
         const deps = { store, client: connection.client, config, clock: systemClock };

@@ -7,6 +7,8 @@ import { runOnce } from '../engine/run.js';
 import { parseDuration } from './duration.js';
 import { withEngineSession } from './engine-session.js';
 import { startProgress } from './progress.js';
+import { JSON_FLAG, printJson, runJson } from './json-output.js';
+import { withWorkspace } from './workspace-options.js';
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -33,14 +35,13 @@ export function renderRun(report: RunReport): string {
 }
 
 export function runCommand(): Command {
-  return new Command('run')
+  return withWorkspace(new Command('run'))
     .description('Take every file in the inbox, pay each valid row exactly once, follow every payout, write results.')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .addOption(new Option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)').argParser(parseDuration).default(5 * 60_000, '5m'))
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
+    .option(...JSON_FLAG)
     .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
-    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
+    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number; json?: boolean }) => {
       await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage, stop }) => {
         // Damage found by the check beside the work stops it at once, as at start: every step is in the database.
         // The session lets go of the workspace, its log and notifications first (the lease is released).
@@ -55,7 +56,8 @@ export function runCommand(): Command {
         // A damaged database is said before any report of work done, not after "nothing to do".
         const problem = await damage;
         if (problem) throw problem;
-        process.stdout.write(renderRun(report));
+        if (opts.json) printJson('run', runJson(report));
+        else process.stdout.write(renderRun(report));
         if (report.serviceTrouble) throw new ServiceUnavailable(`the payout service stopped answering: ${report.serviceTrouble}`);
         // Finished, but a person must look: cron and systemd see it in the exit code.
         if (report.batches.some((b) => b.need_person > 0)) process.exitCode = ExitCode.attention;
