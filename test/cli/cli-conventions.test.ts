@@ -6,7 +6,7 @@
  * line in one line and a hint, exit codes in every command's help, and the
  * shell completion scripts.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,5 +259,21 @@ describe('the CLI\'s conventions, on the built binary', () => {
     expect(zsh.stdout).toMatch(/^#compdef paybatch\n/);
     expect(zsh.stdout).toContain('compdef _paybatch paybatch');
     expect(zsh.stdout).toContain('"report --format") echo "csv json xlsx pain002" ;;');
+  });
+
+  it.skipIf(spawnSync('zsh', ['--version']).error !== undefined)('paybatch completion zsh: sourced after compinit, it completes as bash does (zsh filters by the prefix itself)', async () => {
+    const script = `
+      autoload -U compinit; compinit -u
+      source <("${process.execPath}" "${BIN}" completion zsh)
+      print -r -- "$_comps[paybatch]"
+      compadd() { shift; print -r -- "$*"; }
+      _files() { print -r -- "(files)"; }
+      t() { words=("$@"); CURRENT=$#; _paybatch; }
+      t paybatch --home /tmp report --format ''
+      t paybatch keys ''
+      t paybatch webhooks list --
+      t paybatch backup ''`;
+    const { stdout } = await promisify(execFile)('zsh', ['-f', '-c', script], { env: { ...process.env, HOME: dir } });
+    expect(stdout.split('\n')).toEqual(['_paybatch', 'csv json xlsx pain002', 'generate sign', '--home --config --json -h --help', '(files)', '']);
   });
 });
