@@ -69,5 +69,6 @@ export async function buildProgram(only?: string): Promise<Command> {
     command.exitOverride().showHelpAfterError(`see '${commandPath(command)} --help'`).configureOutput({ outputError: oneLine });
     if (command !== program) command.addHelpText('after', exitCodesHelp(commandPath(command).replace(/^paybatch /, '')));
   }
+  program.addHelpText('after', '\nEach command\'s help lists the exit codes it can give; every command, option, exit code and --json shape: docs/cli.md.\nShell completion: source <(paybatch completion bash), or zsh.\n');
   return program;
 }
