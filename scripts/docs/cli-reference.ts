@@ -1,47 +1,79 @@
 /**
  * docs/cli.md, generated from the commander definitions the `paybatch` binary
- * runs (src/cli/program.ts): every command, its arguments and options with
- * their defaults, and the exit codes. `npm run docs` writes it; a test fails
- * when the committed file differs.
+ * runs (src/cli/program.ts): every command by task, its arguments and options
+ * with their defaults, the exit codes it can give (src/cli/exit-codes.ts) and
+ * the shape of its --json output (src/cli/json-output.ts). `npm run docs`
+ * writes it; a test fails when the committed file differs.
  */
 import type { Command } from 'commander';
-import { buildProgram } from '../../src/cli/program.js';
-import { ExitCode } from '../../src/errors.js';
-
-/** What each exit code means, as the top-level handler and the commands use them (src/errors.ts). */
-const EXIT_MEANINGS: Readonly<Record<number, string>> = {
-  [ExitCode.ok]: 'done',
-  [ExitCode.failure]: 'the command could not do what was asked (said in one line)',
-  [ExitCode.attention]: 'done, but a person must look (rows that need attention, a reconciliation with differences or incomplete)',
-  [ExitCode.usage]: 'the command line is wrong',
-  [ExitCode.dataError]: 'the input or the state database cannot be used (an invalid file for `validate`, a database newer than this paybatch or damaged)',
-  [ExitCode.unavailable]: 'the payout service did not answer; nothing is lost, run again',
-  [ExitCode.software]: 'a bug in paybatch (please report it)',
-  [ExitCode.cantCreate]: 'a path paybatch would use is a link, outside the workspace, or cannot be made',
-  [ExitCode.ioError]: 'the disk is full or cannot be written',
-  [ExitCode.tempFail]: 'another paybatch took the workspace over, or the database could not be reached within the lease: run again later',
-  [ExitCode.noPermission]: 'permission denied',
-  [ExitCode.config]: 'the configuration is wrong (the file and the key are named)',
-};
+import { z } from 'zod';
+import { EXIT_MEANINGS, exitCodesOf } from '../../src/cli/exit-codes.js';
+import type { JsonCommand } from '../../src/cli/json-output.js';
+import { JSON_SHAPES } from '../../src/cli/json-output.js';
+import { TASKS, buildProgram } from '../../src/cli/program.js';
+import type { JsonSchema } from './config-reference.js';
+import { typeOf } from './config-reference.js';
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-function commandSection(command: Command, path: string, out: string[]): void {
+const heading = (command: Command, path: string): string => {
   const args = command.registeredArguments.map((arg) => (arg.required ? `<${arg.name()}>` : `[${arg.name()}]`)).join(' ');
-  out.push(`## \`${path}${args ? ` ${args}` : ''}\``, '', command.description(), '');
+  return `${path}${args ? ` ${args}` : ''}`;
+};
+
+/** The anchor GitHub makes of a command's heading. */
+const anchor = (text: string): string => text.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+
+function optionsTable(command: Command, out: string[]): void {
+  const options = command.options.filter((option) => !option.hidden);
+  if (options.length === 0) return;
+  out.push('| Option | What it does | Default |', '| --- | --- | --- |');
+  for (const option of options) {
+    const fallback = option.defaultValueDescription ?? (option.defaultValue === undefined ? '' : JSON.stringify(option.defaultValue));
+    const choices = option.argChoices ? ` (one of ${option.argChoices.map((c) => `\`${c}\``).join(', ')})` : '';
+    out.push(`| \`${option.flags}\` | ${cell(option.description)}${choices} | ${fallback ? `\`${cell(fallback)}\`` : ''} |`);
+  }
+  out.push('');
+}
+
+/** One row per key of a --json document, nested keys by dotted path, a list's items as `key[].name`. */
+function shapeRows(schema: JsonSchema, prefix: string, out: string[]): void {
+  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+    const path = prefix ? `${prefix}.${name}` : name;
+    const optional = schema.required?.includes(name) ? '' : ' (may be absent)';
+    const items = child.type === 'array' && child.items?.properties ? child.items : undefined;
+    const nested = child.properties ? child : (child.anyOf ?? []).find((v) => v.properties);
+    const nullable = (child.anyOf ?? []).some((v) => v.type === 'null') ? ' or null' : '';
+    const type = items ? 'list of objects' : nested ? `object${nullable}` : typeOf(child);
+    out.push(`| \`${path}\` | ${type}${optional} | ${cell(child.description ?? nested?.description ?? '')} |`);
+    if (items) shapeRows(items, `${path}[]`, out);
+    else if (nested) shapeRows(nested, path, out);
+  }
+}
+
+function jsonSection(path: string, out: string[]): void {
+  const shape = JSON_SHAPES[path as JsonCommand] as z.ZodType | undefined;
+  if (!shape) return;
+  const schema = z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  out.push('With `--json`, one JSON document on standard output:', '', '| Key | Type | What it is |', '| --- | --- | --- |');
+  shapeRows(schema, '', out);
+  out.push('');
+}
+
+function commandSection(command: Command, path: string, out: string[]): void {
+  out.push(`### \`paybatch ${heading(command, path)}\``, '', command.description(), '');
   if (command.registeredArguments.length > 0) {
     out.push('| Argument | What it is |', '| --- | --- |');
-    for (const arg of command.registeredArguments) out.push(`| \`${arg.name()}\` | ${cell(arg.description)} |`);
-    out.push('');
-  }
-  const options = command.options.filter((option) => !option.hidden);
-  if (options.length > 0) {
-    out.push('| Option | What it does | Default |', '| --- | --- | --- |');
-    for (const option of options) {
-      const fallback = option.defaultValueDescription ?? (option.defaultValue === undefined ? '' : JSON.stringify(option.defaultValue));
-      out.push(`| \`${option.flags}\` | ${cell(option.description)} | ${fallback ? `\`${cell(fallback)}\`` : ''} |`);
+    for (const arg of command.registeredArguments) {
+      const choices = arg.argChoices ? ` (one of ${arg.argChoices.map((c) => `\`${c}\``).join(', ')})` : '';
+      out.push(`| \`${arg.name()}\` | ${cell(arg.description)}${choices} |`);
     }
     out.push('');
+  }
+  optionsTable(command, out);
+  jsonSection(path, out);
+  if (command.commands.length === 0) {
+    out.push(`Exit codes: ${exitCodesOf(path).map(({ code }) => String(code)).join(', ')} ([what each means](#exit-codes)${path === 'validate' ? '; for `validate`, 1 is "some rows are invalid" and 2 "the file cannot be read as a batch"' : ''}).`, '');
   }
   for (const sub of command.commands) commandSection(sub, `${path} ${sub.name()}`, out);
 }
@@ -53,27 +85,41 @@ export async function cliReference(): Promise<string> {
     '',
     '<!-- Generated by `npm run docs` from the commands\' definitions (src/cli/): edit those, not this file. -->',
     '',
-    `\`paybatch <command> [options]\`: ${program.description()}`,
+    `\`paybatch [--home DIR] [--config FILE] <command> [options]\`: ${program.description()}`,
     '',
     '| Command | What it does |',
     '| --- | --- |',
-    ...program.commands.map((command) => `| [\`${command.name()}\`](#${anchor(command)}) | ${cell(command.description().split(/(?<=[.:])\s/)[0] ?? '')} |`),
+  ];
+  for (const task of TASKS) {
+    out.push(`| **${task}** | |`);
+    for (const command of program.commands.filter((c) => c.helpGroup() === `${task}:`)) {
+      out.push(`| [\`${command.name()}\`](#${anchor(`paybatch ${heading(command, command.name())}`)}) | ${cell(command.description().split(/(?<=[.:])\s/)[0] ?? '')} |`);
+    }
+  }
+  out.push(
+    '',
+    '## Conventions',
+    '',
+    '- **The workspace.** `--home DIR` and `--config FILE` are the program\'s options, given before the command (`paybatch --home DIR status`) or after it (`paybatch status --home DIR`; after it wins), on every command that uses a workspace. Without them, `PAYBATCH_HOME` and `PAYBATCH_CONFIG`; then `./paybatch-data` and its `paybatch.config.json`. `demo --dir` and `sandbox --db` keep their own meaning.',
+    '- **The batch is an argument**: `paybatch cancel B`, `paybatch report B`; `--batch B` is still accepted there.',
+    '- **`--json`**: the commands that report something print one JSON document on standard output instead of text, of the shape given under each; a shape only grows (new keys), never renames or retypes a key. Money is in minor units, as integer strings, by currency.',
+    '- **A wrong command line** is one line and where to read more, exit 64: `error: unknown option \'--bogus\' (Did you mean --wait?)` then `see \'paybatch run --help\'`.',
+    '- **Shell completion**: `source <(paybatch completion bash)`, or `zsh` (after `compinit`).',
     '',
     '## Exit codes',
     '',
-    'Every command ends with one of these (sysexits(3), so that cron and systemd can tell them apart); an operational failure is one line on standard error, never a stack trace.',
+    'Every command ends with one of these (sysexits(3), so that cron and systemd can tell them apart), and its help lists those it can give; an operational failure is one line on standard error, never a stack trace.',
     '',
     '| Code | Meaning |',
     '| --- | --- |',
     ...Object.entries(EXIT_MEANINGS).map(([code, meaning]) => `| ${code} | ${meaning} |`),
     '',
-  ];
-  for (const command of program.commands) commandSection(command, `paybatch ${command.name()}`, out);
+  );
+  for (const task of TASKS) {
+    out.push(`## ${task}`, '');
+    for (const command of program.commands.filter((c) => c.helpGroup() === `${task}:`)) commandSection(command, command.name(), out);
+  }
+  out.push('## Program options', '');
+  optionsTable(program, out);
   return out.join('\n');
-}
-
-/** The anchor GitHub makes of a command's heading. */
-function anchor(command: Command): string {
-  const args = command.registeredArguments.map((arg) => (arg.required ? `<${arg.name()}>` : `[${arg.name()}]`)).join(' ');
-  return `paybatch ${command.name()}${args ? ` ${args}` : ''}`.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
 }

@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import { parsePersonName } from './person-name.js';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 const pairs = (value: string, previous: Record<string, string> = {}): Record<string, string> => {
   const [currency, amount] = value.split('=');
@@ -10,15 +12,15 @@ const pairs = (value: string, previous: Record<string, string> = {}): Record<str
 };
 
 export function approveCommand(): Command {
-  return new Command('approve')
+  return withWorkspace(new Command('approve'))
     .description('Approve a batch awaiting approval: sign, with your private key, exactly what will be paid and the most that may be funded.')
     .argument('<batch>', 'the batch (see paybatch status, paybatch preview)')
     .requiredOption('--key <file>', 'your private key (from paybatch keys generate)')
     .requiredOption('--as <name>', 'who you are in approvals.people', parsePersonName)
     .option('--ceiling <currency=amount>', 'the most that may be funded in an input currency, major units (repeat per currency); default: the estimate plus approvals.ceiling_margin_percent', pairs, {})
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
-    .action(async (batch: string, opts: { key: string; as: string; ceiling: Record<string, string>; home?: string; config?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (batch: string, opts: { key: string; as: string; ceiling: Record<string, string>; home?: string; config?: string; json?: boolean }) => {
+      const { printJson } = await import('./json-output.js');
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { ApprovalGate }, { approveBatch }, { money }] = await Promise.all([
         import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/approve.js'), import('../engine/decide.js'),
@@ -31,6 +33,12 @@ export function approveCommand(): Command {
           { batch, as: opts.as, keyFile: opts.key, ceiling: opts.ceiling },
           { store, gate, policy, clock: systemClock, marginPercent: config.approvals.ceiling_margin_percent },
         );
+        if (opts.json) {
+          printJson('approve', {
+            batch, approved_by: opts.as, rows: statement.rows, totals: statement.totals, ceiling: statement.ceiling, file_sha256: statement.file_sha256, expires_at: statement.expires_at, verdict,
+          });
+          return;
+        }
         const totals = Object.entries(statement.totals).map(([c, v]) => money(v, c)).join(', ');
         const ceiling = Object.entries(statement.ceiling).map(([c, v]) => money(v, c)).join(', ');
         process.stdout.write(`approved by ${opts.as}: batch ${batch}, ${statement.rows} rows, ${totals}; funding at most ${ceiling}; file SHA-256 ${statement.file_sha256}; until ${statement.expires_at}\n`);
@@ -40,20 +48,21 @@ export function approveCommand(): Command {
 }
 
 export function rejectCommand(): Command {
-  return new Command('reject')
+  return withWorkspace(new Command('reject'))
     .description('Reject a batch awaiting approval: nothing of it is sent, and its results say why.')
     .argument('<batch>', 'the batch')
     .requiredOption('--reason <text>', 'why, for the results and the audit trail')
     .requiredOption('--as <name>', 'who you are in approvals.people', parsePersonName)
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
-    .action(async (batch: string, opts: { reason: string; as: string; home?: string; config?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (batch: string, opts: { reason: string; as: string; home?: string; config?: string; json?: boolean }) => {
+      const { printJson } = await import('./json-output.js');
       const [{ withEngineSession }, { rejectBatch }] = await Promise.all([import('./engine-session.js'), import('../engine/approve.js')]);
       await withEngineSession(opts, async ({ config, store }) => {
         const policy = config.approvalPolicy;
         if (!policy) throw new ConfigError('approvals are off (approvals.enabled is false): nothing to reject');
         await rejectBatch({ batch, as: opts.as, reason: opts.reason }, { store, policy, clock: systemClock });
-        process.stdout.write(`rejected by ${opts.as}: batch ${batch} (${opts.reason.trim()}); nothing of it is sent\n`);
+        if (opts.json) printJson('reject', { batch, rejected_by: opts.as, reason: opts.reason.trim() });
+        else process.stdout.write(`rejected by ${opts.as}: batch ${batch} (${opts.reason.trim()}); nothing of it is sent\n`);
       }, { exclusive: false, service: false });
     });
 }

@@ -5,13 +5,15 @@ import { Command } from 'commander';
 import type { AuditEntry, Break } from '../audit/chain.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Store } from '../store/store.js';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 const PAGE = 5_000;
 
 /** The store, loaded when a subcommand runs, not for --help (docs/performance.md). */
-async function withStore<T>(home: string | undefined, work: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(opts: { home?: string; config?: string }, work: (store: Store) => Promise<T>): Promise<T> {
   const { withReadStore } = await import('./read-store.js');
-  return withReadStore({ home }, 'no audit trail yet', (store) => work(store));
+  return withReadStore(opts, 'no audit trail yet', (store) => work(store));
 }
 
 async function* entries(store: Store): AsyncIterable<AuditEntry> {
@@ -25,15 +27,16 @@ async function* entries(store: Store): AsyncIterable<AuditEntry> {
 
 export function auditCommand(): Command {
   const audit = new Command('audit').description('The audit trail: append-only and hash-chained.');
-  audit.addCommand(new Command('verify')
+  audit.addCommand(withWorkspace(new Command('verify'))
     .description('Recompute the chain and name the first entry edited, deleted, inserted or reordered; with --head, check the head a report printed is still in it.')
     .option('--head <seq:hash>', 'a chain head printed in a report or a batch summary')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .action(async (opts: { head?: string; home?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (opts: { head?: string; home?: string; config?: string; json?: boolean }) => {
+      const { printJson } = await import('./json-output.js');
       const known = opts.head ? /^(\d+):([0-9a-f]{64})$/.exec(opts.head) : null;
       if (opts.head && !known) throw new UsageError('--head is SEQ:HASH, as a report prints it');
       const { ChainWalker } = await import('../audit/chain.js');
-      await withStore(opts.home, async (store) => {
+      await withStore(opts, async (store) => {
         const walker = new ChainWalker();
         let broken: Break | null = null;
         let headFound: boolean | null = known ? false : null;
@@ -51,6 +54,16 @@ export function auditCommand(): Command {
         if (current && !broken) take(current);
         // Assigned inside take(): the compiler cannot see it.
         const found = broken as Break | null;
+        if (opts.json) {
+          printJson('audit verify', {
+            intact: !found && headFound !== false, entries: walker.count,
+            head: found || walker.count === 0 ? null : { seq: walker.head.seq, hash: walker.head.hash },
+            broken: found ? { seq: found.seq, message: found.message } : null,
+            head_given: known ? { seq: Number(known[1]), hash: known[2] as string, found: headFound !== false } : null,
+          });
+          if (found || headFound === false) process.exitCode = ExitCode.failure;
+          return;
+        }
         if (found) {
           process.stdout.write(`audit trail BROKEN at entry ${found.seq}: ${found.message}\n`);
           process.exitCode = ExitCode.failure;
@@ -64,19 +77,18 @@ export function auditCommand(): Command {
         process.stdout.write(`audit trail intact: ${walker.count} entries, head ${walker.head.seq}:${walker.head.hash}${known ? `; the head ${known[1]} printed earlier is in it` : ''}\n`);
       });
     }));
-  audit.addCommand(new Command('export')
+  audit.addCommand(withWorkspace(new Command('export'))
     .description('Write the entries of a period as JSON lines, with their hashes, for an auditor.')
     .option('--from <iso>', 'from this time (ISO 8601), included')
     .option('--to <iso>', 'until this time (ISO 8601), excluded')
     .option('--out <file>', 'write to this file instead of standard output')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .action(async (opts: { from?: string; to?: string; out?: string; home?: string }) => {
+    .action(async (opts: { from?: string; to?: string; out?: string; home?: string; config?: string }) => {
       for (const [name, value] of [['--from', opts.from], ['--to', opts.to]] as const) {
         if (value !== undefined && Number.isNaN(Date.parse(value))) throw new UsageError(`${name} must be a time such as 2026-03-02 or 2026-03-02T09:00:00Z, not "${value}"`);
       }
       const from = opts.from ? new Date(opts.from).toISOString() : '';
       const to = opts.to ? new Date(opts.to).toISOString() : '\uffff';
-      await withStore(opts.home, async (store) => {
+      await withStore(opts, async (store) => {
         const out = opts.out ? createWriteStream(opts.out, { flags: 'wx', mode: 0o600 }) : process.stdout;
         let written = 0;
         for await (const entry of entries(store)) {

@@ -4,18 +4,21 @@ import { randomUUID } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 export function backupCommand(): Command {
-  return new Command('backup')
+  return withWorkspace(new Command('backup'))
     .description('Copy the state database to FILE while paybatch runs (SQLite\'s online backup): what to restore after a disk failure.')
     .argument('<file>', 'where the copy goes; it must not exist yet')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .action(async (file: string, opts: { home?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (file: string, opts: { home?: string; config?: string; json?: boolean }) => {
+      const { printJson } = await import('./json-output.js');
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig, workspaceHome }, { SqliteStore }, { openWorkspace }] = await Promise.all([
         import('../config/config.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
       ]);
-      if (loadConfig({ home: opts.home }).store.url) {
+      if (loadConfig({ file: opts.config, home: opts.home }).store.url) {
         throw new PaybatchError('the state is in PostgreSQL (store.url): back it up with PostgreSQL\'s own tools (pg_dump, or the server\'s continuous archiving), not with paybatch backup', ExitCode.failure);
       }
       const workspace = openWorkspace(workspaceHome(opts.home));
@@ -37,6 +40,7 @@ export function backupCommand(): Command {
       } finally {
         await store.close();
       }
-      process.stdout.write(`backup of ${workspace.database} written to ${target} (${lstatSync(target).size} bytes)\n`);
+      if (opts.json) printJson('backup', { database: workspace.database, file: target, bytes: lstatSync(target).size });
+      else process.stdout.write(`backup of ${workspace.database} written to ${target} (${lstatSync(target).size} bytes)\n`);
     });
 }

@@ -1,4 +1,4 @@
-/** `paybatch cancel --batch B [--external-id X] [--state error,manual]`. */
+/** `paybatch cancel B [--external-id X] [--state error,manual]`. */
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
@@ -6,6 +6,9 @@ import { systemClock } from '../clock.js';
 import type { CancelLine } from '../engine/cancel.js';
 import { parseDuration } from './duration.js';
 import { parsePersonName } from './person-name.js';
+import { batchArgument } from './batch-argument.js';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 
@@ -25,17 +28,19 @@ async function confirmOnTerminal(rows: number): Promise<boolean> {
 }
 
 export function cancelCommand(): Command {
-  return new Command('cancel')
+  return withWorkspace(new Command('cancel'))
     .description('Cancel rows of a batch whose payout can still be stopped, and follow them to canceled or refunded.')
-    .requiredOption('--batch <id>', 'the batch (as in the result file names)')
+    .argument('[batch]', 'the batch (as in the result file names)')
+    .option('--batch <id>', 'the same as the batch argument (the older spelling)')
     .option('--external-id <ids>', 'only these external ids (comma-separated, or repeat the option)', list)
     .option('--state <states>', 'only rows in these states, e.g. error,manual', list)
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
     .addOption(new Option('--wait <duration>', 'how long to follow the cancellations').argParser(parseDuration).default(2 * 60_000, '2m'))
     .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason and in the audit trail)', parsePersonName)
     .option('--yes', 'cancel several rows without asking (on a terminal, more than one row is confirmed first)')
-    .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string; yes?: boolean }) => {
+    .option(...JSON_FLAG)
+    .action(async (argument: string | undefined, given: { batch?: string; json?: boolean; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string; yes?: boolean }, self: Command) => {
+      const { printJson } = await import('./json-output.js');
+      const opts = { ...given, batch: batchArgument(self, argument, given.batch) };
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { cancelRows }, { ApprovalGate }] = await Promise.all([
         import('./engine-session.js'), import('../engine/cancel.js'), import('../engine/approval-gate.js'),
@@ -46,7 +51,8 @@ export function cancelCommand(): Command {
           { batch: opts.batch, externalIds: opts.externalId, states: opts.state, by: opts.as, confirm: opts.yes || !process.stdin.isTTY ? undefined : confirmOnTerminal },
           { store, client: connection.client, clock: systemClock, engine: config.engine, log, waitMs: opts.wait, gate: new ApprovalGate(config.approvalPolicy, store, systemClock, config.approvals.estimate_rates) },
         );
-        process.stdout.write(renderCancel(lines));
+        if (opts.json) printJson('cancel', { batch: opts.batch, rows: [...lines] });
+        else process.stdout.write(renderCancel(lines));
         // Nothing matched, or nothing named could be cancelled: not a success.
         if (lines.length === 0 || lines.every((l) => !l.cancelled)) process.exitCode = ExitCode.failure;
         // Beside a running watch: each row's cancellation is a guarded step of its own.

@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { ExitCode, PaybatchError, UsageError } from '../errors.js';
 import { parsePersonName } from './person-name.js';
+import { withWorkspace } from './workspace-options.js';
 
 function listenOption(value: string | undefined, fallback: { host: string; port: number }): { host: string; port: number } {
   if (!value) return fallback;
@@ -23,10 +24,8 @@ const untilSignal = (): Promise<NodeJS.Signals> => new Promise((resolve) => {
 });
 
 export function consoleCommand(): Command {
-  const command = new Command('console')
+  const command = withWorkspace(new Command('console'))
     .description('Serve the operations console, read-only (no cancel, approve or reject: paybatch watch serves the console that acts, with console.enabled); until SIGINT or SIGTERM.')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, every worker\'s state')
     .option('--listen <host:port>', 'where to listen (default: console.listen)')
     .action(async (opts: { home?: string; config?: string; listen?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
@@ -48,11 +47,9 @@ export function consoleCommand(): Command {
         }
       });
     });
-  command.addCommand(new Command('login')
+  command.addCommand(withWorkspace(new Command('login'))
     .description('Give a person a one-time code to sign in to the console with (it lasts console.code_ms and works once).')
     .argument('<name>', 'the person, as named in approvals.people or console.people', parsePersonName)
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
     .action(async (name: string, _opts: unknown, self: Command) => {
       // --home and --config belong to `console` too: read them wherever they were given.
       const opts = self.optsWithGlobals<{ home?: string; config?: string }>();

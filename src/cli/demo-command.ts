@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { renderRun } from './run-command.js';
+import { withWorkspace } from './workspace-options.js';
 
 const DEMO_BATCH = fileURLToPath(new URL('../../../fixtures/demo-batch.csv', import.meta.url));
 
@@ -12,16 +13,16 @@ const DEMO_BATCH = fileURLToPath(new URL('../../../fixtures/demo-batch.csv', imp
 const DEMO_CONFIG = { batch: { invalid_rows: 'skip_invalid' } };
 
 export function demoCommand(): Command {
-  return new Command('demo')
+  return withWorkspace(new Command('demo'), { config: false, home: 'where to make the demo workspace (default: ./paybatch-demo/<time>; never $PAYBATCH_HOME)' })
     .description('Pay out fixtures/demo-batch.csv on the embedded sandbox in a fresh workspace, and show the results.')
-    .option('--dir <dir>', 'where to make the demo workspace (default: ./paybatch-demo/<time>)')
-    .action(async (opts: { dir?: string }) => {
+    .option('--dir <dir>', 'the same as --home (the older spelling)')
+    .action(async (opts: { home?: string; dir?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig }, { connectService }, { describePolling, embeddedPolling }, { engineLog }, { runOnce }, { SqliteStore }, { openWorkspace }] = await Promise.all([
         import('../config/config.js'), import('./service-connection.js'), import('./embedded-sandbox.js'), import('../engine/log.js'),
         import('../engine/run.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
       ]);
-      const home = resolve(opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
+      const home = resolve(opts.home ?? opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
       const workspace = openWorkspace(home);
       writeFileSync(join(home, 'paybatch.config.json'), `${JSON.stringify(DEMO_CONFIG, null, 2)}\n`);
       const dropped = join(workspace.folders.inbox, 'demo-batch.csv');

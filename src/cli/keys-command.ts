@@ -7,6 +7,8 @@ import { generateKeys, privateKeyFrom, signBytes } from '../approvals/keys.js';
 import type { Statement } from '../approvals/statement.js';
 import { parseStatement, statementBytes } from '../approvals/statement.js';
 import { ExitCode, PaybatchError } from '../errors.js';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 function writeNew(path: string, text: string, mode: number): void {
   let fd: number;
@@ -22,12 +24,13 @@ function writeNew(path: string, text: string, mode: number): void {
 
 export function keysCommand(): Command {
   const keys = new Command('keys').description('Key pairs for the people who approve batches.');
-  keys.addCommand(new Command('generate')
+  keys.addCommand(withWorkspace(new Command('generate'), { config: false, home: 'the workspace the key must stay out of (default: $PAYBATCH_HOME or ./paybatch-data)' })
     .description('Write NAME.key (private, readable by you only: keep it off the paybatch machine) and NAME.pub (public: goes in the approval policy).')
     .argument('<name>', 'the person, as named in approvals.people')
     .option('--dir <dir>', 'where to write the two files (not inside a paybatch workspace)', '.')
-    .option('--home <dir>', 'the workspace the key must stay out of (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .action(async (name: string, opts: { dir: string; home?: string }) => {
+    .option(...JSON_FLAG)
+    .action(async (name: string, opts: { dir: string; home?: string; json?: boolean }) => {
+      const { printJson } = await import('./json-output.js');
       if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(name)) throw new PaybatchError('a name of letters, digits, dots, dashes and underscores', ExitCode.usage);
       // Loaded when the command runs, not for --help (docs/performance.md).
       const { workspaceHome } = await import('../config/config.js');
@@ -41,6 +44,10 @@ export function keysCommand(): Command {
       const publicPath = join(dir, `${name}.pub`);
       writeNew(privatePath, privatePem, 0o600);
       writeNew(publicPath, publicPem, 0o644);
+      if (opts.json) {
+        printJson('keys generate', { name, private_key_file: privatePath, public_key_file: publicPath, public_key: publicPem });
+        return;
+      }
       process.stdout.write(`private key ${privatePath} (keep it to yourself: it signs approvals)\npublic key  ${publicPath}\n\nIn paybatch.config.json:\n${JSON.stringify({ approvals: { people: { [name]: { role: 'approver', public_key: publicPem } } } }, null, 2)}\n`);
     }));
   keys.addCommand(new Command('sign')

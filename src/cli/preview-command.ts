@@ -6,6 +6,7 @@ import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from '../engine/decide.js';
 import type { Preview } from '../engine/preview.js';
 import { parsePersonName } from './person-name.js';
+import { withWorkspace } from './workspace-options.js';
 
 export function renderPreview(p: Preview): string {
   const lines = [`${p.subject}: ${p.status}`, `  deployment ${p.deployment} (an approval is for this database only)`, `  file SHA-256 ${p.file_sha256}`];
@@ -27,13 +28,11 @@ export function renderPreview(p: Preview): string {
 }
 
 export function previewCommand(): Command {
-  return new Command('preview')
+  return withWorkspace(new Command('preview'))
     .description('Show what a batch (or a file, as a dry run) will pay: rows, totals, funding estimate and ceiling, invalid rows, inactive corridors, approvers needed.')
     .argument('<batch-or-file>', 'a batch id, or a batch file not taken in yet')
     .option('--json', 'print JSON')
     .option('--as <name>', 'who previews it (kept in the audit trail)', parsePersonName)
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file')
     .action(async (subject: string, opts: { json?: boolean; as?: string; home?: string; config?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { previewBatch, previewFile }] = await Promise.all([import('./engine-session.js'), import('../engine/preview.js')]);

@@ -1,5 +1,5 @@
 /**
- * `paybatch report --date YYYY-MM-DD | --batch B [--format csv|json|xlsx] [--spreadsheet]`.
+ * `paybatch report --date YYYY-MM-DD | B [--format csv|json|xlsx] [--spreadsheet]`.
  * Exits 0 only for a complete report with no unexplained difference; 3 (a
  * person must look, as `run` uses it) for unexplained differences or a check
  * that could not run, so that a scheduled job can alert on it.
@@ -9,6 +9,8 @@ import type { ReportFormat } from '../engine/reconcile-report.js';
 import { UsageError } from '../errors.js';
 import { verdictExitCode } from '../reports/reconciliation-verdict.js';
 import { systemClock } from '../clock.js';
+import { batchArgument } from './batch-argument.js';
+import { withWorkspace } from './workspace-options.js';
 
 interface Opts {
   date?: string;
@@ -20,16 +22,16 @@ interface Opts {
 }
 
 export function reportCommand(): Command {
-  return new Command('report')
+  return withWorkspace(new Command('report'))
     .description('Write the reconciliation of a day or a batch under outbox/reports/: movements, summary, exceptions and checks against the service.')
+    .argument('[batch]', 'a whole batch instead of a day')
     .option('--date <YYYY-MM-DD>', 'the day, in reports.time_zone (default UTC)')
-    .option('--batch <id>', 'a whole batch instead of a day')
-    .addOption(new Option('--format <format>', 'csv (four files), json (one), xlsx (one workbook: a sheet per CSV file, and the results for --batch), or pain002 (with --batch of a pain.001: its ISO 20022 status report, outbox/BATCH.pain002.xml)').choices(['csv', 'json', 'xlsx', 'pain002']).default('csv'))
+    .option('--batch <id>', 'the same as the batch argument (the older spelling)')
+    .addOption(new Option('--format <format>', 'csv (four files), json (one), xlsx (one workbook: a sheet per CSV file, and the results for a batch), or pain002 (with a batch taken from a pain.001: its ISO 20022 status report, outbox/BATCH.pain002.xml)').choices(['csv', 'json', 'xlsx', 'pain002']).default('csv'))
     .option('--spreadsheet', 'CSV for spreadsheets in locales that need it: UTF-8 BOM, ";" between fields, decimal comma')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
-    .action(async (opts: Opts) => {
-      if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
+    .action(async (argument: string | undefined, given: Opts, self: Command) => {
+      const opts = { ...given, batch: argument === undefined && given.batch === undefined ? undefined : batchArgument(self, argument, given.batch) };
+      if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or a batch (paybatch report B)');
       if (opts.spreadsheet && opts.format === 'xlsx') throw new UsageError('--spreadsheet shapes CSV files for spreadsheets; --format xlsx is a spreadsheet already: give one or the other');
       if (opts.format === 'pain002') return statusReport(opts);
       // Loaded when the command runs, not for --help (docs/performance.md).
@@ -55,7 +57,7 @@ export function reportCommand(): Command {
 
 /** `--format pain002`: the ISO 20022 status report of a batch taken from a pain.001, as it stands (PDNG for rows in flight). */
 async function statusReport(opts: Opts): Promise<void> {
-  if (!opts.batch) throw new UsageError('--format pain002 answers one pain.001: give --batch B');
+  if (!opts.batch) throw new UsageError('--format pain002 answers one pain.001: give the batch: paybatch report B --format pain002');
   const batchId = opts.batch;
   const [{ withEngineSession }, { readerOptions }, { answersWithPain002, pain001Of, writePain002 }] = await Promise.all([
     import('./engine-session.js'), import('../batch/batch-options.js'), import('../engine/pain002-file.js'),

@@ -4,6 +4,8 @@ import { systemClock } from '../clock.js';
 import { ExitCode, ServiceUnavailable } from '../errors.js';
 import type { RunReport } from '../engine/run.js';
 import { parseDuration } from './duration.js';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -30,14 +32,14 @@ export function renderRun(report: RunReport): string {
 }
 
 export function runCommand(): Command {
-  return new Command('run')
+  return withWorkspace(new Command('run'))
     .description('Take every file in the inbox, pay each valid row exactly once, follow every payout, write results.')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .addOption(new Option('--wait <duration>', 'how long to follow rows not final yet (90s, 10m, 2h)').argParser(parseDuration).default(5 * 60_000, '5m'))
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
+    .option(...JSON_FLAG)
     .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
-    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
+    .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number; json?: boolean }) => {
+      const { printJson, runJson } = await import('./json-output.js');
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { runOnce }, { startProgress }] = await Promise.all([import('./engine-session.js'), import('../engine/run.js'), import('./progress.js')]);
       await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage, stop }) => {
@@ -54,7 +56,8 @@ export function runCommand(): Command {
         // A damaged database is said before any report of work done, not after "nothing to do".
         const problem = await damage;
         if (problem) throw problem;
-        process.stdout.write(renderRun(report));
+        if (opts.json) printJson('run', runJson(report));
+        else process.stdout.write(renderRun(report));
         if (report.serviceTrouble) throw new ServiceUnavailable(`the payout service stopped answering: ${report.serviceTrouble}`);
         // Finished, but a person must look: cron and systemd see it in the exit code.
         if (report.batches.some((b) => b.need_person > 0)) process.exitCode = ExitCode.attention;

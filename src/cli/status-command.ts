@@ -2,13 +2,12 @@
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
+import { withWorkspace } from './workspace-options.js';
 
 export function statusCommand(): Command {
-  return new Command('status')
+  return withWorkspace(new Command('status'))
     .description('Show open and recent batches: rows per state, money, what is in flight, and how states were learned (webhook or polling).')
     .argument('[batch]', 'only this batch')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, the state of every worker')
     .option('--json', 'print JSON instead of text')
     .action(async (batch: string | undefined, opts: { home?: string; config?: string; json?: boolean }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).

@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import type { ValidationReport } from '../batch/validate-file.js';
+import { withWorkspace } from './workspace-options.js';
 
 export const VALIDATE_EXIT = { valid: 0, invalid: 1, unreadable: 2 } as const;
 
@@ -28,12 +29,10 @@ function toJson(report: ValidationReport): unknown {
 }
 
 export function validateCommand(): Command {
-  return new Command('validate')
+  return withWorkspace(new Command('validate'))
     .description('Check a batch file, every row and column, without moving any money (exit 0 valid, 1 invalid rows, 2 unreadable file).')
     .argument('<file>', 'the batch file (.csv, or .xlsx: a spreadsheet)')
     .option('--json', 'print the report as JSON')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace, if any)')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }] = await Promise.all([

@@ -2,15 +2,14 @@
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import type { ConsoleServer } from '../console/server.js';
+import { withWorkspace } from './workspace-options.js';
 
 /** The whole shutdown, including closing the store, stays within this [issue: exit within 10 seconds]. */
 const SHUTDOWN_MS = 10_000;
 
 export function watchCommand(): Command {
-  return new Command('watch')
+  return withWorkspace(new Command('watch'))
     .description('Run as a daemon: take files dropped into the inbox, receive signed webhooks, poll as a fallback, run the schedules; stop with SIGINT or SIGTERM.')
-    .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).

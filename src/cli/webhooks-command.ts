@@ -1,14 +1,14 @@
 /** `paybatch webhooks sync [--replace] [--url U]` and `paybatch webhooks list`. */
 import { Command } from 'commander';
+import { JSON_FLAG } from './json-flag.js';
+import { withWorkspace } from './workspace-options.js';
 
 interface Opts {
   home?: string;
   config?: string;
 }
 
-const shared = (command: Command): Command => command
-  .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
-  .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)');
+const shared = (command: Command): Command => withWorkspace(command);
 
 export function webhooksCommand(): Command {
   const sync = shared(new Command('sync'))
@@ -27,10 +27,16 @@ export function webhooksCommand(): Command {
     });
   const list = shared(new Command('list'))
     .description('List the webhooks registered with the service.')
-    .action(async (opts: Opts) => {
+    .option(...JSON_FLAG)
+    .action(async (opts: Opts & { json?: boolean }) => {
+      const { printJson } = await import('./json-output.js');
       const { withEngineSession } = await import('./engine-session.js');
       await withEngineSession(opts, async ({ connection }) => {
         const webhooks = await connection.client.listWebhooks();
+        if (opts.json) {
+          printJson('webhooks list', { webhooks: webhooks.sort((a, b) => a.event_type.localeCompare(b.event_type)).map(({ id, event_type, uri }) => ({ id, event_type, uri })) });
+          return;
+        }
         const lines = webhooks.sort((a, b) => a.event_type.localeCompare(b.event_type)).map((w) => `${w.event_type.padEnd(26)} ${w.uri}  (${w.id})`);
         process.stdout.write(`${lines.length > 0 ? lines.join('\n') : 'no webhook registered'}\n`);
       }, { exclusive: false });

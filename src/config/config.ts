@@ -295,11 +295,11 @@ function storeFromEnvironment(raw: unknown, env: NodeJS.ProcessEnv): unknown {
   return { ...base, store: { ...store, ...overrides } };
 }
 
-/** Loads --config FILE, else the workspace's paybatch.config.json if there is one, else the defaults; then the environment. */
+/** Loads --config FILE, else PAYBATCH_CONFIG, else the workspace's paybatch.config.json if there is one, else the defaults; then the environment. */
 export function loadConfig(options: { file?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Config {
   const env = options.env ?? process.env;
   const inWorkspace = join(workspaceHome(options.home, env), CONFIG_FILE_NAME);
-  const file = options.file ?? (existsSync(inWorkspace) ? inWorkspace : undefined);
+  const file = options.file ?? (env.PAYBATCH_CONFIG || undefined) ?? (existsSync(inWorkspace) ? inWorkspace : undefined);
   const raw = storeFromEnvironment(serviceFromEnvironment(file ? readJsonFile(file, 'configuration') : {}, env), env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(describeIssues(`configuration ${file ?? '(defaults)'}`, parsed.error));

@@ -94,7 +94,7 @@ export async function cancelRows(
 
 /**
  * One row's cancellation, asked for by a person in the console: as
- * `paybatch cancel --batch B --external-id X`, without waiting for the end
+ * `paybatch cancel B --external-id X`, without waiting for the end
  * (the daemon follows the row to canceled or refunded).
  */
 export async function cancelOneRow(

@@ -152,6 +152,6 @@ async function answerPain001(deps: SettleDeps, batch: BatchRecord, archived: str
     const file = await writePain002({ workspace: deps.workspace, store: deps.store, clock: deps.clock, reader }, batch, archived);
     deps.log('pain002_written', { batch: batch.id, file });
   } catch (error) {
-    deps.log('pain002_not_written', { batch: batch.id, reason: (error as Error).message, action: `paybatch report --batch ${batch.id} --format pain002 writes it again` });
+    deps.log('pain002_not_written', { batch: batch.id, reason: (error as Error).message, action: `paybatch report ${batch.id} --format pain002 writes it again` });
   }
 }
