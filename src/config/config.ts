@@ -232,6 +232,8 @@ const storeSchema = z.strictObject({
   worker: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dots, dashes, underscores').optional(),
   /** A worker not heard of for this long is taken for dead: its rows, files and call slots go to the others. */
   worker_lease_ms: delayMs.min(3_000).default(30_000),
+  /** A row or call slot this worker holds but does not use (its release was lost with a connection) is freed after this long. */
+  idle_claim_ms: delayMs.min(1_000).default(60_000),
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
 });

@@ -66,8 +66,6 @@ const WEBHOOK_SYNC_RETRY_MS = 60_000;
 const STALLED_RETRY_MS = 10_000;
 /** The same with several workers: also how soon what a dead worker left in flight is taken over once its lease expired. */
 const SHARED_STALLED_RETRY_MS = 2_000;
-/** A claim this worker holds but does not use (its release failed) is freed after this long. */
-const IDLE_CLAIM_MS = 60_000;
 
 export class Daemon {
   private readonly pipeline: Pipeline;
@@ -294,7 +292,7 @@ export class Daemon {
       // Events kept by another worker's receiver that it did not apply (it died, or is busy) are applied here.
       this.applier.notify();
       await this.recoverIntakes(false);
-      const swept = await this.deps.shared.sweepIdle(this.pipeline.workingRows(), IDLE_CLAIM_MS);
+      const swept = await this.deps.shared.sweepIdle(this.pipeline.workingRows(), this.deps.config.store.idle_claim_ms);
       if (swept.rows + swept.slots > 0) this.deps.log('claims_freed', { rows: swept.rows, call_slots: swept.slots, why: 'held here but not in use (a release that failed)' });
       const archived = await archiveSettledElsewhere(this.deps);
       if (archived > 0) this.deps.log('files_archived', { files: archived, why: 'their batches were settled by another worker' });

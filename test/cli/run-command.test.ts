@@ -3,6 +3,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openWorkspace } from '../../src/workspace/workspace.js';
 import { runCli } from '../helpers/cli.js';
 import { readWorkbook } from '../helpers/workbook.js';
 import { FAST_ENGINE, FAST_INTAKE, fastSandboxForSuite, template } from '../helpers/engine.js';
@@ -37,7 +38,8 @@ describe('paybatch run and paybatch demo, as commands', () => {
       PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret,
       TMPDIR: join(dir, 'missing'), PAYBATCH_SCRATCH_AFTER_BYTES: '0',
     };
-    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    // The workspace's folders, as a first command makes them (that command is tested above).
+    openWorkspace(home);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
     // One sender on every row: its partition of the rules across rows spills at 256 rows.
     await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
@@ -57,7 +59,8 @@ describe('paybatch run and paybatch demo, as commands', () => {
       PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret,
       TMPDIR: scratch, PAYBATCH_SCRATCH_AFTER_BYTES: '0',
     };
-    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    // The workspace's folders, as a first command makes them (that command is tested above).
+    openWorkspace(home);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
     await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
     // The child's reads of its scratch file fail (test/helpers/eio-on-scratch-read.mjs); the rest of its disk is sound.
@@ -115,7 +118,8 @@ describe('paybatch run and paybatch demo, as commands', () => {
     try {
       const home = join(dir, 'revoked');
       const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
-      expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+      // The workspace's folders, as a first command makes them (that command is tested above).
+      openWorkspace(home);
       writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: { ...FAST_ENGINE, concurrency: 2 }, batch: { invalid_rows: 'skip_invalid' } }));
       await generateBatch(join(home, 'inbox', 'forty.csv'), 40);
       writeFileSync(join(home, 'inbox', 'forty.csv.done'), '');
@@ -134,7 +138,8 @@ describe('paybatch run and paybatch demo, as commands', () => {
   it('run prints progress lines when not on a terminal; status lists the rows needing attention; report reconciles the batch', async () => {
     const home = join(dir, 'progress');
     const env = { PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret };
-    expect((await runCli(['run', '--wait', '1s'], { env })).code).toBe(0);
+    // The workspace's folders, as a first command makes them (that command is tested above).
+    openWorkspace(home);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
       intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' }, reports: { service_ledger_url: `${suite.sandbox.operatorUrl}/ledger` },
     }));
@@ -168,7 +173,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
     expect(both.stderr).toMatch(/--spreadsheet shapes CSV files/);
     expect((await runCli(['report', '--date', '2026-02-30'], { env })).stderr).toMatch(/--date must be a calendar date/);
     expect((await runCli(['report'], { env })).code).toBe(64);
-  });
+  }, 60_000);
 
   it('npm start: the demo pays the demo batch on the embedded sandbox and says where the results are', async () => {
     const result = await runCli(['demo', '--dir', join(dir, 'demo')]);

@@ -95,15 +95,14 @@ describe('four-eyes approval before money moves', () => {
   });
 
   it('an expired request and a rejected batch end with their reason, nothing sent', async () => {
-    // The system's time, moved on by the test instead of waited for.
-    let later = 0;
-    ctx = await engineContext({}, { clock: { now: () => Date.now() + later } });
+    // The helper's clock (the system's time) is moved on by the test instead of waited for.
+    ctx = await engineContext();
     ctx.drop(template('templates/gbr-bank.csv'), 'expiring.csv');
     ctx.drop(template('templates/eur-iban-bank.csv'), 'rejected.csv');
     const first = await ctx.run(config({ expires_after_ms: 1500 }), 200);
     const rejected = first.batches.find((b) => b.file === 'rejected.csv')?.batch as string;
     await rejectBatch({ batch: rejected, as: 'grace', reason: 'wrong month' }, { store: ctx.store, policy, clock: systemClock });
-    later += 1600;
+    ctx.advanceClock(1600);
     const after = await ctx.run(config({ expires_after_ms: 1500 }), 1000);
     const results = async (file: string) => ctx.results(after.batches.find((b) => b.file === file)?.batch as string);
     expect((await results('expiring.csv')).map((r) => [r.state, r.state_reason_code])).toEqual([['approval_expired', 'approval_expired'], ['approval_expired', 'approval_expired']]);

@@ -38,6 +38,7 @@ import { firstInterval, nextReadAt } from '../../src/engine/read-schedule.js';
 import type { PipelineRow } from '../../src/store/store.js';
 import type { RowCorridor } from '../helpers/rows.js';
 import { validRow } from '../helpers/rows.js';
+import { propertyRuns } from '../helpers/depth.js';
 
 // ---------------------------------------------------------------------------
 // A small seeded PRNG (mulberry32) and helpers.
@@ -653,12 +654,12 @@ const ALL_PHASES = ['creating', 'created', 'funding', 'funded', 'cancelling', 'f
 
 describe('decide against generated lies (properties)', () => {
   it.each([
-    ['every phase', 0x5eed_0001, 10_000, ALL_PHASES],
-    ['rows being created (create answer, lookup)', 0x5eed_0002, 4_000, ['creating']],
-    ['created rows (the funding decision)', 0x5eed_0003, 6_000, ['created']],
-    ['rows being funded (fund answer, resolve, others)', 0x5eed_0004, 6_000, ['funding']],
-    ['funded and cancelling rows', 0x5eed_0005, 4_000, ['funded', 'cancelling']],
-    ['final rows (nothing moves them)', 0x5eed_0006, 2_000, ['final']],
+    ['every phase', 0x5eed_0001, propertyRuns(10_000), ALL_PHASES],
+    ['rows being created (create answer, lookup)', 0x5eed_0002, propertyRuns(4_000), ['creating']],
+    ['created rows (the funding decision)', 0x5eed_0003, propertyRuns(6_000), ['created']],
+    ['rows being funded (fund answer, resolve, others)', 0x5eed_0004, propertyRuns(6_000), ['funding']],
+    ['funded and cancelling rows', 0x5eed_0005, propertyRuns(4_000), ['funded', 'cancelling']],
+    ['final rows (nothing moves them)', 0x5eed_0006, propertyRuns(2_000), ['final']],
   ] as const)('%s: no invariant broken', (_name, seed, count, phases) => {
     const tally = runCases(seed, count, phases);
     expect(tally.unexplained.slice(0, 5).map((v) => `${v.invariant}: ${v.detail}`)).toEqual([]);
@@ -668,7 +669,7 @@ describe('decide against generated lies (properties)', () => {
   });
 
   it('the generator covers every label and action', () => {
-    const tally = runCases(0x5eed_0007, 4_000, ALL_PHASES);
+    const tally = runCases(0x5eed_0007, propertyRuns(4_000), ALL_PHASES);
     expect(Object.keys(tally.labels).sort()).toEqual(['after_final', 'applied', 'held', 'mismatch', 'not_created_yet', 'not_in_flight', 'stale']);
     expect(Object.keys(tally.actions).sort()).toEqual(['cancel', 'fund', 'hold', 'none']);
   });
@@ -705,7 +706,7 @@ const POLICY = policyOf({ USD: '200000' }, null);
 describe('decide: focused properties', () => {
   it('the same instant in any time zone or precision is the same observation: nothing but heard_at changes', () => {
     const g = new Gen(0x71_2e);
-    for (let i = 0; i < 1_500; i++) {
+    for (let i = 0; i < propertyRuns(1_500); i++) {
       const ms = NOW - g.int(1, 40 * MIN);
       const phase = g.pick(['created', 'funded', 'cancelling']);
       const state = phase === 'funded' ? g.pick(['pending', 'processing', 'error', 'manual']) : g.pick(['initial', 'verified']);
@@ -752,7 +753,7 @@ describe('decide: focused properties', () => {
 
   it('a fund answer in funding is proof of funding whatever it says, if it is the row\'s own', () => {
     const g = new Gen(0xf0_2d);
-    for (let i = 0; i < 1_000; i++) {
+    for (let i = 0; i < propertyRuns(1_000); i++) {
       const row = baseRow('funding', { state: g.pick(['approved', 'canceled']), fund_attempts: g.int(1, 3), observed_at: g.chance(0.8) ? iso(NOW - g.int(0, 20) * MIN) : null });
       const state = g.pick([...KNOWN_STATES, ...UNKNOWN_STATES]);
       const updated = g.pick([null, 'garbled', iso(NOW - g.int(0, 40) * MIN), iso(NOW + 24 * 60 * MIN)]);
@@ -801,7 +802,8 @@ describe('answer checks', () => {
       }
     };
     let cases = 0;
-    for (let i = 0; i < 4_000; i++) {
+    const runs = propertyRuns(4_000);
+    for (let i = 0; i < runs; i++) {
       const raw = truth();
       const keys = Object.keys(FIELD_OF);
       const changed = new Set<string>();
@@ -817,7 +819,7 @@ describe('answer checks', () => {
         .filter((f) => (f !== 'input_amount_in_cents' || committed !== null) && (f !== 'id' || withId)));
       expect([...found].sort()).toEqual([...expected].sort());
     }
-    expect(cases).toBeGreaterThan(3_500);
+    expect(cases).toBeGreaterThan(runs * 0.875);
   });
 
   it('amounts spelled as JSON numbers are the same amounts; leading zeros are not silently equal', () => {
@@ -829,7 +831,7 @@ describe('answer checks', () => {
 
   it('lookupHit adopts only a list of exactly the row\'s own transaction', () => {
     const g = new Gen(0x100c);
-    for (let i = 0; i < 2_000; i++) {
+    for (let i = 0; i < propertyRuns(2_000); i++) {
       const list: ServiceTransaction[] = [];
       let strangers = 0;
       let own = 0;
@@ -861,7 +863,7 @@ describe('read schedule', () => {
   it('a read is always ahead, never later than a deadline ahead, and the first window holds at most its reads', () => {
     const g = new Gen(0x5c_4e);
     const broken: string[] = [];
-    for (let i = 0; i < 1_000; i++) {
+    for (let i = 0; i < propertyRuns(1_000); i++) {
       const first = { first_window_ms: g.pick([3_600_000, 600_000, 1_000]), first_window_reads: g.int(1, 12), later_interval_ms: 0, reads_per_second: 5 };
       // A later interval shorter than the first window's would read more often after it: not a configuration D17 allows.
       const polling: PollingPolicy = { ...first, later_interval_ms: Math.max(g.pick([3_600_000, 60_000]), firstInterval(first)) };

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { PayoutClient } from '../../src/api/client.js';
 import { requestSignature } from '../../src/api/signing.js';
 import type { Clock } from '../../src/clock.js';
-import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
@@ -16,9 +15,14 @@ import { Daemon } from '../../src/watch/daemon.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { FAST_ENGINE, FAST_SANDBOX } from './engine.js';
+import { SteppedClock } from './test-clock.js';
 
 export interface DaemonContext {
   dir: string;
+  /** The daemon's time: the test's clock, else a SteppedClock (test-clock.ts) the test moves on instead of waiting. */
+  clock: Clock;
+  /** Moves the helper's clock on by `ms` at once (a test that gave its own clock moves that one). */
+  advanceClock(ms: number): void;
   workspace: Workspace;
   store: SqliteStore;
   sandbox: RunningSandbox;
@@ -30,7 +34,7 @@ export interface DaemonContext {
   stop(): Promise<void>;
 }
 
-/** `wrapStore`: what the daemon is given instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. */
+/** `clock`: the daemon's time (a SteppedClock by default). `wrapStore`: what the daemon is given instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. */
 export async function daemonContext(options: { sandbox?: SandboxConfigInput; config?: Record<string, unknown>; clock?: Clock; wrapStore?: (store: SqliteStore) => SqliteStore } = {}): Promise<DaemonContext> {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-watch-'));
   const workspace = openWorkspace(join(dir, 'ws'));
@@ -45,10 +49,16 @@ export async function daemonContext(options: { sandbox?: SandboxConfigInput; con
     watch: { stable_ms: 150, results_every_ms: 500, ...(extra.watch as object), listen: { port: 0 } },
   });
   const logs: DaemonContext['logs'] = [];
-  const daemon = new Daemon({ workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock: options.clock ?? systemClock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20 });
+  const own = options.clock === undefined ? new SteppedClock() : null;
+  const clock = options.clock ?? (own as SteppedClock);
+  const daemon = new Daemon({ workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20 });
   const started = await daemon.start();
   return {
-    dir, workspace, store, sandbox, daemon, started, logs,
+    dir, clock, workspace, store, sandbox, daemon, started, logs,
+    advanceClock(ms) {
+      if (!own) throw new Error('this test gave the daemon its own clock: move that one');
+      own.advance(ms);
+    },
     async deliver(body, o = {}) {
       const nonce = o.nonce ?? crypto.randomUUID();
       const headers: Record<string, string> = {

@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { PayoutClient } from '../../src/api/client.js';
 import type { ClientOptions } from '../../src/api/client.js';
 import type { Clock } from '../../src/clock.js';
-import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
 import { approvalPolicy } from '../../src/approvals/policy.js';
@@ -20,6 +19,7 @@ import { startSandbox } from '../../src/sandbox/start.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
+import { SteppedClock } from './test-clock.js';
 
 /** Payouts in milliseconds, so that tests wait for events, not for time. */
 export const FAST_SANDBOX: SandboxConfigInput = {
@@ -78,6 +78,13 @@ export function backdateClaim(store: SqliteStore, batch: string, line: number, a
 
 export interface EngineContext {
   dir: string;
+  /**
+   * The engine's time: the test's clock, else a SteppedClock (test-clock.ts), the system's time that the test moves
+   * on (`advance`) to pass an expiry, a window or a deadline at once instead of waiting for it.
+   */
+  clock: Clock;
+  /** Moves the helper's clock on by `ms` at once (a test that gave its own clock moves that one). */
+  advanceClock(ms: number): void;
   workspace: Workspace;
   store: SqliteStore;
   sandbox: RunningSandbox;
@@ -92,9 +99,12 @@ export interface EngineContext {
   stop(): Promise<void>;
 }
 
-/** `clock`: the engine's time (the system's by default); a test moves it on instead of waiting. */
+/** `clock`: the engine's time (a SteppedClock by default, see EngineContext.clock). */
 export async function engineContext(sandboxConfig: SandboxConfigInput = {}, options: { clock?: Clock } = {}): Promise<EngineContext> {
-  const clock = options.clock ?? systemClock;
+  const own = options.clock === undefined ? new SteppedClock() : null;
+  const clock = options.clock ?? (own as SteppedClock);
+  // The engine's waits last at most 20 ms here: a run ends as soon as its rows are final.
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 20)));
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-engine-'));
   const workspace = openWorkspace(join(dir, 'ws'));
   const store = SqliteStore.open(workspace.database);
@@ -106,7 +116,11 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
     timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024, ...options,
   });
   const context: EngineContext = {
-    dir, workspace, store, sandbox, serviceUrl: sandbox.url, events,
+    dir, clock, workspace, store, sandbox, serviceUrl: sandbox.url, events,
+    advanceClock(ms) {
+      if (!own) throw new Error('this test gave the engine its own clock: move that one');
+      own.advance(ms);
+    },
     drop(source, name) {
       dropped += 1;
       const path = join(workspace.folders.inbox, name ?? `batch-${dropped}.csv`);
@@ -122,7 +136,7 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
       const client = newClient(clientOptions);
       try {
         const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });
-        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))) });
+        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep });
       } finally {
         await client.close();
       }
