@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import type { AuditEntry, Break } from '../audit/chain.js';
 import { ChainWalker } from '../audit/chain.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/port.js';
 import { withReadStore } from './read-store.js';
 
 const PAGE = 5_000;

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { openWorkspace } from '../workspace/workspace.js';
 
 export function backupCommand(): Command {

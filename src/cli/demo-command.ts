@@ -9,7 +9,7 @@ import { connectService } from './service-connection.js';
 import { describePolling, embeddedPolling } from './embedded-sandbox.js';
 import { engineLog } from '../engine/log.js';
 import { runOnce } from '../engine/run.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { openWorkspace } from '../workspace/workspace.js';
 import { renderRun } from './run-command.js';
 

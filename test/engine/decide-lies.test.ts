@@ -35,7 +35,7 @@ import type { Asked, Decision, Policy } from '../../src/engine/decide.js';
 import { MAX_CLOCK_SKEW_MS, decide, hold } from '../../src/engine/decide.js';
 import type { PollingPolicy } from '../../src/engine/read-schedule.js';
 import { firstInterval, nextReadAt } from '../../src/engine/read-schedule.js';
-import type { PipelineRow } from '../../src/store/store.js';
+import type { PipelineRow } from '../../src/store/port.js';
 import type { RowCorridor } from '../helpers/rows.js';
 import { validRow } from '../helpers/rows.js';
 

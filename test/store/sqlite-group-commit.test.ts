@@ -13,8 +13,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker } from '../../src/audit/chain.js';
-import type { PipelineRow, RowPatch } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { PipelineRow, RowPatch } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const AT = '2026-03-02T09:00:00.000Z';
 
