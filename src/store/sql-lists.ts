@@ -6,6 +6,7 @@
  */
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
+import type { BatchStatus } from './rows.js';
 
 /** A list of phases (or states, or reasons) as an SQL literal list, for queries built once (paybatch's own constants, never input). */
 export const phaseList = (phases: Iterable<string>): string => `(${[...phases].map((p) => `'${p}'`).join(', ')})`;
@@ -36,6 +37,13 @@ export const WAITING_ON_SENDER = phaseList(WAITING_FOR_SENDER);
 /** Outcomes of rows refused by a limit or by the service's funding: a reconciliation of a period shows them. */
 export const REFUSALS = phaseList(REFUSAL_OUTCOMES);
 export const EXTERNAL_ID_USED = literal(REASONS.externalIdAlreadyUsed);
+
+/** Batch statuses, typed: the compiler refuses one a batch cannot have. */
+const statusList = (statuses: readonly BatchStatus[]): string => phaseList(statuses);
+/** Batches whose file is, or may still be, in processing/: taken in, or being taken in. */
+export const IN_PROCESSING = statusList(['intake', 'accepted']);
+/** Batches accepted once (settled ones included): their content is not taken again. */
+export const ACCEPTED_ONCE = statusList(['accepted', 'settled']);
 
 /** The columns of a pipeline row (PipelineRow), in both databases. */
 export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,

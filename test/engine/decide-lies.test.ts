@@ -896,7 +896,7 @@ describe('defects found (minimal cases)', () => {
    * decide funds (and reserves) the new amount while the patch keeps the old
    * input_amount (decide.ts:244 `{ heard_at }` only; fundOrEnd, decide.ts:167-171,
    * does not write input_amount). The budget sums the rows' input_amount
-   * (sqlite-pipeline.ts reservationRefused), and the fund answer is checked against
+   * (sqlite/budget.ts and postgres/budget.ts reservationRefused, the rule in queries/budget.ts exceedsBudget), and the fund answer is checked against
    * the stored amount (decide.ts:223), so a correct 200 is then held as a mismatch.
    */
   it('A: a "same" observation with a new quote funds an amount the row does not store', () => {

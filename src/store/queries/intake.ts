@@ -6,7 +6,7 @@
 import type { RowColumns } from '../row-record.js';
 import { toRowRecord } from '../row-record.js';
 import type { BatchRecord, CorrectionLink, ReleaseSeal, RowRecord } from '../port.js';
-import { BEFORE_SENDING, EXTERNAL_ID_USED, NEVER_SENT, NOTHING_SENT, ROW_RECORD_COLUMNS } from '../sql-lists.js';
+import { ACCEPTED_ONCE, BEFORE_SENDING, EXTERNAL_ID_USED, IN_PROCESSING, NEVER_SENT, NOTHING_SENT, ROW_RECORD_COLUMNS } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 
 /** Rows a page of a batch's rows holds. */
@@ -41,7 +41,7 @@ export const INTAKE_SQL = {
 };
 
 export async function acceptedBatchWithContent(c: SqlConnection, sha256: string): Promise<BatchRecord | undefined> {
-  return c.first<BatchRecord>("SELECT * FROM batches WHERE sha256 = ? AND status IN ('accepted', 'settled') ORDER BY received_at LIMIT 1", [sha256]);
+  return c.first<BatchRecord>(`SELECT * FROM batches WHERE sha256 = ? AND status IN ${ACCEPTED_ONCE} ORDER BY received_at LIMIT 1`, [sha256]);
 }
 
 export async function releaseBatch(c: SqlConnection, batchId: string, seal?: ReleaseSeal): Promise<void> {
@@ -53,7 +53,7 @@ export async function requestApproval(c: SqlConnection, batchId: string, submitt
 }
 
 export async function batchesInProcessing(c: SqlConnection): Promise<BatchRecord[]> {
-  return c.all<BatchRecord>("SELECT * FROM batches WHERE status IN ('intake', 'accepted')");
+  return c.all<BatchRecord>(`SELECT * FROM batches WHERE status IN ${IN_PROCESSING}`);
 }
 
 export async function interruptedIntakes(c: SqlConnection): Promise<BatchRecord[]> {

@@ -5,7 +5,7 @@
  * (compare-and-set) is each database's own (sqlite/commit.ts, postgres/commit.ts).
  */
 import type { BatchRecord, NextRead, ObservationSource, PipelineRow, ResultRow } from '../port.js';
-import { FOLLOWED, NEVER_SENT, PIPELINE_COLUMNS, UNSETTLED, WAITING_ON_SENDER } from '../sql-lists.js';
+import { FOLLOWED, IN_PROCESSING, NEVER_SENT, PIPELINE_COLUMNS, UNSETTLED, WAITING_ON_SENDER } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 import { marks } from './connection.js';
 import { INTAKE_SQL, PAGE_ROWS } from './intake.js';
@@ -129,7 +129,7 @@ export async function rowBySubmittedExternalId(c: SqlConnection, externalId: str
 }
 
 export async function recentBatches(c: SqlConnection, since: string): Promise<BatchRecord[]> {
-  return c.all<BatchRecord>("SELECT * FROM batches WHERE status IN ('intake', 'accepted') OR received_at >= ? ORDER BY received_at DESC, id DESC", [since]);
+  return c.all<BatchRecord>(`SELECT * FROM batches WHERE status IN ${IN_PROCESSING} OR received_at >= ? ORDER BY received_at DESC, id DESC`, [since]);
 }
 
 export async function rowsWaitingOnSender(c: SqlConnection, senderExternalId: string): Promise<PipelineRow[]> {
