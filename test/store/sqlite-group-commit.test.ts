@@ -14,7 +14,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker } from '../../src/audit/chain.js';
 import type { PipelineRow, RowPatch } from '../../src/store/port.js';
-import type { SqliteConnection } from '../../src/store/sqlite/connection.js';
 import { appendAuditNow } from '../../src/store/sqlite/audit.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
@@ -115,7 +114,7 @@ describe('SQLite group commit', () => {
 
   it('work in a group that undoes a nested transaction of its own: the entries after it chain to the trail as it stands', async () => {
     // Through the store's connection: no grouped work does this today, but the trail's head must not survive an undo.
-    const inside = (store as unknown as { c: SqliteConnection }).c;
+    const inside = store.connection;
     const entry = (action: string) => ({ at: AT, actor: 'paybatch', action, subject: batch, details: {} });
     await inside.atomicInGroup(() => {
       appendAuditNow(inside, entry('one'));
