@@ -13,7 +13,7 @@ import { BatchRules } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
 import { FingerprintSpill } from './fingerprint-spill.js';
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { StoredRequest } from './payout-request.js';
+import type { StoredRequest } from '../store/port.js';
 import { storedRequest, toPayoutRequest } from './payout-request.js';
 import type { BatchRow } from './opened-batch.js';
 

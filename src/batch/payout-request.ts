@@ -6,6 +6,7 @@
 import type { RowFields } from '../validate/fields.js';
 import { RECIPIENT_FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import type { PayoutRequest } from '../api/payout-request.js';
+import type { StoredRequest } from '../store/port.js';
 
 /** Each prefixed field with its key in the nested object, worked out once: cutting the prefix off per row cost a checker thread 1.4 µs a row. */
 const keysOf = (fields: readonly (keyof RowFields)[], prefix: string): (readonly [keyof RowFields, string])[] =>
@@ -32,18 +33,6 @@ export function toPayoutRequest(values: RowFields, amountMinor: bigint): PayoutR
     sender: nested(values, SENDER_KEYS),
     recipient: nested(values, RECIPIENT_KEYS),
   };
-}
-
-/** A valid row's request as the store keeps it: its JSON, and the columns taken from it. */
-export interface StoredRequest {
-  json: string;
-  inputCurrency: string;
-  outputAmount: string;
-  outputCurrency: string;
-  recipientName: string | null;
-  /** Its corridor's country and payout type, as the store's corridor summary reads them from the JSON. */
-  country: string | null;
-  type: string;
 }
 
 export function storedRequest(request: PayoutRequest): StoredRequest {

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { Command } from 'commander';
 import type { AuditEntry, Break } from '../audit/chain.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/port.js';
 import { JSON_FLAG } from './json-flag.js';
 import { withWorkspace } from './workspace-options.js';
 

@@ -16,7 +16,7 @@ export function backupCommand(): Command {
       const { printJson } = await import('./json-output.js');
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig, workspaceHome }, { SqliteStore }, { openWorkspace }] = await Promise.all([
-        import('../config/config.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
+        import('../config/config.js'), import('../store/sqlite/sqlite-store.js'), import('../workspace/workspace.js'),
       ]);
       if (loadConfig({ file: opts.config, home: opts.home }).store.url) {
         throw new PaybatchError('the state is in PostgreSQL (store.url): back it up with PostgreSQL\'s own tools (pg_dump, or the server\'s continuous archiving), not with paybatch backup', ExitCode.failure);

@@ -20,7 +20,7 @@ export function demoCommand(): Command {
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ loadConfig }, { connectService }, { describePolling, embeddedPolling }, { engineLog }, { runOnce }, { SqliteStore }, { openWorkspace }] = await Promise.all([
         import('../config/config.js'), import('./service-connection.js'), import('./embedded-sandbox.js'), import('../engine/log.js'),
-        import('../engine/run.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
+        import('../engine/run.js'), import('../store/sqlite/sqlite-store.js'), import('../workspace/workspace.js'),
       ]);
       const home = resolve(opts.home ?? opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
       const workspace = openWorkspace(home);

@@ -13,7 +13,7 @@ import { describePolling, dropLeftWebhooks, embeddedPolling } from './embedded-s
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/port.js';
 import { SharedWork } from '../engine/shared-work.js';
 import { hostname } from 'node:os';
 import { redactUrl } from '../store/database-url.js';
@@ -23,7 +23,7 @@ import { canonicalJson } from '../audit/chain.js';
 import { systemClock } from '../clock.js';
 import { ExitCode } from '../errors.js';
 import type { PaybatchError } from '../errors.js';
-import { checkDatabaseInBackground } from '../store/background-check.js';
+import { checkDatabaseInBackground } from '../store/sqlite/background-check.js';
 import { holdWorkspace } from '../engine/workspace-lease.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';

@@ -5,7 +5,7 @@
  */
 import cliProgress from 'cli-progress';
 import { Cadence } from '../engine/cadence.js';
-import type { BatchProgress, BatchRecord } from '../store/store.js';
+import type { BatchProgress, BatchRecord } from '../store/port.js';
 
 export interface ProgressSource {
   openBatches(): Promise<BatchRecord[]>;

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { openStore } from '../store/open-store.js';
-import type { SharedWorkStore, Store } from '../store/store.js';
+import type { SharedWorkStore, Store } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
 

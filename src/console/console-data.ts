@@ -13,9 +13,9 @@ import type { Clock } from '../clock.js';
 import type { BatchStatus } from '../engine/status.js';
 import { readStatus } from '../engine/status.js';
 import { ATTENTION_STATES } from '../payout-states.js';
-import type { ResultRow } from '../reports/results.js';
+import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
-import type { AuditStore, IntakeStore, PipelineRow, PipelineStore, WebhookStore } from '../store/store.js';
+import type { AuditStore, IntakeStore, PipelineRow, PipelineStore, WebhookStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 
 const AUDIT_PAGE = 5_000;

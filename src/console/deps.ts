@@ -7,7 +7,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PipelineLog } from '../engine/pipeline.js';
-import type { ApprovalStore, AuditStore, ConsoleStore, IntakeStore, PipelineStore, WebhookStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, ConsoleStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { PayoutClient } from '../api/client.js';
 import type { Viewer } from './views/layout.js';

@@ -16,7 +16,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CallOutcome, Endpoint } from '../api/calls.js';
 import type { Clock } from '../clock.js';
 import { NEVER_SENT_PHASES, UNSETTLED_PHASES } from '../payout-states.js';
-import type { MetricsFigures, MetricsStore } from '../store/store.js';
+import type { MetricsFigures, MetricsStore } from '../store/port.js';
 
 export interface MetricsOptions {
   store: MetricsStore;

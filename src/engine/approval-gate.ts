@@ -25,7 +25,7 @@ import { verifyApprovals } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import { REASONS } from '../payout-states.js';
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { ApprovalStore, BatchRecord, PipelineStore, ReleaseSeal } from '../store/store.js';
+import type { ApprovalStore, BatchRecord, PipelineStore, ReleaseSeal } from '../store/port.js';
 import type { PipelineLog } from './steps.js';
 
 export type GateVerdict =

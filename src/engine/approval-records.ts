@@ -26,7 +26,7 @@ import type { ApprovalPolicy } from '../approvals/verify.js';
 import { canApprove } from '../approvals/verify.js';
 import type { AuditEntry } from '../audit/chain.js';
 import { entryHash } from '../audit/chain.js';
-import type { ApprovalRecord, ApprovalStore } from '../store/store.js';
+import type { ApprovalRecord, ApprovalStore } from '../store/port.js';
 
 export type DecisionCheck =
   | { kind: 'rejected'; rejection: ApprovalRecord }

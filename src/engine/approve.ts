@@ -17,7 +17,7 @@ import type { Clock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from './decide.js';
 import type { ApprovalGate, GateVerdict } from './approval-gate.js';
-import type { ApprovalStore, AuditStore, BatchRecord, IntakeStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, BatchRecord, IntakeStore } from '../store/port.js';
 import { currencyDecimals, MAX_MINOR_UNITS, parseMajorAmount } from '../validate/money.js';
 
 export interface ApproveRequest {

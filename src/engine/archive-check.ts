@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { fileSha256 } from '../batch/file-hash.js';
-import type { BatchRecord } from '../store/store.js';
+import type { BatchRecord } from '../store/port.js';
 import { writeFileSafely } from '../workspace/safe-files.js';
 import type { PipelineLog } from './pipeline.js';
 

@@ -10,7 +10,7 @@ import type { CallLimits, PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
-import type { PipelineRow } from '../store/store.js';
+import type { PipelineRow } from '../store/port.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import { firstInterval } from './read-schedule.js';
 import { REASONS } from '../payout-states.js';

@@ -7,7 +7,7 @@
 import type { PayoutClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
-import type { PipelineRow, PipelineStore } from '../store/store.js';
+import type { PipelineRow, PipelineStore } from '../store/port.js';
 import { CANCELLABLE_PHASES } from './cancel-on-request.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';

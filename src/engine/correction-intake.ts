@@ -7,7 +7,7 @@
  * refused when its batch is accepted (an external_id already used).
  */
 import { isCorrectionForm } from '../validate/correction-id.js';
-import type { IntakeStore, PipelineStore } from '../store/store.js';
+import type { IntakeStore, PipelineStore } from '../store/port.js';
 import { correctable, correctionExternalId } from './corrections.js';
 
 export type CorrectionStore = Pick<IntakeStore, 'correctionLinks' | 'setCorrectsBatch' | 'invalidateRow'> & Pick<PipelineStore, 'row'>;

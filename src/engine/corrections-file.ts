@@ -12,7 +12,7 @@ import { CORRECTION_FIELDS, RECIPIENT_FIELDS, SENDER_FIELDS } from '../validate/
 import type { RowFields } from '../validate/fields.js';
 import { currencyDecimals } from '../validate/money.js';
 import { resultReason } from '../reports/results.js';
-import type { IntakeStore, RowRecord } from '../store/store.js';
+import type { IntakeStore, RowRecord } from '../store/port.js';
 import { correctionExternalId, unpaid } from './corrections.js';
 import type { Unpaid } from './corrections.js';
 

@@ -13,7 +13,7 @@
 import type { ServiceTransaction } from '../api/answers.js';
 import type { Issue } from '../validate/issue.js';
 import { currencyDecimals, formatMinor } from '../validate/money.js';
-import type { ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/store.js';
+import type { ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/port.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileSafely } from '../workspace/safe-files.js';
 import { companionOf } from '../workspace/arrival.js';
-import type { BatchRecord } from '../store/store.js';
+import type { BatchRecord } from '../store/port.js';
 import type { SharedWork } from './shared-work.js';
 import type { IntakeDeps } from './intake.js';
 import { moveWithCompanions } from './intake.js';

@@ -24,7 +24,7 @@ import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
 import { renderReport } from '../reports/validation-report.js';
-import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/store.js';
+import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';

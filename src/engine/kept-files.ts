@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { parseManifest } from '../batch/manifest.js';
 import { openSafely, writeFileSafely } from '../workspace/safe-files.js';
-import type { SharedWorkStore } from '../store/store.js';
+import type { SharedWorkStore } from '../store/port.js';
 
 const CHUNK_BYTES = 1024 * 1024;
 /** A manifest holds a few figures; one larger than this is not kept (the file's check still reads it). */

@@ -4,7 +4,7 @@
  * original was paid at most once across all of them. Read from the store by
  * the links each correction row keeps (original_batch, original_line).
  */
-import type { IntakeStore, PipelineRow, PipelineStore } from '../store/store.js';
+import type { IntakeStore, PipelineRow, PipelineStore } from '../store/port.js';
 
 export interface LineageStep {
   batch: string;

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import { ConfigError, ServiceUnavailable } from '../errors.js';
 import { roomForSending } from '../heap.js';
-import type { BatchCorridor, PipelineRow, PipelineStore } from '../store/store.js';
+import type { BatchCorridor, PipelineRow, PipelineStore } from '../store/port.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';

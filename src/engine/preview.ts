@@ -17,7 +17,7 @@ import type { ApprovalPolicy } from '../approvals/verify.js';
 import { requiredApprovers } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/store.js';
+import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/port.js';
 import type { Issue } from '../validate/issue.js';
 
 export interface Preview {

@@ -20,12 +20,13 @@ import type { CheckSummary, ReportFiles } from '../reports/reconciliation-render
 import type { CheckRun, Verdict } from '../reports/reconciliation-verdict.js';
 import { verdictFields, verdictOf } from '../reports/reconciliation-verdict.js';
 import { renderCsv, renderJson, renderText, reportTables } from '../reports/reconciliation-render.js';
-import type { LedgerRow, Period, Reconciliation } from '../reports/reconciliation.js';
+import type { Period, Reconciliation } from '../reports/reconciliation.js';
+import type { LedgerRow } from '../store/port.js';
 import { reconcile } from '../reports/reconciliation.js';
 import { resultsTable } from '../reports/results.js';
 import { writeWorkbook } from '../reports/workbook.js';
 import { fetchLedger, readUnsettled } from './reconcile-reads.js';
-import type { AuditStore, IntakeStore, PipelineStore, ReportStore } from '../store/store.js';
+import type { AuditStore, IntakeStore, PipelineStore, ReportStore } from '../store/port.js';
 
 /** The audit action of a report written: left out of the head a report prints, so that writing it again gives the same bytes. */
 const REPORT_WRITTEN = 'report_written';

@@ -8,7 +8,7 @@
  * validated: they come from the store, never from the file again.
  */
 import type { Clock } from '../clock.js';
-import type { BatchRecord, IntakeStore } from '../store/store.js';
+import type { BatchRecord, IntakeStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { changedSince, claimName, putBack } from './intake.js';
 import type { ApprovalGate } from './approval-gate.js';

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
-import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore } from '../store/port.js';
 import { ApprovalGate, RELEASE_SEAL } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import type { PipelineRow, SharedWorkStore, WebhookEvent, WorkerRecord } from '../store/store.js';
+import type { PipelineRow, SharedWorkStore, WebhookEvent, WorkerRecord } from '../store/port.js';
 
 /** How long a worker waits before looking for a free call slot again, at most. */
 const SLOT_WAIT_MAX_MS = 50;

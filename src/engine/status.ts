@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
-import type { IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/store.js';
+import type { IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
 import { ATTENTION_STATES } from '../payout-states.js';
 
 export interface BatchStatus {

@@ -17,7 +17,7 @@ import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable, fundRefusal
 import type { Clock } from '../clock.js';
 import type { Slot } from './call-slots.js';
 import { HELD_TO_THE_END } from './call-slots.js';
-import type { PipelineRow, PipelineStore, RowAudit, RowPatch } from '../store/store.js';
+import type { PipelineRow, PipelineStore, RowAudit, RowPatch } from '../store/port.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import type { LeaseHolder, LeaseStore } from '../store/store.js';
+import type { LeaseHolder, LeaseStore } from '../store/port.js';
 
 export const RENEW_EVERY_MS = 5_000;
 /** A lease not renewed for this long belongs to a process that hangs or is gone, on whatever host. */

@@ -1,6 +1,6 @@
 /** A settled batch's counts for its notification, read from the store (the same tally as the run's summary). */
 import { BatchTally } from '../reports/batch-tally.js';
-import type { IntakeStore, PipelineStore } from '../store/store.js';
+import type { IntakeStore, PipelineStore } from '../store/port.js';
 import type { BatchSummary } from './events.js';
 
 export type SummaryStore = Pick<IntakeStore, 'batch'> & Pick<PipelineStore, 'resultRows'>;

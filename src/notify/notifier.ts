@@ -14,7 +14,7 @@ import type { BackoffPolicy } from '../api/backoff.js';
 import { backoffDelay } from '../api/backoff.js';
 import type { Clock } from '../clock.js';
 import type { PipelineLog } from '../engine/pipeline.js';
-import type { NotificationRecord, NotificationStore } from '../store/store.js';
+import type { NotificationRecord, NotificationStore } from '../store/port.js';
 import type { SummaryStore } from './batch-summary.js';
 import { batchSummary } from './batch-summary.js';
 import { WHOLE_MAIL_TIMEOUTS } from './channels/email.js';

@@ -3,7 +3,7 @@
  * Pure. The outbox keeps one payload for every channel; each sender renders it
  * when it sends, so a retry sends the same words.
  */
-import type { NotificationRecord } from '../store/store.js';
+import type { NotificationRecord } from '../store/port.js';
 import type { Notification } from './events.js';
 
 /** A notification as claimed from the outbox, ready to send. */

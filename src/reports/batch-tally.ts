@@ -1,5 +1,5 @@
 /** Counts and money of a batch's rows, added up as they stream past: exact integers, never floats. */
-import type { ResultRow } from './results.js';
+import type { ResultRow } from '../store/port.js';
 import { resultState } from './results.js';
 import { LIMIT_REASONS, PERSON_NEEDED_REASONS } from '../payout-states.js';
 

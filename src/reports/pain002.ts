@@ -8,7 +8,7 @@
 import type { IsoReason } from './iso-status-reasons.js';
 import { isoReason } from './iso-status-reasons.js';
 import { currencyAmount, decimalNumber, max35, numericCount, requiredMax35 } from './iso-values.js';
-import type { ResultRow } from './results.js';
+import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from './results.js';
 
 export type TxStatus = 'ACSC' | 'RJCT' | 'PDNG';

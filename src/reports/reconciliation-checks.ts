@@ -5,7 +5,7 @@
  * Pure: every difference is listed with both sides.
  */
 import type { ServiceTransaction } from '../api/answers.js';
-import type { LedgerRow } from './reconciliation.js';
+import type { LedgerRow } from '../store/port.js';
 
 export interface Difference {
   batch: string;

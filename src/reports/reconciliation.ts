@@ -10,20 +10,8 @@
  * All money is integer minor units (bigint) from the store to the file.
  */
 
-import type { ResultRow } from './results.js';
+import type { LedgerRow } from '../store/port.js';
 import { ATTENTION_STATES, LIMIT_REASONS, REASONS } from '../payout-states.js';
-
-/** One row as paybatch's own ledger knows it: its result, with when and how money moved. */
-export interface LedgerRow extends ResultRow {
-  batch_id: string;
-  refunded_amount: string | null;
-  created_at: string | null;
-  funded_at: string | null;
-  paid_at: string | null;
-  refunded_at: string | null;
-  /** The service's updated_at of the newest observation paybatch kept. */
-  observed_at: string | null;
-}
 
 /** [from, to): ISO 8601 instants; null bounds for a whole batch. */
 export interface Period {

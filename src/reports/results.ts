@@ -13,6 +13,7 @@ import type { Cell, CsvOptions } from './cells.js';
 import { csvField, instant, integer, major, minor, text } from './cells.js';
 import type { SheetColumn, Table, WorkbookFile } from './workbook.js';
 import { openWorkbook } from './workbook.js';
+import type { ResultRow } from '../store/port.js';
 
 export { neutralise } from './cells.js';
 
@@ -32,33 +33,6 @@ const WIDTHS: Partial<Record<(typeof RESULT_COLUMNS)[number], number>> = {
   external_id: 20, transaction_id: 24, state_reason: 40, error: 50, recipient_name: 28, final_at: 20, corrects: 24,
 };
 const SHEET_COLUMNS: SheetColumn[] = RESULT_COLUMNS.map((header) => ({ header, width: WIDTHS[header] ?? Math.max(12, header.length + 2) }));
-
-export interface ResultRow {
-  line: number;
-  external_id: string | null;
-  transaction_id: string | null;
-  phase: string;
-  outcome: string | null;
-  /** paybatch's reason in words, when paybatch ended the row: which limit, and both amounts. */
-  outcome_detail: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  input_amount: string | null;
-  input_currency: string | null;
-  output_amount: string | null;
-  output_currency: string | null;
-  /** When the funding was recorded; null while unfunded. */
-  funded_at: string | null;
-  errors: string | null;
-  /** The recipient's name as sent; null for a row that was not valid. */
-  recipient_name: string | null;
-  /** When the row reached its final state (paybatch's clock); null while it has not. */
-  settled_at: string | null;
-  /** A correction: the batch and line of the row it pays again. */
-  original_batch: string | null;
-  original_line: number | null;
-}
 
 /** The state a person reads: the service's state, or what paybatch decided when nothing was sent or an answer was not trusted. */
 export function resultState(row: ResultRow): string {

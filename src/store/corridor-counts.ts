@@ -3,7 +3,7 @@
  * currencies) as they are stored, for the batch's corridor summary
  * (batch_corridors, see corridor-sql.ts).
  */
-import type { StoredRequest } from '../batch/payout-request.js';
+import type { StoredRequest } from './port.js';
 
 export interface CorridorCount {
   country: string | null;

@@ -3,17 +3,16 @@
  * (GROUP BY and MIN over the rows_batch_phase index), whatever the number of
  * rows settled long ago. Open batches are those in intake or accepted.
  */
-import { ATTENTION_STATES, UNSETTLED_PHASES } from '../payout-states.js';
-import { phaseList } from './sql-lists.js';
-import type { MetricsFigures } from './store.js';
+import { ATTENTION_STATES } from '../payout-states.js';
+import { HELD_OR_UNSETTLED, IN_PROCESSING, phaseList } from './sql-lists.js';
+import type { MetricsFigures } from './port.js';
 
-const OPEN = "('intake', 'accepted')";
 
 /** Rows of open batches by phase, and the final ones by the service's state (paybatch's outcome when it ended the row without one). */
 export const ROWS_SQL = `SELECT r.phase AS phase, CASE WHEN r.phase = 'final' THEN COALESCE(r.state, r.outcome, 'unknown') END AS final_state, COUNT(*) AS n
-  FROM batches b JOIN rows r ON r.batch_id = b.id WHERE b.status IN ${OPEN} GROUP BY r.phase, final_state`;
+  FROM batches b JOIN rows r ON r.batch_id = b.id WHERE b.status IN ${IN_PROCESSING} GROUP BY r.phase, final_state`;
 
-export const AWAITING_SQL = `SELECT COUNT(*) AS n, MIN(received_at) AS oldest FROM batches WHERE approval = 'awaiting' AND status IN ${OPEN}`;
+export const AWAITING_SQL = `SELECT COUNT(*) AS n, MIN(received_at) AS oldest FROM batches WHERE approval = 'awaiting' AND status IN ${IN_PROCESSING}`;
 
 /**
  * Rows held or in an attention state, of open batches and of those received
@@ -23,8 +22,8 @@ export const AWAITING_SQL = `SELECT COUNT(*) AS n, MIN(received_at) AS oldest FR
  */
 export const attentionSql = (since: string): string => `SELECT COUNT(*) AS n, MIN(COALESCE(r.observed_at, r.heard_at, r.created_at, b.received_at)) AS oldest
   FROM batches b JOIN rows r ON r.batch_id = b.id
-  WHERE (b.status IN ${OPEN} OR b.received_at >= ${since}) AND r.phase IN ${phaseList(['held', ...UNSETTLED_PHASES])}
-    AND (r.phase = 'held' OR r.state IN ${phaseList([...ATTENTION_STATES])})`;
+  WHERE (b.status IN ${IN_PROCESSING} OR b.received_at >= ${since}) AND r.phase IN ${HELD_OR_UNSETTLED}
+    AND (r.phase = 'held' OR r.state IN ${phaseList(ATTENTION_STATES)})`;
 
 export interface RowCount {
   phase: string;

@@ -6,8 +6,8 @@
 import type { StoreConfig } from '../config/config.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { redactUrl } from './database-url.js';
-import { SqliteStore } from './sqlite-store.js';
-import type { SharedWorkStore, Store } from './store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+import type { SharedWorkStore, Store } from './port.js';
 
 export interface OpenedStore {
   store: Store;
@@ -20,7 +20,7 @@ export interface OpenedStore {
 export async function openStore(config: StoreConfig, workspace: Workspace): Promise<OpenedStore> {
   if (config.url) {
     // Loaded only when configured: a SQLite workspace never holds the PostgreSQL driver in memory.
-    const { PostgresStore } = await import('./postgres/store.js');
+    const { PostgresStore } = await import('./postgres/postgres-store.js');
     const store = await PostgresStore.open(config.url, { max: config.pool_size });
     return { store, shared: store, describe: `PostgreSQL ${redactUrl(config.url)}` };
   }

@@ -1,10 +1,9 @@
 /** A row as both databases return it for the intake port (ROW_RECORD_COLUMNS), and as the port gives it. */
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { StoredRequest } from '../batch/payout-request.js';
 import { storedRequest } from '../batch/payout-request.js';
 import type { RowFields } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';
-import type { NewRow, RowRecord } from './store.js';
+import type { NewRow, RowRecord, StoredRequest } from './port.js';
 
 export interface RowColumns {
   batch_id: string;

@@ -1,7 +1,49 @@
-/** SQL text shared by both databases. */
+/**
+ * SQL text shared by both databases: column lists, and every list of phases or
+ * reasons a statement names, generated from the vocabulary in
+ * src/payout-states.ts (never written out here), so that SQL and code cannot
+ * disagree on which phases are which.
+ */
+import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
+import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
+import type { BatchStatus } from './rows.js';
 
-/** A list of phases as an SQL literal list, for queries built once (the phases are paybatch's own constants, never input). */
-export const phaseList = (phases: readonly string[]): string => `(${phases.map((p) => `'${p}'`).join(', ')})`;
+/** A list of phases (or states, or reasons) as an SQL literal list, for queries built once (paybatch's own constants, never input). */
+export const phaseList = (phases: Iterable<string>): string => `(${[...phases].map((p) => `'${p}'`).join(', ')})`;
+
+/** A single phase or reason as an SQL literal (a constant of paybatch's, never input). */
+export const literal = (value: string): string => `'${value}'`;
+
+/** Phases of rows never sent, which never will be (their external_id free for another batch). */
+export const NEVER_SENT = phaseList(NEVER_SENT_PHASES);
+/**
+ * Phases of rows that were never to be sent: never sent, and not the rows that
+ * were to be sent but ended before (not_sent, the one never-sent phase that
+ * follows ready).
+ */
+const NOT_SENDABLE_PHASES = NEVER_SENT_PHASES.filter((phase) => phase !== 'not_sent');
+export const NOT_SENDABLE = phaseList(NOT_SENDABLE_PHASES);
+/** Phases a row waits in before being sent: checking (its external_id looked at), or ready. */
+export const BEFORE_SENDING = phaseList(['checking', 'ready']);
+/** Ready, or never to be sent: rows of a batch none of which has gone to the service. */
+export const NOTHING_SENT = phaseList(['ready', ...NEVER_SENT_PHASES]);
+export const UNSETTLED = phaseList(UNSETTLED_PHASES);
+/** Sendable rows whose part is over: ended without being sent, final or held (neither unsettled nor never to be sent). */
+export const SETTLED = phaseList(['final', 'not_sent', 'held']);
+export const FOLLOWED = phaseList(FOLLOWED_PHASES);
+/** Held rows and those paybatch is still working on: where an attention state can be. */
+export const HELD_OR_UNSETTLED = phaseList(['held', ...UNSETTLED_PHASES]);
+export const WAITING_ON_SENDER = phaseList(WAITING_FOR_SENDER);
+/** Outcomes of rows refused by a limit or by the service's funding: a reconciliation of a period shows them. */
+export const REFUSALS = phaseList(REFUSAL_OUTCOMES);
+export const EXTERNAL_ID_USED = literal(REASONS.externalIdAlreadyUsed);
+
+/** Batch statuses, typed: the compiler refuses one a batch cannot have. */
+const statusList = (statuses: readonly BatchStatus[]): string => phaseList(statuses);
+/** Batches whose file is, or may still be, in processing/: taken in, or being taken in. */
+export const IN_PROCESSING = statusList(['intake', 'accepted']);
+/** Batches accepted once (settled ones included): their content is not taken again. */
+export const ACCEPTED_ONCE = statusList(['accepted', 'settled']);
 
 /** The columns of a pipeline row (PipelineRow), in both databases. */
 export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,

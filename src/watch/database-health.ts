@@ -6,7 +6,7 @@
  * it would record now could be lost at the next start.
  */
 import { statSync } from 'node:fs';
-import { RESTORE_HINT, isDamage } from '../store/database.js';
+import { RESTORE_HINT, isDamage } from '../store/sqlite/database.js';
 
 export class DatabaseHealth {
   private problem: string | null = null;

@@ -11,7 +11,7 @@
 import { parseTransaction } from '../api/answers.js';
 import type { Clock } from '../clock.js';
 import type { Pipeline, PipelineLog } from '../engine/pipeline.js';
-import type { PipelineRow, PipelineStore, WebhookEvent, WebhookStore } from '../store/store.js';
+import type { PipelineRow, PipelineStore, WebhookEvent, WebhookStore } from '../store/port.js';
 import { parseDelivery } from './webhook-delivery.js';
 
 /** Sender states that mean its waiting rows will never be funded [3.3]. */

@@ -7,7 +7,7 @@
 import type { Clock } from '../clock.js';
 import type { ScheduleSpec } from '../cron.js';
 import { nextRunAfter } from '../cron.js';
-import type { ScheduleStore } from '../store/store.js';
+import type { ScheduleStore } from '../store/port.js';
 
 export class Schedules {
   private readonly next = new Map<string, number | null>();

@@ -10,7 +10,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
-import type { WebhookStore } from '../store/store.js';
+import type { WebhookStore } from '../store/port.js';
 import { parseDelivery, sameKey, signatureProblem } from './webhook-delivery.js';
 import { RefusalLog } from './refusal-log.js';
 

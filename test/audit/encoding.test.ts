@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chained, GENESIS } from '../../src/audit/chain.js';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { personNameProblem } from '../../src/audit/names.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { runCli } from '../helpers/cli.js';
 
 const AT = '2026-03-02T09:00:00.000Z';

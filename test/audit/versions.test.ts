@@ -14,12 +14,12 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker, GENESIS } from '../../src/audit/chain.js';
-import { migrate, openDatabase } from '../../src/store/database.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
-import { migratePg } from '../../src/store/postgres/base.js';
+import { migrate, openDatabase } from '../../src/store/sqlite/database.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { migratePg } from '../../src/store/postgres/migrate.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { PostgresStore } from '../../src/store/postgres/store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AnsweredTransfer, ReportHeader } from '../../src/reports/pain002.js';
 import { pain002 } from '../../src/reports/pain002.js';
-import type { ResultRow } from '../../src/reports/results.js';
+import type { ResultRow } from '../../src/store/port.js';
 import type { Transfer } from '../helpers/pain001.js';
 import { gbpTransfer, pain001, sepaFile } from '../helpers/pain001.js';
 import { validateAgainst, xmllintAvailable } from '../helpers/xmllint.js';

@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { issueCode } from '../../src/console/auth.js';
 import type { ConsoleServer } from '../../src/console/server.js';
 import { startConsole } from '../../src/console/server.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { Visitor } from '../helpers/console-visitor.js';
 

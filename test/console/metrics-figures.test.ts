@@ -11,8 +11,8 @@ import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { ManualClock } from '../../src/clock.js';
 import { Metrics } from '../../src/console/metrics.js';
 import { metricsLog } from '../../src/console/metrics-log.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
-import type { RowChanges } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { RowChanges } from '../../src/store/port.js';
 import { Scrape } from '../helpers/prometheus.js';
 
 const RECEIVED = '2026-03-02T09:00:00.000Z';

@@ -23,7 +23,7 @@ import { approveBatch } from '../../src/engine/approve.js';
 import { previewBatch } from '../../src/engine/preview.js';
 import type { RunReport } from '../../src/engine/run.js';
 import { runOnce } from '../../src/engine/run.js';
-import type { BatchRecord } from '../../src/store/store.js';
+import type { BatchRecord } from '../../src/store/port.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { FAST_ENGINE, FAST_INTAKE, engineContext, gbrRowsBatch } from '../helpers/engine.js';

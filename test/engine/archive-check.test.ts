@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkBeforeArchiving } from '../../src/engine/archive-check.js';
-import type { BatchRecord } from '../../src/store/store.js';
+import type { BatchRecord } from '../../src/store/port.js';
 
 const TAKEN = 'external_id,output_amount\nA-1,987.65\nA-2,10.00\n';
 

@@ -21,7 +21,7 @@ import { configSchema } from '../../src/config/config.js';
 import { cancelRows } from '../../src/engine/cancel.js';
 import { readStatus } from '../../src/engine/status.js';
 import { reconcile } from '../../src/reports/reconciliation.js';
-import type { PipelineRow } from '../../src/store/store.js';
+import type { PipelineRow } from '../../src/store/port.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { backdateClaim, gbrRowsBatch, sqliteOf } from '../helpers/engine.js';
 import { PATHS, answer, engineBehindLiar, rule } from '../helpers/lying-service.js';

@@ -35,7 +35,7 @@ import type { Asked, Decision, Policy } from '../../src/engine/decide.js';
 import { MAX_CLOCK_SKEW_MS, decide, hold } from '../../src/engine/decide.js';
 import type { PollingPolicy } from '../../src/engine/read-schedule.js';
 import { firstInterval, nextReadAt } from '../../src/engine/read-schedule.js';
-import type { PipelineRow } from '../../src/store/store.js';
+import type { PipelineRow } from '../../src/store/port.js';
 import type { RowCorridor } from '../helpers/rows.js';
 import { validRow } from '../helpers/rows.js';
 import { propertyRuns } from '../helpers/depth.js';
@@ -898,7 +898,7 @@ describe('defects found (minimal cases)', () => {
    * decide funds (and reserves) the new amount while the patch keeps the old
    * input_amount (decide.ts:244 `{ heard_at }` only; fundOrEnd, decide.ts:167-171,
    * does not write input_amount). The budget sums the rows' input_amount
-   * (sqlite-pipeline.ts reservationRefused), and the fund answer is checked against
+   * (sqlite/budget.ts and postgres/budget.ts reservationRefused, the rule in queries/budget.ts exceedsBudget), and the fund answer is checked against
    * the stored amount (decide.ts:223), so a correct 200 is then held as a mismatch.
    */
   it('A: a "same" observation with a new quote funds an amount the row does not store', () => {

@@ -13,7 +13,7 @@ import { configSchema } from '../../src/config/config.js';
 import type { IntakeDeps } from '../../src/engine/intake.js';
 import { takeFile } from '../../src/engine/intake.js';
 import type { Seen } from '../../src/workspace/arrival.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { template } from '../helpers/engine.js';

@@ -16,7 +16,7 @@ import { claimName, takeFile } from '../../src/engine/intake.js';
 import { recoverInterruptedIntakes } from '../../src/engine/intake-recovery.js';
 import { keepFileBytes, keepManifest } from '../../src/engine/kept-files.js';
 import { SharedWork } from '../../src/engine/shared-work.js';
-import { PostgresStore } from '../../src/store/postgres/store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 

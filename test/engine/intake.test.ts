@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { IntakeDeps } from '../../src/engine/intake.js';
 import { takeFile, takeWhenComplete } from '../../src/engine/intake.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 

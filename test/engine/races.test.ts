@@ -17,8 +17,8 @@ import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { policyOf } from '../../src/engine/pipeline.js';
 import { RowSteps } from '../../src/engine/steps.js';
-import type { PipelineRow } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { PipelineRow } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const REQUEST: PayoutRequest = {
   external_id: 'RACE-1', type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '79120',

@@ -19,7 +19,7 @@ import type { ReportRequest } from '../../src/engine/reconcile-report.js';
 import { runOnce } from '../../src/engine/run.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { template } from '../helpers/engine.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { SharedWork } from '../../src/engine/shared-work.js';
-import type { SharedWorkStore, WorkerRecord } from '../../src/store/store.js';
+import type { SharedWorkStore, WorkerRecord } from '../../src/store/port.js';
 
 /** The call slots of a database, in memory; its returns fail while `down`. */
 function slotStore(size: number): { store: SharedWorkStore; holder: (string | null)[]; down: { now: boolean }; swept: number[][] } {

@@ -3,9 +3,9 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import type { Checkpointer } from '../../src/store/checkpointer.js';
-import { BUSY_GROUPS_PER_SECOND } from '../../src/store/checkpointer.js';
-import type { SqliteDatabase } from '../../src/store/database.js';
+import type { Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { BUSY_GROUPS_PER_SECOND } from '../../src/store/sqlite/checkpointer.js';
+import type { SqliteDatabase } from '../../src/store/sqlite/database.js';
 
 /** A module of the built store, as a string literal for a child's script (a child runs JavaScript, from dist/). */
 export const builtStoreModule = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);

@@ -9,7 +9,7 @@ import { configSchema } from '../../src/config/config.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { DaemonStarted } from '../../src/watch/daemon.js';
 import { Daemon } from '../../src/watch/daemon.js';
 import type { Workspace } from '../../src/workspace/workspace.js';

@@ -15,7 +15,7 @@ import { configSchema } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
 import { Pipeline } from '../../src/engine/pipeline.js';
 import { takeInboxFile } from '../../src/engine/run.js';
-import type { PipelineStore, RowPatch } from '../../src/store/store.js';
+import type { PipelineStore, RowPatch } from '../../src/store/port.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { FAST_ENGINE, FAST_INTAKE, debitsPerTransaction, engineContext, gbrRowsBatch } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { Checkpointer, TAIL_CHECKPOINT_PAGES } from '../../src/store/checkpointer.js';
-import { openDatabase } from '../../src/store/database.js';
-import type { SqliteDatabase } from '../../src/store/database.js';
+import { Checkpointer, TAIL_CHECKPOINT_PAGES } from '../../src/store/sqlite/checkpointer.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import type { SqliteDatabase } from '../../src/store/sqlite/database.js';
 import { autocheckpoint, busySecond, captureStderr as capture, sleep, threads, until } from '../helpers/checkpoints.js';
 
 

@@ -14,7 +14,7 @@ import { PayoutClient } from '../../src/api/client.js';
 import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { runOnce } from '../../src/engine/run.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { FAST_ENGINE, FAST_INTAKE, template } from '../helpers/engine.js';
 

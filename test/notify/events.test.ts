@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/config.js';
 import { notificationsShown, notificationsSchema } from '../../src/config/notifications.js';
-import type { NotificationRecord } from '../../src/store/store.js';
+import type { NotificationRecord } from '../../src/store/port.js';
 import type { BatchSummary } from '../../src/notify/events.js';
 import { notificationEventOf, notificationFor } from '../../src/notify/events.js';
 import { chatBody, emailContent, outgoingOf, payloadOf, webhookBody } from '../../src/notify/render.js';

@@ -17,7 +17,7 @@ import { openChannels } from '../../src/notify/channels/index.js';
 import { Notifier, notifyingLog } from '../../src/notify/notifier.js';
 import type { NotifierStore } from '../../src/notify/notifier.js';
 import { startNotifications } from '../../src/notify/start.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { HttpReceiver, SmtpReceiver } from './receivers.js';
 import { downUrl, startHttpReceiver, startSmtpReceiver, until } from './receivers.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compareWithLedger } from '../../src/reports/reconciliation-checks.js';
-import type { LedgerRow } from '../../src/reports/reconciliation.js';
+import type { LedgerRow } from '../../src/store/port.js';
 import { verdictOf } from '../../src/reports/reconciliation-verdict.js';
 
 describe('the ledger check compares currencies too', () => {

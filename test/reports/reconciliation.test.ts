@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LedgerRow } from '../../src/reports/reconciliation.js';
+import type { LedgerRow } from '../../src/store/port.js';
 import { reconcile } from '../../src/reports/reconciliation.js';
 import { compareWithLedger } from '../../src/reports/reconciliation-checks.js';
 

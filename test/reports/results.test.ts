@@ -5,7 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sheetValue } from '../../src/reports/cells.js';
 import { neutralise, RESULT_COLUMNS, resultCells, resultRecord, resultState, writeResults } from '../../src/reports/results.js';
-import type { ResultRow } from '../../src/reports/results.js';
+import type { ResultRow } from '../../src/store/port.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import type { ReadCell, ReadSheet } from '../helpers/workbook.js';
 import { csvTextOf, readWorkbook } from '../helpers/workbook.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { checkDatabaseInBackground, unchecked } from '../../src/store/background-check.js';
+import { checkDatabaseInBackground, unchecked } from '../../src/store/sqlite/background-check.js';
 import { ExitCode } from '../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paybatch-check-'));
@@ -90,13 +90,13 @@ describe('the database checked beside the work', () => {
     // thread started and the pass ended within it).
     const script = join(dir, 'stop-mid-pass.mjs');
     const file = join(dir, 'large-damaged.db');
-    const built = new URL('../../dist/src/store/background-check.js', import.meta.url).href;
+    const built = new URL('../../dist/src/store/sqlite/background-check.js', import.meta.url).href;
     writeFileSync(script, `
       import { createRequire } from 'node:module';
       import { openSync, writeSync, closeSync } from 'node:fs';
       const Database = createRequire(${JSON.stringify(new URL('../../package.json', import.meta.url).pathname)})('better-sqlite3');
       const { checkDatabaseInBackground } = await import(${JSON.stringify(built)});
-      const { quickCheckFile } = await import(${JSON.stringify(new URL('../../dist/src/store/database.js', import.meta.url).href)});
+      const { quickCheckFile } = await import(${JSON.stringify(new URL('../../dist/src/store/sqlite/database.js', import.meta.url).href)});
       const small = new Database(${JSON.stringify(join(dir, 'small-sound.db'))});
       small.exec('CREATE TABLE t (n INTEGER)');
       small.close();

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { BUSY_GROUPS_PER_SECOND, Checkpointer, TAIL_CHECKPOINT_PAGES } from '../../src/store/checkpointer.js';
-import { openDatabase } from '../../src/store/database.js';
-import type { SqliteDatabase } from '../../src/store/database.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { BUSY_GROUPS_PER_SECOND, Checkpointer, TAIL_CHECKPOINT_PAGES } from '../../src/store/sqlite/checkpointer.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import type { SqliteDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { autocheckpoint, builtStoreModule, busySecond, captureStderr, sleep, threads, until } from '../helpers/checkpoints.js';
 
 describe('checkpoints on a thread of their own', () => {

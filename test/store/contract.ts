@@ -5,7 +5,7 @@
  */
 import { beforeEach, afterEach, describe, expect, it } from 'vitest';
 import type { PayoutRequest } from '../../src/api/payout-request.js';
-import type { NewRow, PipelineRow, Store } from '../../src/store/store.js';
+import type { NewRow, PipelineRow, Store } from '../../src/store/port.js';
 import { lineageOf } from '../../src/engine/lineage.js';
 
 export interface OpenedStore {

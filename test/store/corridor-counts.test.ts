@@ -1,6 +1,6 @@
 /** Rows counted by corridor as they are stored (the corridor summary): each corridor apart, whatever its parts hold. */
 import { describe, expect, it } from 'vitest';
-import type { StoredRequest } from '../../src/batch/payout-request.js';
+import type { StoredRequest } from '../../src/store/port.js';
 import { CorridorCounts } from '../../src/store/corridor-counts.js';
 
 const stored = (country: string | null, type: string, input = 'USD', output = 'GBP'): StoredRequest => ({

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { NewRow, Store } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { PostgresStore } from '../../src/store/postgres/store.js';
+import type { NewRow, Store } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 
 const AT = '2026-03-02T09:00:00.000Z';

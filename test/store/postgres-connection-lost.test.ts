@@ -9,8 +9,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { DatabaseUnreachable, ExitCode } from '../../src/errors.js';
-import { PostgresStore } from '../../src/store/postgres/store.js';
-import type { WorkerRecord } from '../../src/store/store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { WorkerRecord } from '../../src/store/port.js';
 import { eventually } from '../helpers/daemon.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 import type { FreshDatabase } from '../helpers/postgres.js';

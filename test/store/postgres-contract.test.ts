@@ -1,6 +1,6 @@
 /** The store contract against PostgreSQL: a fresh database per test, dropped after. */
 import { describe } from 'vitest';
-import { PostgresStore } from '../../src/store/postgres/store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 import { storeContract } from './contract.js';
 

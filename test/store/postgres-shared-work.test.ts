@@ -4,8 +4,8 @@
  * slots, schedules run once, kept file bytes, intakes left by a dead worker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresStore } from '../../src/store/postgres/store.js';
-import type { WorkerRecord } from '../../src/store/store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { WorkerRecord } from '../../src/store/port.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 import type { FreshDatabase } from '../helpers/postgres.js';
 

@@ -13,8 +13,9 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker } from '../../src/audit/chain.js';
-import type { PipelineRow, RowPatch } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { PipelineRow, RowPatch } from '../../src/store/port.js';
+import { appendAuditNow } from '../../src/store/sqlite/audit.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const AT = '2026-03-02T09:00:00.000Z';
 
@@ -112,24 +113,20 @@ describe('SQLite group commit', () => {
   });
 
   it('work in a group that undoes a nested transaction of its own: the entries after it chain to the trail as it stands', async () => {
-    // Through the protected members: no grouped work does this today, but the trail's head must not survive an undo.
-    const inside = store as unknown as {
-      atomicInGroup<T>(work: () => T): Promise<T>;
-      atomic<T>(work: () => T): T;
-      appendAuditNow(entry: { at: string; actor: string; action: string; subject: string; details: Record<string, unknown> }): void;
-    };
+    // Through the store's connection: no grouped work does this today, but the trail's head must not survive an undo.
+    const inside = store.connection;
     const entry = (action: string) => ({ at: AT, actor: 'paybatch', action, subject: batch, details: {} });
     await inside.atomicInGroup(() => {
-      inside.appendAuditNow(entry('one'));
+      appendAuditNow(inside, entry('one'));
       try {
         inside.atomic(() => {
-          inside.appendAuditNow(entry('undone'));
+          appendAuditNow(inside, entry('undone'));
           throw new Error('undone');
         });
       } catch {
         // The nested transaction is undone; the work goes on.
       }
-      inside.appendAuditNow(entry('two'));
+      appendAuditNow(inside, entry('two'));
     });
     const entries = await trail();
     expect(entries.map((e) => e.action)).toEqual(['one', 'two']);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const database = fileURLToPath(new URL('../../dist/src/store/database.js', import.meta.url));
+const database = fileURLToPath(new URL('../../dist/src/store/sqlite/database.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'paybatch-sqlite-temp-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -8,7 +8,7 @@
 import { appendFileSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { DaemonContext } from '../helpers/daemon.js';
 import { daemonContext, eventually } from '../helpers/daemon.js';
 import { template } from '../helpers/engine.js';

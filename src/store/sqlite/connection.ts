@@ -1,19 +1,31 @@
 /**
- * What every part of the SQLite store shares: the connection, compiled
- * statements, one transaction wrapper, and group commit.
+ * The SQLite connection every query module of the SQLite store takes: the
+ * database, its compiled statements, one transaction wrapper, and group commit.
+ * It is the SqlConnection of queries/ too (statements both databases share).
  */
 import type { Statement } from 'better-sqlite3';
-import type { NewAuditEntry } from '../audit/chain.js';
-import { GENESIS, chained } from '../audit/chain.js';
 import type { SqliteDatabase } from './database.js';
 import { Checkpointer } from './checkpointer.js';
+import type { SqlConnection } from '../queries/connection.js';
+import { SQLITE } from '../queries/connection.js';
 
-export abstract class SqliteBase {
+type Outcome = { value: unknown } | { error: unknown };
+
+/** What a group commit's transaction does last, once its work is done; and what it drops when rolled back. */
+export interface GroupHooks {
+  end(): void;
+  undone(): void;
+}
+
+export class SqliteConnection implements SqlConnection {
+  readonly dialect = SQLITE;
   private readonly statements = new Map<string, Statement>();
   /** One transaction wrapper, built once: better-sqlite3 builds new closures on every `db.transaction()`. */
   private readonly runAtomically: (work: () => unknown) => unknown;
+  private readonly checkpointer: Checkpointer | null;
+  private readonly hooks: GroupHooks[] = [];
 
-  protected constructor(protected readonly db: SqliteDatabase) {
+  constructor(readonly db: SqliteDatabase) {
     // BEGIN IMMEDIATE: a transaction that reads, then writes, takes the write lock first. A
     // deferred one would fail at once with SQLITE_BUSY (no waiting) when another process (cancel
     // beside watch) wrote in between; immediate ones wait their turn under busy_timeout.
@@ -22,10 +34,8 @@ export abstract class SqliteBase {
     this.checkpointer = db.memory || db.readonly ? null : new Checkpointer(db, db.name);
   }
 
-  private readonly checkpointer: Checkpointer | null;
-
   /** Each statement is compiled once: compiling is most of the cost of a small query. */
-  protected sql(text: string): Statement {
+  sql(text: string): Statement {
     let statement = this.statements.get(text);
     if (!statement) {
       statement = this.db.prepare(text);
@@ -34,7 +44,19 @@ export abstract class SqliteBase {
     return statement;
   }
 
-  protected atomic<T>(work: () => T): T {
+  async all<T>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.sql(text).all(...params) as T[];
+  }
+
+  async first<T>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return this.sql(text).get(...params) as T | undefined;
+  }
+
+  async run(text: string, params: readonly unknown[] = []): Promise<number> {
+    return this.sql(text).run(...params).changes;
+  }
+
+  atomic<T>(work: () => T): T {
     try {
       return this.runAtomically(work) as T;
     } catch (error) {
@@ -57,26 +79,32 @@ export abstract class SqliteBase {
    * touched to the write-ahead log, and rows in flight together mostly share
    * their pages.
    */
-  protected atomicInGroup<T>(work: () => T): Promise<T> {
+  atomicInGroup<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.grouped.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (this.grouped.length === 1) setImmediate(() => this.commitGroup());
     });
   }
 
+  /** What a query module leaves to the end of each group commit (see sqlite/commit.ts's counts). */
+  onGroup(hooks: GroupHooks): void {
+    this.hooks.push(hooks);
+  }
+
   /** The audit trail's last hash while a group commit's transaction runs, so that its entries are chained without reading it back each time. */
-  private groupAuditHead: string | undefined;
-  private inGroup = false;
+  groupAuditHead: string | undefined;
+  /** Whether a group commit's transaction is running. */
+  inGroup = false;
 
   private commitGroup(): void {
     const group = this.grouped;
     this.grouped = [];
-    let outcomes: ({ value: unknown } | { error: unknown })[];
+    let outcomes: Outcome[];
     try {
       // Work almost never throws (a constraint, a bug): the group is tried first with no savepoint for each piece (two
       // statements a piece saved). If one throws, the whole transaction is rolled back and the group runs again, each
       // piece in a savepoint of its own, so that only the one that threw is undone.
-      outcomes = this.inGroupTransaction(group, false) ?? (this.inGroupTransaction(group, true) as typeof outcomes);
+      outcomes = this.inGroupTransaction(group, false) ?? (this.inGroupTransaction(group, true) as Outcome[]);
     } catch (error) {
       // The transaction itself failed (the disk, a lock held too long): nothing of the group was applied.
       for (const { reject } of group) reject(error);
@@ -91,17 +119,17 @@ export abstract class SqliteBase {
   }
 
   /** The group in one transaction; without savepoints, null (nothing of it applied) when a piece threw. */
-  private inGroupTransaction(group: { work: () => unknown }[], savepoints: boolean): ({ value: unknown } | { error: unknown })[] | null {
+  private inGroupTransaction(group: { work: () => unknown }[], savepoints: boolean): Outcome[] | null {
     let pieceThrew = false;
     // In a savepoint, a piece that throws is undone alone and keeps its error; without one, it ends the transaction.
-    const inSavepoint = (work: () => unknown): { value: unknown } | { error: unknown } => {
+    const inSavepoint = (work: () => unknown): Outcome => {
       try {
         return { value: this.atomic(work) };
       } catch (error) {
         return { error };
       }
     };
-    const bare = (work: () => unknown): { value: unknown } => {
+    const bare = (work: () => unknown): Outcome => {
       try {
         return { value: work() };
       } catch (error) {
@@ -113,12 +141,12 @@ export abstract class SqliteBase {
     try {
       return this.atomic(() => {
         const each = group.map(({ work }) => (savepoints ? inSavepoint(work) : bare(work)));
-        this.endGroup();
+        for (const hook of this.hooks) hook.end();
         return each;
       });
     } catch (error) {
       // Rolled back: what the pieces left for the end of the group goes with it.
-      this.groupUndone();
+      for (const hook of this.hooks) hook.undone();
       if (pieceThrew) return null;
       throw error;
     } finally {
@@ -127,32 +155,8 @@ export abstract class SqliteBase {
     }
   }
 
-  /**
-   * Last in each group commit's transaction, once its work is done: what the
-   * work left to apply once for the whole group (see SqlitePipeline's counts).
-   */
-  protected endGroup(): void {}
-
-  /** A group commit's transaction was rolled back: what its work left for endGroup is dropped. */
-  protected groupUndone(): void {}
-
-  /** Appends an entry to the audit trail, chained to the last one; call inside a transaction (atomic()). */
-  protected appendAuditNow(entry: NewAuditEntry): void {
-    // In a group commit the head is known after the first entry: the transaction holds the write lock, nothing else appends.
-    // Outside a group it is always undefined (dropped as each group's transaction ends), so the trail is read.
-    const last = this.groupAuditHead
-      ?? (this.sql('SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined) ?? GENESIS;
-    const stored = chained(last, entry);
-    this.sql('INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(stored.version, stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash);
-    if (this.inGroup) this.groupAuditHead = stored.hash;
-  }
-
   async close(): Promise<void> {
     await this.checkpointer?.close();
     this.db.close();
   }
 }
-
-/** `?, ?, ?` for a list. */
-export const marks = (values: readonly unknown[]): string => values.map(() => '?').join(', ');

@@ -15,9 +15,9 @@
  */
 import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { UnsafePath } from '../workspace/safe-files.js';
+import { UnsafePath } from '../../workspace/safe-files.js';
 import Database from 'better-sqlite3';
-import { DatabaseUnusable } from '../errors.js';
+import { DatabaseUnusable } from '../../errors.js';
 
 export interface Migration {
   /** 1, 2, 3, ...: never renumbered, never edited once released. */

@@ -19,9 +19,9 @@
  * its thread has.
  */
 import { Worker } from 'node:worker_threads';
-import { DatabaseUnusable, DiskError, asDiskError } from '../errors.js';
-import type { PaybatchError } from '../errors.js';
-import { workerScript } from '../worker-script.js';
+import { DatabaseUnusable, DiskError, asDiskError } from '../../errors.js';
+import type { PaybatchError } from '../../errors.js';
+import { workerScript } from '../../worker-script.js';
 import { RESTORE_HINT, damagedMessage, isDamage, quickCheckFile } from './database.js';
 
 /** What the worker answers: the problems found, or why it could not look. */

@@ -26,7 +26,7 @@
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './database.js';
-import { workerScript } from '../worker-script.js';
+import { workerScript } from '../../worker-script.js';
 
 /** Group commits in one second that start the thread. */
 export const BUSY_GROUPS_PER_SECOND = 100;

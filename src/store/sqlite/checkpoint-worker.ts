@@ -10,7 +10,7 @@
  */
 import { fstatSync, readSync, readdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { holdHeapFlags } from '../heap.js';
+import { holdHeapFlags } from '../../heap.js';
 import type { FileIdentity } from './checkpointer.js';
 
 // First: this worker's start put the heap's flags back for the whole process (see heap.ts).

@@ -4,95 +4,18 @@
  * the engine. Each method is one atomic operation of the domain.
  */
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { StoredRequest } from '../batch/payout-request.js';
 import type { Issue } from '../validate/issue.js';
-import type { ResultRow } from '../reports/results.js';
-import type { RowFields } from '../validate/fields.js';
-import type { LedgerRow } from '../reports/reconciliation.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
+import type {
+  BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, CorrectionLink, LedgerRow, MetricsFigures, NewBatch, NewRow, NextRead, PipelineRow,
+  ReleaseSeal, ReportScope, ResultRow, RowPatch, RowRecord, RowSeen,
+} from './rows.js';
+import type {
+  ApprovalRecord, ConsoleCredential, LeaseHolder, NotificationRecord, WebhookEvent, WebhookEventCounts, WorkerRecord,
+} from './records.js';
 
-export type BatchStatus = 'intake' | 'accepted' | 'rejected' | 'settled';
-export type IntakePolicy = 'reject_file' | 'skip_invalid';
-
-export interface BatchRecord {
-  id: string;
-  file_name: string;
-  sha256: string;
-  size_bytes: number;
-  status: BatchStatus;
-  policy: IntakePolicy;
-  rows_total: number;
-  rows_valid: number;
-  reason: string | null;
-  received_at: string;
-  settled_at: string | null;
-  /** The claimed file's modification time (ms), to see a change after intake. */
-  file_mtime_ms: number | null;
-  /** Nothing is sent before this time (ms since the epoch). */
-  send_after: number;
-  /** 1 once its file was found unchanged at send_after: only then are its rows sent. */
-  released: number;
-  /** With approvals on: when it was released, and the MAC of that (see approvals/release-seal.ts). */
-  released_at?: string | null;
-  release_seal?: string | null;
-  /** A corrections batch: the batch whose rows it pays again (the first its rows name). */
-  corrects_batch?: string | null;
-  /** The worker that took its file in (several workers on one database); null otherwise. */
-  taken_by?: string | null;
-  /** Who submitted it (the inbox's submitter), when approvals are on. */
-  submitted_by: string | null;
-  /** null (not needed), awaiting, approved, rejected, expired, held. */
-  approval: string | null;
-  approval_expires_at: string | null;
-  approval_reason: string | null;
-  /** State changes learned by webhook, by polling, and in answers to paybatch's own calls. */
-  changes_by_webhook: number;
-  changes_by_polling: number;
-  changes_by_answer: number;
-}
-
-/** A batch as its intake begins: `taken_by` is kept where several workers share the database. */
-export type NewBatch = Pick<BatchRecord, 'file_name' | 'sha256' | 'size_bytes' | 'policy' | 'received_at' | 'file_mtime_ms' | 'send_after'> & { taken_by?: string | null };
-
-export interface NewRow {
-  line: number;
-  external_id: string | null;
-  /** The request body of a valid row; null for an invalid one (or when `stored` carries it). */
-  request: PayoutRequest | null;
-  /** The request as stored, made where the row was checked (a worker thread): taken instead of `request`. */
-  stored?: StoredRequest | null;
-  errors: Issue[];
-  /** A correction: the row it pays again. */
-  original?: { batch: string; line: number } | null;
-  /** An invalid row's values as read, kept for its corrections file. */
-  fields?: RowFields | null;
-}
-
-export interface RowRecord {
-  batch_id: string;
-  line: number;
-  external_id: string | null;
-  phase: string;
-  outcome: string | null;
-  errors: Issue[];
-  request: PayoutRequest | null;
-  outcome_detail: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  /** An invalid row's values as read; null for a valid row. */
-  fields: RowFields | null;
-  original_batch: string | null;
-  original_line: number | null;
-}
-
-/** A row of a correction batch and the original it names. */
-export interface CorrectionLink {
-  line: number;
-  external_id: string | null;
-  original_batch: string;
-  original_line: number;
-}
+export type * from './rows.js';
+export type * from './records.js';
 
 export interface IntakeStore {
   /** The accepted batch with this content, if any (a file taken twice is refused). */
@@ -147,138 +70,6 @@ export interface IntakeStore {
   close(): Promise<void>;
 }
 
-/** How paybatch learned of a state: a webhook, a read of its own (polling), or the answer to a create or fund. */
-export type ObservationSource = 'webhook' | 'polling' | 'answer';
-
-/** What the service said about a transaction at one moment [2.5]. */
-export interface Observation {
-  source: ObservationSource;
-  transaction_id: string;
-  state: string;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  input_amount: string | null;
-  input_currency: string | null;
-  output_amount: string | null;
-  output_currency: string | null;
-  /** Refunded to the balance, when the service says; a refund without it is taken as the whole input amount. */
-  refunded_amount: string | null;
-  /** The service's updated_at, to keep only newer observations; null when it gave none. */
-  updated_at: string | null;
-}
-
-/** A row as the pipeline decides on it: what was asked, where paybatch has got, and what the service last said. */
-export interface PipelineRow {
-  batch_id: string;
-  line: number;
-  external_id: string;
-  request: PayoutRequest;
-  phase: string;
-  /** paybatch's reason code for how the row ended, when paybatch ended it (REASONS in engine/states). */
-  outcome: string | null;
-  /** The reason in words: which limit, and both amounts. */
-  outcome_detail: string | null;
-  transaction_id: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  input_amount: string | null;
-  input_currency: string | null;
-  output_amount: string | null;
-  output_currency: string | null;
-  refunded_amount: string | null;
-  created_at: string | null;
-  /** When paybatch recorded the funding; null while unfunded. */
-  funded_at: string | null;
-  paid_at: string | null;
-  refunded_at: string | null;
-  settled_at: string | null;
-  /** The service's updated_at of the newest observation kept. */
-  observed_at: string | null;
-  /** When paybatch last heard of the transaction (its own clock): for the catch-up after downtime. */
-  heard_at: string | null;
-  reads: number;
-  next_read_at: number | null;
-  fund_attempts: number;
-  /** Bumped by every committed change: a decision is applied only if the row has not moved since it was read. */
-  revision: number;
-  /** A correction: the row it pays again (see engine/corrections.ts). */
-  original_batch?: string | null;
-  original_line?: number | null;
-}
-
-/** What a commit needs to know of the row as it stands: the columns its indexes depend on (but the next read's time), and its state. */
-export type RowSeen = Pick<PipelineRow, 'phase' | 'state' | 'transaction_id' | 'funded_at'>;
-
-/** The columns of a row a decision may change. */
-export type RowChanges = Partial<Pick<PipelineRow,
-  | 'phase' | 'outcome' | 'outcome_detail' | 'transaction_id' | 'state' | 'state_reason' | 'state_reason_code'
-  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'refunded_amount'
-  | 'created_at' | 'funded_at' | 'paid_at' | 'refunded_at' | 'settled_at' | 'observed_at' | 'heard_at'
-  | 'next_read_at' | 'fund_attempts'>> & {
-  /** Replaces the row's errors (paybatch's reasons, the service's refusal, the fields that did not match). */
-  errors?: Issue[];
-};
-
-export interface RowPatch {
-  changes: RowChanges;
-  /** The state changed, learned this way: counted per batch. */
-  learned?: ObservationSource;
-  /** Count a read against the polling budget [D17]. */
-  countRead?: boolean;
-  /**
-   * Moving to funding reserves the row's input amount within the batch's budget,
-   * atomically with the move: refused when the currency's balance ran out or the
-   * budget would be exceeded.
-   */
-  reserve?: { currency: string; amount: bigint; budget: bigint | null };
-  /** Written to the audit trail in the same transaction, about this row. */
-  audits?: RowAudit[];
-}
-
-/**
- * What became of a commit: applied; or not, because the row moved since it was
- * read, the reservation was refused, or the transaction id belongs to another row.
- */
-export type CommitOutcome =
-  | { kind: 'applied' }
-  | { kind: 'moved' }
-  | { kind: 'over_budget'; committed: bigint }
-  | { kind: 'stopped'; detail: string }
-  | { kind: 'taken'; batch_id: string; line: number };
-
-export interface BatchProgress {
-  /** Rows to send (valid, accepted). */
-  sendable: number;
-  created: number;
-  funded: number;
-  /** Sendable rows whose part is over: final, held, or ended without being sent. */
-  settled: number;
-  /** Rows not final yet (as unsettledRows counts them). */
-  unsettled: number;
-  /** When the oldest row not final yet was created (or its batch received), if any. */
-  oldest_unsettled_at: string | null;
-}
-
-/** When an unsettled row will next be read. */
-export interface NextRead {
-  line: number;
-  external_id: string;
-  phase: string;
-  state: string | null;
-  /** ms since the epoch; null when no read is scheduled (the row is being sent, created or funded). */
-  next_read_at: number | null;
-}
-
-/** A corridor a batch's rows use (recipient's country, payout type, both currencies), as batch_corridors keeps it. */
-export interface BatchCorridor {
-  country_code: string;
-  type: string;
-  input_currency: string;
-  output_currency: string;
-  /** How many of the batch's rows were made ready on it at acceptance (for a batch accepted before the summary existed: ready when it was made). */
-  rows: number;
-}
 
 export interface PipelineStore {
   openBatches(): Promise<BatchRecord[]>;
@@ -348,33 +139,11 @@ export interface PipelineStore {
   lastHeartbeat(name: string): Promise<number | null>;
 }
 
-/**
- * What /metrics shows of the store at a scrape, in one cheap read. Open batches
- * are those in intake or accepted (not settled, rejected or withdrawn).
- */
-export interface MetricsFigures {
-  /** Rows of open batches, by phase. */
-  rows_by_phase: Record<string, number>;
-  /** Rows of open batches in phase final, by the service's state (or paybatch's outcome when it ended the row without one). */
-  final_by_state: Record<string, number>;
-  /** Open batches waiting for approval, and when the oldest was received (ISO 8601). */
-  awaiting_approval: number;
-  oldest_awaiting_at: string | null;
-  /**
-   * Rows a person should look at: in an attention state (manual, error, stuck,
-   * exception) or held (an answer that did not match), of open batches and of
-   * those received since `recentSince`; and the oldest one's last observed change.
-   */
-  attention: number;
-  oldest_attention_at: string | null;
-}
 
 export interface MetricsStore {
   metricsFigures(recentSince: string): Promise<MetricsFigures>;
 }
 
-/** Which rows a reconciliation looks at: one batch, or a period [from, to) (ISO 8601). */
-export type ReportScope = { batch: string } | { from: string; to: string };
 
 export interface ReportStore {
   /**
@@ -387,23 +156,6 @@ export interface ReportStore {
   knowsTransaction(transactionId: string): Promise<boolean>;
 }
 
-/** A verified webhook delivery [6], [D14]. */
-export interface WebhookEvent {
-  id: number;
-  received_at: string;
-  nonce: string;
-  webhook_id: string | null;
-  event_type: string;
-  object_id: string | null;
-  body: string;
-}
-
-export interface WebhookEventCounts {
-  received: number;
-  pending: number;
-  /** Outcome to how many events ended with it. */
-  outcomes: Record<string, number>;
-}
 
 export interface WebhookStore {
   /** Keeps a verified delivery durably; 'replayed' when its nonce was accepted before (nothing is kept then). */
@@ -425,15 +177,6 @@ export interface ScheduleStore {
   claimScheduleRun(name: string, expected: number | null, at: number): Promise<boolean>;
 }
 
-/** Who holds the workspace: one `run` or `watch` at a time. */
-export interface LeaseHolder {
-  token: string;
-  holder: string;
-  pid: number;
-  host: string;
-  acquired_at: number;
-  renewed_at: number;
-}
 
 export interface LeaseStore {
   /**
@@ -447,17 +190,6 @@ export interface LeaseStore {
   releaseLease(token: string): Promise<void>;
 }
 
-/** An approval or a rejection as kept: the statement and signature are verified by the engine, never trusted. */
-export interface ApprovalRecord {
-  id: number;
-  batch_id: string;
-  person: string;
-  decision: 'approve' | 'reject';
-  statement: string | null;
-  signature: string | null;
-  reason: string | null;
-  at: string;
-}
 
 export interface ApprovalStore {
   recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void>;
@@ -472,19 +204,6 @@ export interface ApprovalStore {
   deploymentId(): Promise<string>;
 }
 
-/** When a batch was released (ISO 8601), and the MAC over it that only this deployment's service secret makes. */
-export interface ReleaseSeal {
-  at: string;
-  seal: string;
-}
-
-/** An audit entry about a row, written with the change it records. */
-export interface RowAudit {
-  action: string;
-  at: string;
-  actor?: string;
-  details: Record<string, unknown>;
-}
 
 export interface AuditStore {
   appendAudit(entry: NewAuditEntry): Promise<void>;
@@ -500,15 +219,6 @@ export interface AuditStore {
   lastAudit(action: string): Promise<AuditEntry | undefined>;
 }
 
-/** A console sign-in code or session, kept as the SHA-256 of its secret. */
-export interface ConsoleCredential {
-  hash: string;
-  kind: 'code' | 'session';
-  person: string;
-  created_at: number;
-  expires_at: number;
-  used_at: number | null;
-}
 
 export interface ConsoleStore {
   addConsoleCredential(credential: Omit<ConsoleCredential, 'used_at'>): Promise<void>;
@@ -519,22 +229,6 @@ export interface ConsoleStore {
   deleteConsoleCredential(hash: string): Promise<void>;
 }
 
-/** A notification waiting to be, or delivered on one channel. */
-export interface NotificationRecord {
-  id: number;
-  channel: string;
-  event: string;
-  /** One notification per channel and key (a batch settled is told once, whichever worker saw it). */
-  dedupe_key: string;
-  /** JSON */
-  payload: string;
-  created_at: number;
-  attempts: number;
-  next_attempt_at: number;
-  delivered_at: number | null;
-  given_up_at: number | null;
-  last_error: string | null;
-}
 
 export interface NotificationStore {
   /** Queues a notification; false when one with that channel and key was queued before. */
@@ -551,18 +245,6 @@ export interface NotificationStore {
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
 export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore & MetricsStore;
 
-/** A worker among several sharing one database, as its lease records it. */
-export interface WorkerRecord {
-  name: string;
-  /** This process's own token: a second process under the same name is told apart. */
-  token: string;
-  host: string;
-  pid: number;
-  started_at: number;
-  renewed_at: number;
-  /** ms since the epoch: past it, the worker is taken for dead and what it held goes to the others. */
-  expires_at: number;
-}
 
 /**
  * What only a database shared by several workers does (PostgreSQL). A worker

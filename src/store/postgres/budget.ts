@@ -1,0 +1,23 @@
+/**
+ * The funding reservation in PostgreSQL, inside the commit's transaction: the
+ * batch row locked, so that workers funding rows of one batch at once never
+ * exceed its budget together; exceedsBudget decides.
+ */
+import type { CommitOutcome } from '../port.js';
+import type { Reservation } from '../queries/budget.js';
+import { BUDGET_SQL, exceedsBudget } from '../queries/budget.js';
+import type { PgConnection } from './client.js';
+
+// Sums of amounts are numeric: exact, read as text.
+const COMMITTED = BUDGET_SQL.committed('COALESCE(SUM(input_amount::numeric), 0)::text AS total');
+
+export async function reservationRefused(tx: PgConnection, batchId: string, line: number, reserve: Reservation): Promise<CommitOutcome | null> {
+  // The batch row locked: reservations of one batch, by any worker, are decided one at a time.
+  await tx.run('SELECT 1 FROM batches WHERE id = ? FOR UPDATE', [batchId]);
+  const stop = await tx.first<{ detail: string }>(BUDGET_SQL.fundingStop, [batchId, reserve.currency]);
+  if (stop) return { kind: 'stopped', detail: stop.detail };
+  if (reserve.budget === null) return null;
+  const sum = await tx.first<{ total: string }>(COMMITTED, [batchId, reserve.currency, batchId, line]);
+  const committed = BigInt((sum?.total ?? '0').split('.')[0] as string);
+  return exceedsBudget(committed, reserve) ? { kind: 'over_budget', committed } : null;
+}

@@ -1,0 +1,69 @@
+/**
+ * The PostgreSQL connection every query module of the PostgreSQL store takes:
+ * the pool (node-postgres), or one of its connections inside a transaction.
+ * Statements are written with `?` placeholders (queries/connection.ts), numbered
+ * here; a lost connection fails the call as DatabaseUnreachable (connection.ts).
+ */
+import pg from 'pg';
+import type { SqlConnection } from '../queries/connection.js';
+import { POSTGRES, numbered } from '../queries/connection.js';
+import { asUnreachable, withConnection } from './connection.js';
+
+// BIGINT columns hold ms since the epoch, counts and ids: all within 2^53, read as numbers. COUNT(*) is a BIGINT too.
+pg.types.setTypeParser(20, (value: string) => Number(value));
+
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export class PgConnection implements SqlConnection {
+  readonly dialect = POSTGRES;
+
+  /** On the pool (`pool` given: transactions may begin), or on one connection of it inside a transaction. */
+  constructor(private readonly on: Queryable, private readonly pool: pg.Pool | null = null) {}
+
+  async all<T>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    return (await this.query(text, params)).rows as T[];
+  }
+
+  async first<T>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.all<T>(text, params))[0];
+  }
+
+  async run(text: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.query(text, params)).rowCount ?? 0;
+  }
+
+  /** A lost connection fails the call as DatabaseUnreachable (see connection.ts), whatever ran it. */
+  private async query(text: string, params: readonly unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.on.query(numbered(text), params as unknown[]);
+    } catch (error) {
+      throw asUnreachable(error);
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection; rolled back if it throws. */
+  async tx<T>(work: (c: PgConnection) => Promise<T>): Promise<T> {
+    if (!this.pool) throw new Error('a transaction begins on the pool, not inside another');
+    return withConnection(this.pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(new PgConnection(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // On a connection that was lost this fails at once; the server rolls back what it held.
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    });
+  }
+
+  /** Takes an advisory lock for the rest of the transaction (one writer at a time across workers). */
+  async lockForTransaction(key: number): Promise<void> {
+    await this.run('SELECT pg_advisory_xact_lock(?)', [key]);
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.end();
+  }
+}

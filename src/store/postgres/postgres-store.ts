@@ -1,0 +1,98 @@
+/**
+ * The PostgreSQL store: every port of port.ts, to the same contract as
+ * SQLite's (test/store/contract.ts), for several workers sharing one database;
+ * composed of query modules that take the connection: the part both databases
+ * share (queries/shared-store.ts) and PostgreSQL's own (this folder). It holds
+ * no query and no rule of its own, and extends nothing.
+ */
+import pg from 'pg';
+import { DatabaseUnreachable, DatabaseUnusable } from '../../errors.js';
+import { redactUrl } from '../database-url.js';
+import type { SharedWorkStore, Store } from '../port.js';
+import { sharedStore } from '../queries/shared-store.js';
+import { appendAudit } from './audit.js';
+import { PgConnection } from './client.js';
+import { commitRow } from './commit.js';
+import { connectionLost, lostDetail } from './connection.js';
+import { acquireLease } from './coordination.js';
+import * as intake from './intake.js';
+import { migratePg } from './migrate.js';
+import { PG_MIGRATIONS } from './migrations.js';
+import { claimDueNotifications } from './outbox.js';
+import * as pipeline from './pipeline.js';
+import * as shared from './shared-work.js';
+
+export type PostgresStore = Store & SharedWorkStore;
+
+export const PostgresStore = {
+  /** Connects (a pool of `max` connections) and applies the migrations not applied yet. */
+  async open(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
+    // Bounded waits: a statement, a lock or a transaction left open by a stalled worker never holds the others for long.
+    const pool = new pg.Pool({
+      connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 10_000,
+      statement_timeout: 120_000, lock_timeout: 30_000, idle_in_transaction_session_timeout: 60_000,
+    });
+    // An idle connection that fails (the server restarted) must not bring the process down: the next query reconnects.
+    // One taken from the pool is listened to while it is out (connection.ts).
+    pool.on('error', () => {});
+    try {
+      await migratePg(pool, PG_MIGRATIONS);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      if (error instanceof DatabaseUnusable) throw error;
+      // Down or out of reach is not a database this paybatch cannot use: run again once it answers (exit 75).
+      if (connectionLost(error)) {
+        throw new DatabaseUnreachable(`PostgreSQL at ${redactUrl(url)} cannot be reached (${lostDetail(error)}): nothing was changed; run again once it answers`, { cause: error });
+      }
+      throw new DatabaseUnusable(`PostgreSQL at ${redactUrl(url)} cannot be used: ${(error as Error).message}`);
+    }
+    return postgresStore(pool);
+  },
+};
+
+function postgresStore(pool: pg.Pool): PostgresStore {
+  const c = new PgConnection(pool, pool);
+  const slotsMade: shared.CallSlotsMade = { slots: 0 };
+  return {
+    ...sharedStore(c),
+    close: () => c.close(),
+    beginBatch: (batch) => intake.beginBatch(c, batch),
+    addRows: (batchId, rows) => intake.addRows(c, batchId, rows),
+    invalidateRow: (batchId, line, error) => intake.invalidateRow(c, batchId, line, error),
+    // Rows are made ready only by the acceptance, in the transaction that ends the intake: none to give back.
+    suspendIntake: async () => {},
+    rejectBatch: (batchId, reason) => intake.rejectBatch(c, batchId, reason),
+    withdrawBatch: (batchId, outcome, reason) => intake.withdrawBatch(c, batchId, outcome, reason),
+    acceptBatch: (batchId) => intake.acceptBatch(c, batchId),
+    // The row is locked and read again in the commit: a caller's copy of it is not needed.
+    commitRow: (batchId, line, revision, patch) => commitRow(c, batchId, line, revision, patch),
+    stopCurrency: (currency, detail, at) => pipeline.stopCurrency(c, currency, detail, at),
+    batchCorridors: (batchId) => pipeline.batchCorridors(c, batchId),
+    endReadyRowsOfCorridor: (batchId, corridor, outcome, detail) => pipeline.endReadyRowsOfCorridor(c, batchId, corridor, outcome, detail),
+    dueReads: (now, limit) => pipeline.dueReads(c, now, limit),
+    catchUpReads: (heardBefore, now) => pipeline.catchUpReads(c, heardBefore, now),
+    metricsFigures: (recentSince) => pipeline.metricsFigures(c, recentSince),
+    acquireLease: (me, isAlive, staleAfterMs) => acquireLease(c, me, isAlive, staleAfterMs),
+    appendAudit: (entry) => appendAudit(c, entry),
+    claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
+    // work shared between workers
+    joinWorkers: (me, isAlive) => shared.joinWorkers(c, me, isAlive),
+    renewWorker: (name, token, at, expiresAt) => shared.renewWorker(c, name, token, at, expiresAt),
+    leaveWorkers: (name, token) => shared.leaveWorkers(c, name, token),
+    workers: () => shared.workers(c),
+    claimRow: (batchId, line, worker, now) => shared.claimRow(c, batchId, line, worker, now),
+    releaseRow: (batchId, line, worker) => shared.releaseRow(c, batchId, line, worker),
+    claimReadyRows: (batchId, worker, now, limit) => shared.claimReadyRows(c, batchId, worker, now, limit),
+    claimDueReads: (worker, now, limit) => shared.claimDueReads(c, worker, now, limit),
+    claimWebhookEvents: (worker, now, limit) => shared.claimWebhookEvents(c, worker, now, limit),
+    takeCallSlot: (worker, slots, now) => shared.takeCallSlot(c, slotsMade, worker, slots, now),
+    returnCallSlot: (slot, worker) => shared.returnCallSlot(c, slot, worker),
+    sweepOwnClaims: (worker, before, working, slots) => shared.sweepOwnClaims(c, worker, before, working, slots),
+    heldBy: (worker) => shared.heldBy(c, worker),
+    addFileChunk: (batchId, seq, bytes) => shared.addFileChunk(c, batchId, seq, bytes),
+    fileChunks: (batchId) => shared.fileChunks(c, batchId),
+    keepManifest: (batchId, text) => shared.keepManifest(c, batchId, text),
+    keptManifest: (batchId) => shared.keptManifest(c, batchId),
+    orphanedIntakes: (worker, now, ownToo) => shared.orphanedIntakes(c, worker, now, ownToo),
+  };
+}

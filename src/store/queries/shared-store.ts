@@ -1,0 +1,91 @@
+/**
+ * The part of the store both databases give the same way: every port method
+ * whose query is written once in this folder, bound to a connection. Each
+ * database's store (sqlite/sqlite-store.ts, postgres/postgres-store.ts) is this
+ * part and its own (the methods named in DialectOwn), composed: nothing extends
+ * anything.
+ */
+import type { Store } from '../port.js';
+import * as audit from './audit.js';
+import type { SqlConnection } from './connection.js';
+import * as coordination from './coordination.js';
+import * as intake from './intake.js';
+import * as outbox from './outbox.js';
+import * as pipeline from './pipeline.js';
+import * as reports from './reports.js';
+
+/** The methods each database gives its own way: transactions of several statements, claims, snapshots. */
+export type DialectOwn =
+  | 'beginBatch' | 'addRows' | 'invalidateRow' | 'suspendIntake' | 'rejectBatch' | 'withdrawBatch' | 'acceptBatch'
+  | 'commitRow' | 'stopCurrency' | 'batchCorridors' | 'endReadyRowsOfCorridor' | 'dueReads' | 'catchUpReads' | 'metricsFigures'
+  | 'acquireLease' | 'appendAudit' | 'claimDueNotifications' | 'close';
+
+export type SharedStore = Omit<Store, DialectOwn>;
+
+export function sharedStore(c: SqlConnection): SharedStore {
+  return {
+    // intake
+    acceptedBatchWithContent: (sha256) => intake.acceptedBatchWithContent(c, sha256),
+    releaseBatch: (batchId, seal) => intake.releaseBatch(c, batchId, seal),
+    requestApproval: (batchId, submittedBy, expiresAt) => intake.requestApproval(c, batchId, submittedBy, expiresAt),
+    batch: (id) => intake.batch(c, id),
+    batchesInProcessing: () => intake.batchesInProcessing(c),
+    interruptedIntakes: () => intake.interruptedIntakes(c),
+    rows: (batchId) => intake.rows(c, batchId),
+    correctionLinks: (batchId) => intake.correctionLinks(c, batchId),
+    setCorrectsBatch: (batchId, original) => intake.setCorrectsBatch(c, batchId, original),
+    correctionsOf: (batchId, line) => intake.correctionsOf(c, batchId, line),
+    // the pipeline
+    openBatches: () => pipeline.openBatches(c),
+    batchReleased: (batchId) => pipeline.batchReleased(c, batchId),
+    rowsInPhases: (batchId, phases, afterLine, limit, inputCurrency) => pipeline.rowsInPhases(c, batchId, phases, afterLine, limit, inputCurrency),
+    allRowsInPhases: (phases) => pipeline.allRowsInPhases(c, phases),
+    row: (batchId, line) => pipeline.row(c, batchId, line),
+    movePhase: (batchId, line, from, to, outcome, detail) => pipeline.movePhase(c, batchId, line, from, to, outcome, detail),
+    endReadyRows: (batchId, outcome, detail) => pipeline.endReadyRows(c, batchId, outcome, detail),
+    scheduleRead: (batchId, line, nextReadAt, counted) => pipeline.scheduleRead(c, batchId, line, nextReadAt, counted),
+    scheduleOrphans: (now) => pipeline.scheduleOrphans(c, now),
+    nextReads: (batchId, limit) => pipeline.nextReads(c, batchId, limit),
+    unsettledRows: (batchId) => pipeline.unsettledRows(c, batchId),
+    settleBatch: (batchId, at) => pipeline.settleBatch(c, batchId, at),
+    resultRows: (batchId) => pipeline.resultRows(c, batchId),
+    rowByTransaction: (transactionId) => pipeline.rowByTransaction(c, transactionId),
+    rowBySubmittedExternalId: (externalId) => pipeline.rowBySubmittedExternalId(c, externalId),
+    recentBatches: (since) => pipeline.recentBatches(c, since),
+    rowsWaitingOnSender: (senderExternalId) => pipeline.rowsWaitingOnSender(c, senderExternalId),
+    recordHeartbeat: (name, at) => pipeline.recordHeartbeat(c, name, at),
+    lastHeartbeat: (name) => pipeline.lastHeartbeat(c, name),
+    // reports
+    progress: (batchId) => reports.progress(c, batchId),
+    ledgerRows: (scope) => reports.ledgerRows(c, scope),
+    knowsTransaction: (transactionId) => reports.knowsTransaction(c, transactionId),
+    // webhook events, schedules, the workspace lease
+    recordWebhookEvent: (event) => coordination.recordWebhookEvent(c, event),
+    unappliedWebhookEvents: (limit) => coordination.unappliedWebhookEvents(c, limit),
+    recordWebhookOutcome: (eventId, outcome, at) => coordination.recordWebhookOutcome(c, eventId, outcome, at),
+    webhookEventCounts: () => coordination.webhookEventCounts(c),
+    lastScheduleRun: (name) => coordination.lastScheduleRun(c, name),
+    claimScheduleRun: (name, expected, at) => coordination.claimScheduleRun(c, name, expected, at),
+    renewLease: (token, at) => coordination.renewLease(c, token, at),
+    releaseLease: (token) => coordination.releaseLease(c, token),
+    // approvals and the audit trail
+    recordApproval: (record) => audit.recordApproval(c, record),
+    approvalsOf: (batchId) => audit.approvalsOf(c, batchId),
+    decisionEntries: (batchId) => audit.decisionEntries(c, batchId),
+    setApprovalState: (batchId, state, reason) => audit.setApprovalState(c, batchId, state, reason),
+    acceptedRows: (batchId) => audit.acceptedRows(c, batchId),
+    deploymentId: () => audit.deploymentId(c),
+    auditEntries: (afterSeq, limit) => audit.auditEntries(c, afterSeq, limit),
+    auditHead: (except) => audit.auditHead(c, except),
+    lastAudit: (action) => audit.lastAudit(c, action),
+    // the outbox: console sign-ins and notifications
+    addConsoleCredential: (credential) => outbox.addConsoleCredential(c, credential),
+    consoleCredential: (hash, now) => outbox.consoleCredential(c, hash, now),
+    useConsoleCode: (hash, now) => outbox.useConsoleCode(c, hash, now),
+    deleteConsoleCredential: (hash) => outbox.deleteConsoleCredential(c, hash),
+    enqueueNotification: (n) => outbox.enqueueNotification(c, n),
+    markNotificationDelivered: (id, at) => outbox.markNotificationDelivered(c, id, at),
+    markNotificationFailed: (id, error, nextAttemptAt, at) => outbox.markNotificationFailed(c, id, error, nextAttemptAt, at),
+    notificationCounts: () => outbox.notificationCounts(c),
+  };
+}

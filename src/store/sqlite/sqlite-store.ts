@@ -1,0 +1,75 @@
+/**
+ * The SQLite store: every port of port.ts on better-sqlite3 (synchronous, so
+ * each method is atomic), composed of query modules that take the connection:
+ * the part both databases share (queries/shared-store.ts) and SQLite's own
+ * transactions (this folder). It holds no query and no rule of its own, and
+ * extends nothing.
+ */
+import { DatabaseUnusable } from '../../errors.js';
+import type { Store } from '../port.js';
+import { sharedStore } from '../queries/shared-store.js';
+import { appendAudit } from './audit.js';
+import { LearnedChanges, commitRow } from './commit.js';
+import { SqliteConnection } from './connection.js';
+import { acquireLease } from './coordination.js';
+import type { SqliteDatabase } from './database.js';
+import { damagedMessage, isDamage, migrate, openDatabase } from './database.js';
+import * as intake from './intake.js';
+import { MIGRATIONS } from './migrations.js';
+import { claimDueNotifications } from './outbox.js';
+import * as pipeline from './pipeline.js';
+
+export interface SqliteStore extends Store {
+  readonly db: SqliteDatabase;
+  /** The connection its queries take (its statements, transactions and group commit). */
+  readonly connection: SqliteConnection;
+  /** An online copy (SQLite's backup API), consistent even while another process writes. */
+  backup(to: string): Promise<void>;
+}
+
+export const SqliteStore = {
+  /** Opens (and migrates) the database. `run` and `watch` have it checked whole beside their work (background-check.ts). */
+  open(file: string): SqliteStore {
+    let db: SqliteDatabase | undefined;
+    try {
+      db = openDatabase(file);
+      migrate(db, MIGRATIONS);
+    } catch (error) {
+      db?.close();
+      if (isDamage(error)) throw new DatabaseUnusable(damagedMessage(file, [(error as Error).message]));
+      throw error;
+    }
+    return sqliteStore(db);
+  },
+};
+
+function sqliteStore(db: SqliteDatabase): SqliteStore {
+  const c = new SqliteConnection(db);
+  const learned = new LearnedChanges(c);
+  return {
+    ...sharedStore(c),
+    db,
+    connection: c,
+    backup: async (to) => {
+      await db.backup(to);
+    },
+    close: () => c.close(),
+    beginBatch: (batch) => intake.beginBatch(c, batch),
+    addRows: (batchId, rows) => intake.addRows(c, batchId, rows),
+    invalidateRow: (batchId, line, error) => intake.invalidateRow(c, batchId, line, error),
+    suspendIntake: (batchId) => intake.suspendIntake(c, batchId),
+    rejectBatch: (batchId, reason) => intake.rejectBatch(c, batchId, reason),
+    withdrawBatch: (batchId, outcome, reason) => intake.withdrawBatch(c, batchId, outcome, reason),
+    acceptBatch: (batchId) => intake.acceptBatch(c, batchId),
+    commitRow: (batchId, line, revision, patch, seen) => commitRow(c, learned, batchId, line, revision, patch, seen),
+    stopCurrency: (currency, detail, at) => pipeline.stopCurrency(c, currency, detail, at),
+    batchCorridors: (batchId) => pipeline.batchCorridors(c, batchId),
+    endReadyRowsOfCorridor: (batchId, corridor, outcome, detail) => pipeline.endReadyRowsOfCorridor(c, batchId, corridor, outcome, detail),
+    dueReads: (now, limit) => pipeline.dueReads(c, now, limit),
+    catchUpReads: (heardBefore, now) => pipeline.catchUpReads(c, heardBefore, now),
+    metricsFigures: (recentSince) => pipeline.metricsFigures(c, recentSince),
+    acquireLease: (me, isAlive, staleAfterMs) => acquireLease(c, me, isAlive, staleAfterMs),
+    appendAudit: (entry) => appendAudit(c, entry),
+    claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
+  };
+}
