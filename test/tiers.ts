@@ -20,6 +20,7 @@ export const UNIT = [
   'test/console/sign-in-throttle.test.ts',
   'test/cron.test.ts',
   'test/engine/corrections-rules.test.ts',
+  'test/engine/batch-stage.test.ts',
   'test/engine/decide-lies.test.ts',
   'test/approvals/signed-rows.test.ts',
   'test/audit/person-names.test.ts',

@@ -4,6 +4,7 @@ import { systemClock } from '../clock.js';
 import { readStatus, readWorkers, renderStatus } from '../engine/status.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { withReadStore } from './read-store.js';
+import { mayApprove } from '../engine/stage-facts.js';
 
 export function statusCommand(): Command {
   return new Command('status')
@@ -13,8 +14,8 @@ export function statusCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, the state of every worker')
     .option('--json', 'print JSON instead of text')
     .action(async (batch: string | undefined, opts: { home?: string; config?: string; json?: boolean }) => {
-      await withReadStore(opts, 'nothing has run there yet', async (store, workspace, shared) => {
-        const report = await readStatus(store, systemClock, batch);
+      await withReadStore(opts, 'nothing has run there yet', async (store, workspace, shared, config) => {
+        const report = await readStatus(store, systemClock, batch, mayApprove(config.approvalPolicy));
         if (shared) report.workers = await readWorkers(shared, systemClock);
         if (batch && report.batches.length === 0) throw new PaybatchError(`no batch ${batch} in ${workspace.home}`, ExitCode.failure);
         process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report, systemClock.now()));

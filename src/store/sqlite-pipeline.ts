@@ -7,7 +7,7 @@
 import { PIPELINE_COLUMNS } from './sql-lists.js';
 import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import type { ResultRow } from '../reports/results.js';
-import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../payout-states.js';
+import { AT_SERVICE_PHASES, FOLLOWED_PHASES, NEVER_SENT_PHASES, NOT_SENT_YET_PHASES, REASONS, SENDING_PHASES, UNSETTLED_PHASES } from '../payout-states.js';
 import type { SqliteDatabase } from './database.js';
 import { SqliteBase, marks } from './sqlite-base.js';
 import { phaseList } from './sql-lists.js';
@@ -42,6 +42,9 @@ const UNSETTLED = phaseList(UNSETTLED_PHASES);
 /** Rows given a catch-up read per statement. */
 const CATCH_UP_CHUNK = 5000;
 const FOLLOWED = phaseList(FOLLOWED_PHASES);
+const NOT_SENT_YET = phaseList(NOT_SENT_YET_PHASES);
+const SENDING = phaseList(SENDING_PHASES);
+const AT_SERVICE = phaseList(AT_SERVICE_PHASES);
 const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 
 const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
@@ -294,6 +297,10 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
         COUNT(r.funded_at) AS funded,
         COUNT(*) FILTER (WHERE r.phase IN ('final', 'not_sent', 'held')) AS settled,
         COUNT(*) FILTER (WHERE r.phase IN ${UNSETTLED}) AS unsettled,
+        COUNT(*) FILTER (WHERE r.phase IN ${NOT_SENT_YET}) AS not_sent_yet,
+        COUNT(*) FILTER (WHERE r.phase IN ${SENDING}) AS sending,
+        COUNT(*) FILTER (WHERE r.phase IN ${AT_SERVICE}) AS at_service,
+        MIN(CASE WHEN r.phase IN ${AT_SERVICE} THEN r.created_at END) AS oldest_in_flight_at,
         MIN(CASE WHEN r.phase IN ${UNSETTLED} THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
       FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?`).get(batchId) as BatchProgress;
   }

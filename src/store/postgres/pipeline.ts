@@ -9,7 +9,7 @@ import { PIPELINE_COLUMNS } from '../sql-lists.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
 import type pg from 'pg';
 import type { ResultRow } from '../../reports/results.js';
-import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../../payout-states.js';
+import { AT_SERVICE_PHASES, FOLLOWED_PHASES, NEVER_SENT_PHASES, NOT_SENT_YET_PHASES, REASONS, SENDING_PHASES, UNSETTLED_PHASES } from '../../payout-states.js';
 import { phaseList } from '../sql-lists.js';
 import type { CountAndOldest, RowCount } from '../metrics-figures.js';
 import { AWAITING_SQL, ROWS_SQL, attentionSql, metricsFigures } from '../metrics-figures.js';
@@ -26,6 +26,9 @@ const CHANGEABLE: ReadonlySet<string> = new Set([
 
 const UNSETTLED = phaseList(UNSETTLED_PHASES);
 const FOLLOWED = phaseList(FOLLOWED_PHASES);
+const NOT_SENT_YET = phaseList(NOT_SENT_YET_PHASES);
+const SENDING = phaseList(SENDING_PHASES);
+const AT_SERVICE = phaseList(AT_SERVICE_PHASES);
 const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
 
@@ -223,6 +226,10 @@ export class PgPipeline extends PgBase implements PipelineStore, MetricsStore {
         COUNT(r.funded_at)::int AS funded,
         (COUNT(*) FILTER (WHERE r.phase IN ('final', 'not_sent', 'held')))::int AS settled,
         (COUNT(*) FILTER (WHERE r.phase IN ${UNSETTLED}))::int AS unsettled,
+        (COUNT(*) FILTER (WHERE r.phase IN ${NOT_SENT_YET}))::int AS not_sent_yet,
+        (COUNT(*) FILTER (WHERE r.phase IN ${SENDING}))::int AS sending,
+        (COUNT(*) FILTER (WHERE r.phase IN ${AT_SERVICE}))::int AS at_service,
+        MIN(CASE WHEN r.phase IN ${AT_SERVICE} THEN r.created_at END) AS oldest_in_flight_at,
         MIN(CASE WHEN r.phase IN ${UNSETTLED} THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
       FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = $1`, [batchId])) as BatchProgress;
   }
