@@ -89,7 +89,8 @@ export function startProgress(source: ProgressSource, out: NodeJS.WritableStream
   return {
     say(line: string) {
       if (stopped) out.write(`paybatch: ${line}\n`);
-      else if (multibar) multibar.log(`paybatch: ${line}\n`);
+      // Once bars are drawn, above them; before, straight away (the multibar logs only when it redraws).
+      else if (multibar && bars.size > 0) multibar.log(`paybatch: ${line}\n`);
       else out.write(`paybatch: ${line}\n`);
     },
     async stop() {
