@@ -22,6 +22,7 @@ const EXIT_MEANINGS: Readonly<Record<number, string>> = {
   [ExitCode.tempFail]: 'another paybatch took the workspace over, or the database could not be reached within the lease: run again later',
   [ExitCode.noPermission]: 'permission denied',
   [ExitCode.config]: 'the configuration is wrong (the file and the key are named)',
+  [ExitCode.interrupted]: '`run` stopped by Ctrl-C (SIGINT): what it stopped and what is in flight are said; the next run resumes',
 };
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
