@@ -40,3 +40,15 @@ export function mayBeTakenBy(wait: FileWait, seen: Seen, policy: ArrivalPolicy, 
   if (wait.readyAt === null || wait.readyAt <= until) return true;
   return !seen.endsWithLineEnd && now + policy.stableMs <= until;
 }
+
+/** How often `run` looks again at a file whose last line has no end yet. */
+export const CUT_SHORT_LOOK_MS = 1_000;
+
+/**
+ * When `run` looks at a waiting file again: a file cut short (its last write ended mid-line) is still being written,
+ * so within a second (or the stability interval, if shorter), so that once it is whole it is measured from then, not
+ * found whole only at the end of the longer wait its cut set. `watch` needs none of this: its watcher sees the change.
+ */
+export function lookAgainInMs(seen: Seen, retryInMs: number, policy: ArrivalPolicy): number {
+  return seen.endsWithLineEnd ? retryInMs : Math.min(retryInMs, Math.min(policy.stableMs, CUT_SHORT_LOOK_MS));
+}

@@ -25,7 +25,7 @@ import { resultsCadence, settleIfDone, writeBatchResults } from './settle.js';
 import type { SharedWork } from './shared-work.js';
 import type { BatchStage } from './batch-stage.js';
 import { canMoveOnItsOwn, stageWords } from './batch-stage.js';
-import { fileWait, mayBeTakenBy } from './file-wait.js';
+import { fileWait, lookAgainInMs, mayBeTakenBy } from './file-wait.js';
 import { mayApprove, readBatchStage } from './stage-facts.js';
 
 export type { BatchSummary } from './settle.js';
@@ -135,7 +135,8 @@ async function takeInbox(deps: RunDeps, until: number, sleep: (ms: number) => Pr
         // Said once per file, and again when what it waits for changes (the file moved on, its wait with it).
         if (waits[outcome.name] !== wait.line) deps.say?.(wait.line);
         waits[outcome.name] = wait.line;
-        waiting.push({ file, retryInMs: outcome.retryInMs, outcome, movable: mayBeTakenBy(wait, outcome.seen, policy, deps.clock.now(), until) });
+        const retryInMs = lookAgainInMs(outcome.seen, outcome.retryInMs, policy);
+        waiting.push({ file, retryInMs, outcome, movable: mayBeTakenBy(wait, outcome.seen, policy, deps.clock.now(), until) });
       } else {
         delete waits[basename(file)];
         taken.push(outcome);

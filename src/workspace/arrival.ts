@@ -102,14 +102,8 @@ export function readiness(seen: Seen, now: number, policy: ArrivalPolicy): Readi
   const reason = seen.endsWithLineEnd
     ? `not taken until seen unchanged for ${Math.round(policy.stableMs / 1000)} s (a file still being written changes)${seen.staleMarker ? '; its marker is older than the file, and ignored' : ''}`
     : `it does not end whole yet (a last line without its line end, or a spreadsheet without its end record)${signalled}: not taken until seen unchanged for ${Math.round(needed / 1000)} s`;
-  // A file cut short is still being written: looked at again soon (at most a second on), so that once its last write
-  // ends it is measured from then, not found whole only at the end of the longer wait scheduled when it was cut.
-  const lookAgain = seen.endsWithLineEnd ? needed - quiet : Math.min(needed - quiet, Math.min(policy.stableMs, CUT_SHORT_LOOK_MS));
-  return { ready: false, reason, retryInMs: Math.max(50, lookAgain) };
+  return { ready: false, reason, retryInMs: Math.max(50, needed - quiet) };
 }
-
-/** How often a file whose last line has no end yet is looked at again. */
-export const CUT_SHORT_LOOK_MS = 1_000;
 
 /**
  * When the file, as seen, is taken if it stays as it is (ms on paybatch's clock), or null when that is not a matter

@@ -1,7 +1,7 @@
 /** What `run` says of a file it waits for (engine/file-wait.ts), and when it looks again (workspace/arrival.ts). Pure. */
 import { describe, expect, it } from 'vitest';
 import { clockTime } from '../../src/engine/batch-stage.js';
-import { fileWait, mayBeTakenBy } from '../../src/engine/file-wait.js';
+import { fileWait, lookAgainInMs, mayBeTakenBy } from '../../src/engine/file-wait.js';
 import type { ArrivalPolicy, Seen } from '../../src/workspace/arrival.js';
 import { readiness } from '../../src/workspace/arrival.js';
 
@@ -39,12 +39,14 @@ describe('the wait for a file to be whole, in words', () => {
     expect(mayBeTakenBy(fileWait('a.csv', cut, policy), cut, policy, T0, T0 + 10_000)).toBe(false);
   });
 
-  it('a file cut mid-line is looked at again within a second, not at the end of its longer wait', () => {
-    const cut = readiness(seen({ endsWithLineEnd: false }), T0 + 4_000, policy);
-    expect(cut).toMatchObject({ ready: false });
-    expect(cut.ready === false && cut.retryInMs).toBe(1_000);
+  it('run looks again within a second at a file cut mid-line, not at the end of its longer wait', () => {
+    const cutSeen = seen({ endsWithLineEnd: false });
+    const cut = readiness(cutSeen, T0 + 4_000, policy);
+    expect(cut.ready === false && lookAgainInMs(cutSeen, cut.retryInMs, policy)).toBe(1_000);
     // A whole file is looked at again when its interval is over, as before.
     const whole = readiness(seen(), T0 + 4_000, policy);
-    expect(whole.ready === false && whole.retryInMs).toBe(11_000);
+    expect(whole.ready === false && lookAgainInMs(seen(), whole.retryInMs, policy)).toBe(11_000);
+    // A stability interval shorter than a second: no later than it.
+    expect(lookAgainInMs(cutSeen, 5_000, { ...policy, stableMs: 300 })).toBe(300);
   });
 });
