@@ -18,6 +18,7 @@ export const UNIT = [
   'test/chaos/invariants.test.ts',
   'test/console/console-input.test.ts',
   'test/console/sign-in-throttle.test.ts',
+  'test/console/batches-stage.test.ts',
   'test/cron.test.ts',
   'test/engine/corrections-rules.test.ts',
   'test/engine/batch-stage.test.ts',
