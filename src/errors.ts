@@ -25,6 +25,8 @@ export const ExitCode = {
   ioError: 74,
   noPermission: 77,
   config: 78,
+  /** Stopped by Ctrl-C (SIGINT), as shells report it (128 + 2): nothing is lost, the next run resumes. */
+  interrupted: 130,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];

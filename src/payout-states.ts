@@ -25,6 +25,15 @@ export const ATTENTION_STATES: ReadonlySet<string> = new Set(['manual', 'error',
 /** Phases of a row paybatch is still working on: a batch settles when none of its rows is in one. */
 export const UNSETTLED_PHASES: readonly string[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling'];
 
+/**
+ * Where an unsettled row is, for people (see engine/batch-stage.ts): not sent yet (ready: nothing of it has left
+ * paybatch), being sent (its create call under way, or its outcome not known yet), and in flight at the service (its
+ * transaction exists there: created, being funded, funded, being cancelled). Only the last are "in flight".
+ */
+export const NOT_SENT_YET_PHASES: readonly string[] = ['ready'];
+export const SENDING_PHASES: readonly string[] = ['creating'];
+export const AT_SERVICE_PHASES: readonly string[] = ['created', 'funding', 'funded', 'cancelling'];
+
 /** Phases whose transaction is read on the polling schedule [D17]. */
 export const FOLLOWED_PHASES: readonly string[] = ['created', 'funded', 'cancelling'];
 

@@ -20,6 +20,7 @@ export const EXIT_MEANINGS: Readonly<Record<number, string>> = {
   [ExitCode.tempFail]: 'another paybatch took the workspace over, or the database could not be reached within the lease: run again later',
   [ExitCode.noPermission]: 'permission denied (a file, or the service refused the credentials)',
   [ExitCode.config]: 'the configuration is wrong (the file and the key are named)',
+  [ExitCode.interrupted]: '`run` stopped by Ctrl-C (SIGINT): what it stopped and what is in flight are said; the next run resumes',
 };
 
 /** `validate`'s own: a script asks whether the file is good without reading the report. */
@@ -30,7 +31,7 @@ const VALIDATE_MEANINGS: Readonly<Record<number, string>> = {
 };
 
 type Code = (typeof ExitCode)[keyof typeof ExitCode];
-const { ok, failure, attention, usage, dataError, unavailable, software, cantCreate, ioError, tempFail, noPermission, config } = ExitCode;
+const { ok, failure, attention, usage, dataError, unavailable, software, cantCreate, ioError, tempFail, noPermission, config, interrupted } = ExitCode;
 
 /** Any command: parsing, a path it was given, the disk, a bug. */
 const ALWAYS: readonly Code[] = [ok, usage, software, cantCreate, ioError, noPermission];
@@ -41,7 +42,7 @@ const SERVICE: readonly Code[] = [...STORE, unavailable];
 
 /** The codes each command can end with, by its path after `paybatch`. */
 const CODES: Readonly<Record<string, readonly Code[]>> = {
-  run: [...SERVICE, attention],
+  run: [...SERVICE, attention, interrupted],
   watch: SERVICE,
   validate: [...ALWAYS, config],
   preview: SERVICE,

@@ -4,6 +4,7 @@
  * SQLite file, which must exist.
  */
 import { existsSync } from 'node:fs';
+import type { Config } from '../config/config.js';
 import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { openStore } from '../store/open-store.js';
@@ -11,13 +12,13 @@ import type { SharedWorkStore, Store } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
 
-export async function withReadStore<T>(opts: { home?: string; config?: string }, missing: string, work: (store: Store, workspace: Workspace, shared: SharedWorkStore | null) => Promise<T>): Promise<T> {
+export async function withReadStore<T>(opts: { home?: string; config?: string }, missing: string, work: (store: Store, workspace: Workspace, shared: SharedWorkStore | null, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   if (!config.store.url && !existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: ${missing}`, ExitCode.failure);
   const { store, shared } = await openStore(config.store, workspace);
   try {
-    return await work(store, workspace, shared);
+    return await work(store, workspace, shared, config);
   } finally {
     await store.close();
   }

@@ -1,7 +1,9 @@
 /** `paybatch run`: take the inbox, pay every valid row exactly once, follow, write results. */
 import { Command, Option } from 'commander';
 import { systemClock } from '../clock.js';
-import { ExitCode, ServiceUnavailable } from '../errors.js';
+import { ExitCode, PaybatchError, ServiceUnavailable } from '../errors.js';
+import { stageWords } from '../engine/batch-stage.js';
+import { interruptedWords } from './run-interrupt.js';
 import type { RunReport } from '../engine/run.js';
 import { parseDuration } from './duration.js';
 import { JSON_FLAG } from './json-flag.js';
@@ -14,18 +16,21 @@ export function renderRun(report: RunReport): string {
     if (outcome.kind === 'unreadable') lines.push(`unreadable ${outcome.batch}: ${outcome.error.message}; report ${outcome.reportFile}`);
     if (outcome.kind === 'not_read') lines.push(`refused ${outcome.file}: ${outcome.reason}; note ${outcome.reportFile}`);
     if (outcome.kind === 'duplicate') lines.push(`refused ${outcome.file}: same content as batch ${outcome.earlier.id}; note ${outcome.noteFile}`);
-    if (outcome.kind === 'waiting') lines.push(`not taken yet ${outcome.name}: ${outcome.reason}; the next run looks again`);
+    if (outcome.kind === 'waiting') lines.push(`not taken yet: ${report.fileWaits[outcome.name] ?? `${outcome.name}: ${outcome.reason}`}; the next run looks again`);
     if (outcome.kind === 'changed') lines.push(`put back ${outcome.name}: ${outcome.reason}`);
   }
   for (const batch of report.batches) {
     const states = Object.entries(batch.by_state).map(([state, n]) => `${state} ${n}`).join(', ');
-    lines.push(`${batch.batch} (${batch.file}): ${batch.rows} rows: ${states}${batch.unsettled > 0 ? `; ${batch.unsettled} still in flight` : '; all final'}`);
+    const stage = report.stages[batch.batch];
+    const where = stage ? stageWords(stage) : batch.unsettled > 0 ? `${batch.unsettled} not final yet` : 'all final';
+    lines.push(`${batch.batch} (${batch.file}): ${batch.rows} rows: ${states}; ${where}`);
     const reasons = Object.entries(batch.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
     if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
     if (batch.approval === 'awaiting') lines.push(`  awaiting approval: nothing is sent before it (paybatch preview ${batch.batch}; paybatch approve ${batch.batch} --key FILE --as NAME)`);
     if (batch.need_person > 0) lines.push(`  ${batch.need_person} rows need a person (see the results' state_reason and paybatch status ${batch.batch})`);
     lines.push(`  results ${batch.results_file}`);
   }
+  if (report.stoppedEarly) lines.push(report.stoppedEarly);
   if (report.serviceTrouble) lines.push(`the payout service stopped answering (${report.serviceTrouble}); what waits is taken up by the next run`);
   if (lines.length === 0) lines.push('nothing to do: the inbox is empty and no batch is in flight');
   return `${lines.join('\n')}\n`;
@@ -47,10 +52,27 @@ export function runCommand(): Command {
         // The session lets go of the workspace, its log and notifications first (the lease is released).
         void damage.then((problem) => problem !== null && stop(problem));
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
+        // Ctrl-C: said what was stopped and what is in flight, then let go as at the end (exit 130); a second one ends at once.
+        let doing = 'starting';
+        const onInterrupt = (): void => {
+          process.off('SIGINT', onInterrupt);
+          process.once('SIGINT', () => process.exit(ExitCode.interrupted));
+          void (async () => {
+            await progress.stop().catch(() => {});
+            const words = await interruptedWords(store, doing, systemClock.now()).catch((error: unknown) => `stopped by Ctrl-C (SIGINT) while ${doing} (${(error as Error).message}); the next paybatch run resumes from where this one stopped.`);
+            log('run_interrupted', { doing });
+            await stop(new PaybatchError(words, ExitCode.interrupted));
+          })();
+        };
+        process.on('SIGINT', onInterrupt);
         let report;
         try {
-          report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait, shared });
+          report = await runOnce({
+            workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait, shared,
+            say: (line) => progress.say(line), doing: (what) => (doing = what),
+          });
         } finally {
+          process.off('SIGINT', onInterrupt);
           await progress.stop();
         }
         // A damaged database is said before any report of work done, not after "nothing to do".
@@ -58,7 +80,10 @@ export function runCommand(): Command {
         if (problem) throw problem;
         if (opts.json) printJson('run', runJson(report));
         else process.stdout.write(renderRun(report));
-        if (report.serviceTrouble) throw new ServiceUnavailable(`the payout service stopped answering: ${report.serviceTrouble}`);
+        if (report.serviceTrouble) {
+          log('service_not_answering', { reason: report.serviceTrouble, wait_ms: opts.wait });
+          throw new ServiceUnavailable(`the payout service stopped answering: ${report.serviceTrouble}`);
+        }
         // Finished, but a person must look: cron and systemd see it in the exit code.
         if (report.batches.some((b) => b.need_person > 0)) process.exitCode = ExitCode.attention;
       });

@@ -11,9 +11,11 @@ export function statusCommand(): Command {
     .option('--json', 'print JSON instead of text')
     .action(async (batch: string | undefined, opts: { home?: string; config?: string; json?: boolean }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
-      const [{ readStatus, readWorkers, renderStatus }, { withReadStore }] = await Promise.all([import('../engine/status.js'), import('./read-store.js')]);
-      await withReadStore(opts, 'nothing has run there yet', async (store, workspace, shared) => {
-        const report = await readStatus(store, systemClock, batch);
+      const [{ readStatus, readWorkers, renderStatus }, { withReadStore }, { mayApprove }] = await Promise.all([
+        import('../engine/status.js'), import('./read-store.js'), import('../engine/stage-facts.js'),
+      ]);
+      await withReadStore(opts, 'nothing has run there yet', async (store, workspace, shared, config) => {
+        const report = await readStatus(store, systemClock, batch, mayApprove(config.approvalPolicy));
         if (shared) report.workers = await readWorkers(shared, systemClock);
         if (batch && report.batches.length === 0) throw new PaybatchError(`no batch ${batch} in ${workspace.home}`, ExitCode.failure);
         process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report, systemClock.now()));

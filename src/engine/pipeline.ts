@@ -111,9 +111,9 @@ export class Pipeline {
     return [...this.working.keys()];
   }
 
-  /** The service stopped answering: the reason, when the last steps all failed for it. */
-  serviceTrouble(): string | null {
-    return this.failuresInARow >= Math.max(3, this.deps.engine.concurrency) ? this.lastFailure : null;
+  /** The service stopped answering: the reason, when the last steps all failed for it (any, when `rowsLeft` at the end). */
+  serviceTrouble(rowsLeft = false): string | null {
+    return this.failuresInARow >= (rowsLeft ? 1 : Math.max(3, this.deps.engine.concurrency)) ? this.lastFailure : null;
   }
 
   /**

@@ -18,7 +18,7 @@ import type { SharedWork } from './shared-work.js';
 
 export type Release =
   | { kind: 'released' }
-  | { kind: 'wait'; untilMs: number; reason?: string }
+  | { kind: 'wait'; untilMs: number; reason?: string; on?: 'approval' }
   | { kind: 'withdrawn'; reason: string };
 
 /** How often a batch awaiting approval is looked at again. */
@@ -36,7 +36,7 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
   // Four eyes: nothing is sent before the approvals verify; a rejected, expired or invalid approval ends the batch.
   if (deps.gate) {
     const verdict = await deps.gate.check(batch);
-    if (verdict.kind === 'waiting') return { kind: 'wait', untilMs: deps.clock.now() + APPROVAL_POLL_MS, reason: verdict.reason };
+    if (verdict.kind === 'waiting') return { kind: 'wait', untilMs: deps.clock.now() + APPROVAL_POLL_MS, reason: verdict.reason, on: 'approval' };
     if (verdict.kind === 'ended') {
       // Some of it sent already: the gate holds it, and what is not sent ends (see Pipeline.prepare).
       await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason);

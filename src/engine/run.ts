@@ -23,6 +23,10 @@ import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
 import { resultsCadence, settleIfDone, writeBatchResults } from './settle.js';
 import type { SharedWork } from './shared-work.js';
+import type { BatchStage } from './batch-stage.js';
+import { canMoveOnItsOwn, stageWords } from './batch-stage.js';
+import { fileWait, lookAgainInMs, mayBeTakenBy } from './file-wait.js';
+import { mayApprove, readBatchStage } from './stage-facts.js';
 
 export type { BatchSummary } from './settle.js';
 
@@ -43,6 +47,10 @@ export interface RunDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Several workers on PostgreSQL: this one (see shared-work.ts). */
   shared?: SharedWork | null;
+  /** Where what a person should know while the run goes on is said (a file waited for, a stop before --wait ends). */
+  say?: (line: string) => void;
+  /** Told what the run is doing now, in a few words (for what Ctrl-C says it stopped). */
+  doing?: (what: string) => void;
 }
 
 export interface RunReport {
@@ -50,6 +58,12 @@ export interface RunReport {
   batches: BatchSummary[];
   /** Why the service stopped answering, when the last steps all failed for it; null otherwise. */
   serviceTrouble: string | null;
+  /** Each batch's stage at the end (see batch-stage.ts), by batch id. */
+  stages: Record<string, BatchStage>;
+  /** Files of the inbox not taken: what each waits for (see file-wait.ts), by file name. */
+  fileWaits: Record<string, string>;
+  /** Why the run stopped before --wait ended (nothing could move without a person), or null. */
+  stoppedEarly: string | null;
 }
 
 const RESULTS_EVERY_MS = 5000;
@@ -72,7 +86,11 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
     at: new Date(deps.clock.now()).toISOString(), actor: deps.config.approvalPolicy?.inboxSubmitter ?? 'inbox', action: `intake_${outcome.kind}`, subject: basename(file),
     details: intakeDetails(outcome),
   });
-  if (outcome.kind === 'accepted' && deps.config.approvalPolicy) deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}` });
+  if (outcome.kind === 'accepted' && deps.config.approvalPolicy) {
+    const record = await deps.store.batch(outcome.batch);
+    const stage = record ? stageWords((await readBatchStage(deps.store, record, deps.clock.now(), mayApprove(deps.config.approvalPolicy))).stage) : undefined;
+    deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}`, ...(stage ? { stage } : {}) });
+  }
   // A first look at a file is not news; still waiting at a later look is.
   if (outcome.kind === 'waiting' && !before) return outcome;
   deps.log(`intake_${outcome.kind}`, {
@@ -102,24 +120,33 @@ function intakeDetails(outcome: IntakeOutcome): Record<string, unknown> {
  * (still being written, or waiting for its marker) is looked at again while
  * --wait lasts, and otherwise left for the next run.
  */
-async function takeInbox(deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<IntakeOutcome[]> {
+async function takeInbox(deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>, waits: Record<string, string>): Promise<IntakeOutcome[]> {
   const taken: IntakeOutcome[] = [];
   let files = await inboxFiles(deps.workspace.folders.inbox);
   const seen = new Map<string, Seen>();
+  const policy = { stableMs: deps.config.intake.stable_ms, marker: deps.config.intake.marker, manifest: deps.config.intake.manifest };
   for (;;) {
-    const waiting: { file: string; retryInMs: number; outcome: IntakeOutcome }[] = [];
+    const waiting: { file: string; retryInMs: number; outcome: IntakeOutcome; movable: boolean }[] = [];
     for (const file of files) {
       const outcome = await takeInboxFile(file, deps, seen.get(file));
       if (outcome.kind === 'waiting') {
         seen.set(file, outcome.seen);
-        waiting.push({ file, retryInMs: outcome.retryInMs, outcome });
+        const wait = fileWait(outcome.name, outcome.seen, policy);
+        // Said once per file, and again when what it waits for changes (the file moved on, its wait with it).
+        if (waits[outcome.name] !== wait.line) deps.say?.(wait.line);
+        waits[outcome.name] = wait.line;
+        const retryInMs = lookAgainInMs(outcome.seen, outcome.retryInMs, policy);
+        waiting.push({ file, retryInMs, outcome, movable: mayBeTakenBy(wait, outcome.seen, policy, deps.clock.now(), until) });
       } else {
+        delete waits[basename(file)];
         taken.push(outcome);
       }
     }
     if (waiting.length === 0) return taken;
     const soonest = Math.min(...waiting.map((w) => w.retryInMs));
-    if (deps.clock.now() + soonest > until) return [...taken, ...waiting.map((w) => w.outcome)];
+    // Nothing waited for can be taken before --wait ends: the next run takes it.
+    if (deps.clock.now() + soonest > until || !waiting.some((w) => w.movable)) return [...taken, ...waiting.map((w) => w.outcome)];
+    deps.doing?.(`waiting for ${waiting.length === 1 ? 'a file' : `${waiting.length} files`} of the inbox to be whole`);
     await sleep(soonest);
     files = waiting.map((w) => w.file);
   }
@@ -136,6 +163,8 @@ async function sendWhenReleased(pipeline: Pipeline, gate: ApprovalGate, batchId:
     const release = await releaseBatch(batch, { ...deps, gate });
     if (release.kind === 'withdrawn') deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
     if (release.kind !== 'wait') break;
+    // Awaiting approval: nothing of it moves before a person signs; `run` does not wait for that (see runOnce).
+    if (release.on === 'approval') return;
     if (deps.clock.now() >= until) return;
     await sleep(Math.min(release.untilMs - deps.clock.now(), until - deps.clock.now(), 1000));
   }
@@ -151,24 +180,56 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   for (const batch of recovered) deps.log('intake_interrupted', { batch, action: 'file put back in the inbox' });
   const until = deps.clock.now() + deps.waitMs;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  intake.push(...(await takeInbox(deps, until, sleep)));
+  const fileWaits: Record<string, string> = {};
+  deps.doing?.('taking the inbox in');
+  intake.push(...(await takeInbox(deps, until, sleep, fileWaits)));
   const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates, deps.client.derivedKey(RELEASE_SEAL));
   const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
+  deps.doing?.('sending');
   await pipeline.resume();
   const open = (await deps.store.openBatches()).map((b) => b.id);
   for (const batch of open) await sendWhenReleased(pipeline, gate, batch, deps, until, sleep);
+  const stoppedEarly = await followUntilFinal(pipeline, gate, open, deps, until, sleep);
+  await pipeline.idle();
+  await pipeline.heartbeat();
+  const touched = new Set([...open, ...intake.flatMap((o) => ('batch' in o && o.kind === 'accepted' ? [o.batch] : []))]);
+  const batches: BatchSummary[] = [];
+  const stages: Record<string, BatchStage> = {};
+  for (const batch of touched) {
+    batches.push(await writeBatchResults(deps, batch));
+    const record = await deps.store.batch(batch);
+    if (record) stages[batch] = (await readBatchStage(deps.store, record, deps.clock.now(), mayApprove(deps.config.approvalPolicy))).stage;
+  }
+  const left = batches.some((b) => b.unsettled > 0 && stages[b.batch] !== undefined && canMoveOnItsOwn(stages[b.batch] as BatchStage));
+  return { intake, batches, serviceTrouble: pipeline.serviceTrouble(left), stages, fileWaits, stoppedEarly };
+}
 
+/**
+ * Follows the open batches until every row is final or --wait ends, or until nothing of them can move without a
+ * person (all awaiting approval, rejected or held): returns why it stopped early then, null otherwise.
+ */
+async function followUntilFinal(pipeline: Pipeline, gate: ApprovalGate, open: readonly string[], deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<string | null> {
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
   const results = resultsCadence(RESULTS_EVERY_MS, deps.clock.now());
   let lastRetry = deps.clock.now();
+  let lookAtStages = true;
+  deps.doing?.('following the rows sent');
   while (pending.length > 0) {
     const stillOpen: string[] = [];
     for (const batch of pending) if (!(await settleIfDone(deps, batch))) stillOpen.push(batch);
     pending = stillOpen;
     if (pending.length === 0 || deps.clock.now() >= until) break;
+    if (lookAtStages) {
+      const stuck = await nothingCanMove(deps, pending);
+      if (stuck) {
+        deps.say?.(stuck);
+        return stuck;
+      }
+      lookAtStages = false;
+    }
     await pipeline.heartbeat();
     if (results.due(deps.clock.now())) {
       // Results follow the states as they change, not only at the end.
@@ -182,15 +243,24 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
       if (taken > 0) deps.log('stalled_rows_retried', { rows: taken });
       for (const batch of pending) if ((await deps.store.rowsInPhases(batch, ['ready'], 0, 1)).length > 0) await sendWhenReleased(pipeline, gate, batch, deps, until, sleep);
       lastRetry = deps.clock.now();
+      lookAtStages = true;
     }
     const read = await pipeline.follow();
     // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
     await sleep(Math.min(Math.max(deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)), Math.max(0, until - deps.clock.now())));
   }
-  await pipeline.idle();
-  await pipeline.heartbeat();
-  const touched = new Set([...open, ...intake.flatMap((o) => ('batch' in o && o.kind === 'accepted' ? [o.batch] : []))]);
-  const batches: BatchSummary[] = [];
-  for (const batch of touched) batches.push(await writeBatchResults(deps, batch));
-  return { intake, batches, serviceTrouble: pipeline.serviceTrouble() };
+  return null;
+}
+
+/** Why nothing of the pending batches can move without a person (each batch and its stage), or null when something can. */
+async function nothingCanMove(deps: RunDeps, pending: readonly string[]): Promise<string | null> {
+  const stuck: string[] = [];
+  for (const id of pending) {
+    const record = await deps.store.batch(id);
+    if (!record) continue;
+    const { stage } = await readBatchStage(deps.store, record, deps.clock.now(), mayApprove(deps.config.approvalPolicy));
+    if (canMoveOnItsOwn(stage)) return null;
+    stuck.push(`${id} ${stageWords(stage)}`);
+  }
+  return stuck.length > 0 ? `stopped waiting: nothing more can move without a person (${stuck.join('; ')})` : null;
 }

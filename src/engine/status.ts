@@ -6,8 +6,11 @@ import type { Clock } from '../clock.js';
 import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
-import type { IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
+import type { ApprovalStore, IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
 import { ATTENTION_STATES } from '../payout-states.js';
+import type { BatchStage } from './batch-stage.js';
+import { clockTime, stageWords } from './batch-stage.js';
+import { readBatchStage } from './stage-facts.js';
 
 export interface BatchStatus {
   batch: string;
@@ -20,8 +23,15 @@ export interface BatchStatus {
   funded: Record<string, string>;
   paid_out: Record<string, string>;
   unsettled: number;
-  /** How long the oldest row not final yet has been in flight, in seconds; null when none is. */
+  /** How long the oldest row not final yet has been waiting (sent or not), in seconds; null when none is. */
   oldest_unsettled_age_s: number | null;
+  /** Where the batch is (see batch-stage.ts), and the same in words. */
+  stage: BatchStage;
+  stage_words: string;
+  /** Rows in flight at the service (their transaction exists there); rows never sent are never counted here. */
+  in_flight: number;
+  /** How long the oldest row in flight at the service has been there, in seconds; null when none is. */
+  oldest_in_flight_age_s: number | null;
   /** Rows a person should look at: attention states, held rows (an answer that did not match), and paybatch's refusals. */
   attention: AttentionRow[];
   /** Rows paybatch refused or held, by reason code. */
@@ -83,7 +93,8 @@ export async function readWorkers(shared: SharedWorkStore, clock: Clock): Promis
   }));
 }
 
-export async function readStatus(store: IntakeStore & PipelineStore & WebhookStore, clock: Clock, only?: string): Promise<StatusReport> {
+/** `approvers`: who may approve under the configuration's policy, named in a stage awaiting approval. */
+export async function readStatus(store: IntakeStore & PipelineStore & WebhookStore & Partial<Pick<ApprovalStore, 'approvalsOf'>>, clock: Clock, only?: string, approvers: readonly string[] = []): Promise<StatusReport> {
   const records = only ? [await store.batch(only)].filter((b) => b !== undefined) : await store.recentBatches(new Date(clock.now() - RECENT_MS).toISOString());
   const batches: BatchStatus[] = [];
   for (const record of records) {
@@ -100,7 +111,7 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
         });
       }
     }
-    const progress = await store.progress(record.id);
+    const { stage, progress } = await readBatchStage(store, record, clock.now(), approvers);
     const next = progress.unsettled > 0 ? await store.nextReads(record.id, only ? progress.unsettled : NEXT_READS_PER_BATCH) : [];
     batches.push({
       batch: record.id,
@@ -114,6 +125,10 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
       paid_out: tally.paidOut,
       unsettled: progress.unsettled,
       oldest_unsettled_age_s: progress.oldest_unsettled_at === null ? null : Math.max(0, Math.floor((clock.now() - Date.parse(progress.oldest_unsettled_at)) / 1000)),
+      stage,
+      stage_words: stageWords(stage),
+      in_flight: progress.at_service,
+      oldest_in_flight_age_s: ageSeconds(progress.oldest_in_flight_at, clock.now()),
       attention,
       approval: record.approval,
       approval_reason: record.approval_reason,
@@ -128,6 +143,8 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
 
 const ATTENTION_SHOWN = 20;
 
+const ageSeconds = (since: string | null, now: number): number | null => (since === null ? null : Math.max(0, Math.floor((now - Date.parse(since)) / 1000)));
+
 export function formatAge(seconds: number): string {
   if (seconds < 120) return `${seconds}s`;
   if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
@@ -135,18 +152,21 @@ export function formatAge(seconds: number): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-/** "in 3m", "due now", "not scheduled": when a row is next read, for people. */
-function whenNext(at: string | null, now: number): string {
-  if (at === null) return 'a call is under way';
-  const seconds = Math.round((Date.parse(at) - now) / 1000);
-  return seconds <= 0 ? 'due now' : `in ${formatAge(seconds)} (${at})`;
+/** "in 3m", "due now", "not sent yet": when a row is next read, for people; a row not at the service is not read. */
+function whenNext(row: NextReadAt, now: number): string {
+  if (row.phase === 'ready') return 'not sent yet';
+  if (row.phase === 'creating') return 'being sent (its create call is under way)';
+  if (row.next_read_at === null) return 'a call is under way';
+  const seconds = Math.round((Date.parse(row.next_read_at) - now) / 1000);
+  return seconds <= 0 ? 'due now' : `in ${formatAge(seconds)} (${clockTime(row.next_read_at)}, ${row.next_read_at})`;
 }
 
 export function renderStatus(report: StatusReport, now: number = Date.now()): string {
   const lines: string[] = [];
   for (const b of report.batches) {
-    const age = b.oldest_unsettled_age_s === null ? '' : ` (oldest for ${formatAge(b.oldest_unsettled_age_s)})`;
-    lines.push(`${b.batch}  ${b.file}  ${b.status}${b.unsettled > 0 ? `, ${b.unsettled} in flight${age}` : ''}  (received ${b.received_at}${b.settled_at ? `, settled ${b.settled_at}` : ''})`);
+    const age = b.oldest_in_flight_age_s === null || b.stage.kind !== 'in_flight' ? '' : ` (the oldest for ${formatAge(b.oldest_in_flight_age_s)})`;
+    lines.push(`${b.batch}  ${b.file}  ${b.status}  (received ${b.received_at}${b.settled_at ? `, settled ${b.settled_at}` : ''})`);
+    lines.push(`  ${b.stage_words}${age}`);
     if (b.corrects) lines.push(`  corrections of batch ${b.corrects}`);
     lines.push(`  ${b.rows} rows: ${Object.entries(b.by_state).map(([state, n]) => `${state} ${n}`).join(', ') || 'none'}`);
     const money = [
@@ -164,9 +184,10 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
     if (b.approval) lines.push(`  approval: ${b.approval}${b.approval_reason ? ` (${b.approval_reason})` : ''}${b.approval === 'awaiting' ? `: paybatch preview ${b.batch}` : ''}`);
     const reasons = Object.entries(b.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
     if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
-    if (b.next_reads.length > 0) {
-      lines.push(`  next reads (${b.unsettled} rows in flight):`);
-      for (const r of b.next_reads.slice(0, ATTENTION_SHOWN)) lines.push(`    line ${r.line}  ${r.external_id}  ${r.state ?? r.phase}  ${whenNext(r.next_read_at, now)}`);
+    // Rows listed only while something of the batch is under way: a batch awaiting approval has nothing to read.
+    if (b.next_reads.length > 0 && (b.stage.kind === 'in_flight' || b.stage.kind === 'sending' || b.stage.kind === 'held')) {
+      lines.push(`  next reads (${b.in_flight} rows in flight at the service${b.unsettled > b.in_flight ? `, ${b.unsettled - b.in_flight} not there yet` : ''}):`);
+      for (const r of b.next_reads.slice(0, ATTENTION_SHOWN)) lines.push(`    line ${r.line}  ${r.external_id}  ${r.state ?? r.phase}  ${whenNext(r, now)}`);
       if (b.unsettled > ATTENTION_SHOWN) lines.push(`    ... and ${b.unsettled - ATTENTION_SHOWN} more (paybatch status ${b.batch} --json lists them all)`);
     }
     lines.push(`  state changes learned: ${b.learned.webhook} by webhook, ${b.learned.polling} by polling, ${b.learned.answer} in answers to paybatch's calls`);

@@ -94,12 +94,14 @@ function approvalRequested(fields: Record<string, unknown>): Notification | null
   if (!batch) return null;
   const given = text(fields.file);
   const file = given ? withoutAccountNumbers(basename(given)) : null;
+  const stage = text(fields.stage);
   return {
     event: 'approval_requested',
     dedupe_key: `approval_requested:${batch}`,
     subject: `Batch ${batch}${file ? ` (${file})` : ''} waits for approval`,
-    text: `Nothing of batch ${batch} is sent before it is approved.\nLook at it: paybatch preview ${batch}\nApprove it: paybatch approve ${batch} --key FILE --as NAME`,
-    data: { batch, file },
+    // The stage's words (batch-stage.ts): by whom, and that nothing is sent before it.
+    text: `${stage ? `Batch ${batch}: ${stage}.` : `Nothing of batch ${batch} is sent before it is approved.`}\nLook at it: paybatch preview ${batch}\nApprove it: paybatch approve ${batch} --key FILE --as NAME`,
+    data: { batch, file, ...(stage ? { stage } : {}) },
   };
 }
 

@@ -197,6 +197,12 @@ export interface BatchProgress {
   unsettled: number;
   /** When the oldest row not final yet was created (or its batch received), if any. */
   oldest_unsettled_at: string | null;
+  /** Of the unsettled rows: not sent yet, being sent, and in flight at the service (see AT_SERVICE_PHASES). */
+  not_sent_yet: number;
+  sending: number;
+  at_service: number;
+  /** When the oldest row in flight at the service was created there; null when none is. */
+  oldest_in_flight_at: string | null;
 }
 
 /** When an unsettled row will next be read. */

@@ -4,7 +4,7 @@
  * src/payout-states.ts (never written out here), so that SQL and code cannot
  * disagree on which phases are which.
  */
-import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
+import { AT_SERVICE_PHASES, FOLLOWED_PHASES, NEVER_SENT_PHASES, NOT_SENT_YET_PHASES, REASONS, SENDING_PHASES, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { BatchStatus } from './rows.js';
 
@@ -28,6 +28,9 @@ export const BEFORE_SENDING = phaseList(['checking', 'ready']);
 /** Ready, or never to be sent: rows of a batch none of which has gone to the service. */
 export const NOTHING_SENT = phaseList(['ready', ...NEVER_SENT_PHASES]);
 export const UNSETTLED = phaseList(UNSETTLED_PHASES);
+export const NOT_SENT_YET = phaseList(NOT_SENT_YET_PHASES);
+export const SENDING = phaseList(SENDING_PHASES);
+export const AT_SERVICE = phaseList(AT_SERVICE_PHASES);
 /** Sendable rows whose part is over: ended without being sent, final or held (neither unsettled nor never to be sent). */
 export const SETTLED = phaseList(['final', 'not_sent', 'held']);
 export const FOLLOWED = phaseList(FOLLOWED_PHASES);

@@ -105,6 +105,15 @@ export function readiness(seen: Seen, now: number, policy: ArrivalPolicy): Readi
   return { ready: false, reason, retryInMs: Math.max(50, needed - quiet) };
 }
 
+/**
+ * When the file, as seen, is taken if it stays as it is (ms on paybatch's clock), or null when that is not a matter
+ * of time (a marker or manifest that is required and not there yet).
+ */
+export function wholeBy(seen: Seen, policy: ArrivalPolicy): number | null {
+  if ((policy.marker === 'required' && !seen.marker) || (policy.manifest === 'required' && !seen.manifest)) return null;
+  return seen.since + (seen.endsWithLineEnd ? policy.stableMs : policy.stableMs * NO_LINE_END_FACTOR);
+}
+
 /** Control characters (C0, DEL, C1): a name holding one could forge a line of the log or of a report. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;

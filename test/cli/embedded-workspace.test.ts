@@ -127,12 +127,12 @@ describe('the embedded sandbox is part of the workspace', () => {
     const run = await runCli(['run', '--wait', '30s'], { env });
     expect(run.code, run.stderr).toBe(0);
     const held = 'error 1, exception 1, invalid 2, manual 1, paid 12, stuck 1';
-    expect(run.stdout).toContain(`(demo-batch.csv): 18 rows: ${held}; 4 still in flight`);
+    expect(run.stdout).toMatch(new RegExp(`\\(demo-batch\\.csv\\): 18 rows: ${held}; 4 rows in flight at the service, next read at \\d\\d:\\d\\d:\\d\\d\\n`));
 
     const status = await runCli(['status'], { env });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`18 rows: ${held}`);
-    expect(status.stdout).toMatch(/4 in flight/);
+    expect(status.stdout).toMatch(/\n {2}4 rows in flight at the service, next read at /);
     for (const state of ['manual', 'stuck', 'error', 'exception']) expect(status.stdout).toMatch(new RegExp(`line \\d+ +DEMO-\\d+ +${state}`));
 
     const report = await runCli(['report', '--date', today], { env });

@@ -146,11 +146,11 @@ describe('paybatch run and paybatch demo, as commands', () => {
     copyFileSync(template('demo-batch.csv'), join(home, 'inbox', 'demo.csv'));
     const run = await runCli(['run', '--wait', '3s', '--progress-every', '500ms'], { env });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/paybatch: progress B\d{8}-[0-9a-f]{8}: 16 rows to send: 16 created, 16 funded, \d+ final/);
+    expect(run.stderr).toMatch(/paybatch: progress B\d{8}-[0-9a-f]{8}: 16 rows to send: 16 sent, 16 funded, \d+ final; /);
 
     const status = await runCli(['status'], { env });
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/accepted, 4 in flight \(oldest for \d+s\)/);
+    expect(status.stdout).toMatch(/ accepted {2}\(received [^)]+\)\n {2}4 rows in flight at the service, next read at \d\d:\d\d:\d\d \(the oldest for \d+s\)\n/);
     expect(status.stdout).toMatch(/needs attention: 4/);
     expect(status.stdout).toMatch(/line 14 {2}DEMO-013 {2}error {2}recipient_phone_number_invalid/);
     expect(status.stdout).toMatch(/line 16 {2}DEMO-015 {2}stuck {2}provider_timeout/);

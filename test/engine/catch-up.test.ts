@@ -33,7 +33,7 @@ describe('catch-up after downtime', () => {
       expect(inMs).toBeGreaterThan(9 * 60_000);
       expect(inMs).toBeLessThan(11 * 60_000);
     }
-    expect(renderStatus(status)).toMatch(/next reads \(2 rows in flight\):\n {4}line 2 {2}GBR-2026-0001 {2}initial {2}in (9|10)m \(/);
+    expect(renderStatus(status)).toMatch(/next reads \(2 rows in flight at the service\):\n {4}line 2 {2}GBR-2026-0001 {2}initial {2}in (9|10)m \(/);
 
     // While paybatch is down, both senders are approved: the sender.approved webhooks go nowhere and are never sent again.
     for (const sender of ['SND-0001', 'SND-0002']) expect((await operator(ctx.sandbox, 'PUT', `/senders/${sender}/state`, { state: 'approved' })).status).toBe(200);

@@ -48,6 +48,14 @@ describe('notifications from log events', () => {
     expect(notificationFor('balance_exhausted', { currency: 'USD', detail: 'another funding refused' })?.dedupe_key).not.toBe(made[3]?.dedupe_key);
   });
 
+  it('says who may approve a batch waiting for approval: the stage\'s words, when run gave them', () => {
+    const stage = 'awaiting approval by ada or grace: nothing is sent before it; the request expires 2026-01-06T09:00:00.000Z';
+    const n = notificationFor('approval_requested', { batch: BATCH, file: 'payroll.csv', stage }, null);
+    expect(n?.text).toBe(`Batch ${BATCH}: ${stage}.\nLook at it: paybatch preview ${BATCH}\nApprove it: paybatch approve ${BATCH} --key FILE --as NAME`);
+    expect(n?.data).toMatchObject({ batch: BATCH, stage });
+    expect(notificationFor('approval_requested', { batch: BATCH, file: 'payroll.csv' }, null)?.text).toMatch(/^Nothing of batch B\S+ is sent before it is approved\./);
+  });
+
   it('says a settled batch with its counts and amounts in major units', () => {
     const n = notificationFor('batch_settled', { batch: BATCH }, SUMMARY);
     expect(n?.subject).toBe(`Batch ${BATCH} (payroll.csv) settled: 5 rows, 3 paid`);

@@ -13,7 +13,10 @@ const amounts = (minor: Record<string, string>): string => Object.entries(minor)
 function progress(b: BatchStatus): string {
   const done = b.rows - b.unsettled;
   const percent = b.rows === 0 ? 100 : Math.floor((done * 100) / b.rows);
-  return `<progress max="${b.rows}" value="${done}" aria-label="rows final in batch ${esc(b.batch)}">${percent}%</progress> <span>${done} of ${b.rows} final${b.unsettled > 0 && b.oldest_unsettled_age_s !== null ? `, oldest in flight ${age(b.oldest_unsettled_age_s)}` : ''}</span>`;
+  // Only rows at the service are "in flight" (batch-stage.ts): a batch awaiting approval or not sent yet says so instead.
+  const oldest = b.stage.kind === 'in_flight' && b.oldest_in_flight_age_s !== null ? `, oldest in flight ${age(b.oldest_in_flight_age_s)}` : '';
+  const where = b.unsettled > 0 || b.stage.kind === 'rejected' ? `<br><span class="stage stage-${esc(b.stage.kind)}">${esc(b.stage_words)}</span>` : '';
+  return `<progress max="${b.rows}" value="${done}" aria-label="rows final in batch ${esc(b.batch)}">${percent}%</progress> <span>${done} of ${b.rows} final${oldest}</span>${where}`;
 }
 
 function statusText(b: BatchStatus): string {

@@ -4,7 +4,7 @@
  * (metrics-figures.ts), whose one snapshot each database takes its own way.
  */
 import type { BatchProgress, LedgerRow, ReportScope } from '../port.js';
-import { NOT_SENDABLE, REFUSALS, SETTLED, UNSETTLED } from '../sql-lists.js';
+import { AT_SERVICE, NOT_SENDABLE, NOT_SENT_YET, REFUSALS, SENDING, SETTLED, UNSETTLED } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 
 // A row never created (not sent for lack of balance) counts from when its batch was received.
@@ -39,6 +39,10 @@ export async function progress(c: SqlConnection, batchId: string): Promise<Batch
       COUNT(r.funded_at) AS funded,
       COUNT(*) FILTER (WHERE r.phase IN ${SETTLED}) AS settled,
       COUNT(*) FILTER (WHERE r.phase IN ${UNSETTLED}) AS unsettled,
+      COUNT(*) FILTER (WHERE r.phase IN ${NOT_SENT_YET}) AS not_sent_yet,
+      COUNT(*) FILTER (WHERE r.phase IN ${SENDING}) AS sending,
+      COUNT(*) FILTER (WHERE r.phase IN ${AT_SERVICE}) AS at_service,
+      MIN(CASE WHEN r.phase IN ${AT_SERVICE} THEN r.created_at END) AS oldest_in_flight_at,
       MIN(CASE WHEN r.phase IN ${UNSETTLED} THEN COALESCE(r.created_at, b.received_at) END) AS oldest_unsettled_at
     FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?`, [batchId]);
   return counts as BatchProgress;
