@@ -1,9 +1,9 @@
 /** [3.1], [3.3], [6] The states the interface names, and the event types they make. */
 
-export const TRANSACTION_STATES = [
-  'initial', 'verified', 'approved', 'pending', 'mispaid', 'received', 'processing',
-  'manual', 'paid', 'canceled', 'refunded', 'exception', 'error', 'stuck',
-] as const;
+import { TX_STATES } from '../payout-states.js';
+
+/** The service's transaction states, written once in payout-states.ts. */
+export const TRANSACTION_STATES = TX_STATES;
 
 export const SENDER_STATES = ['initial', 'verified', 'approved', 'banned', 'rejected', 'disabled'] as const;
 

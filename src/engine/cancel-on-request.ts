@@ -31,8 +31,6 @@ export interface CancelDeps {
   limits: CallLimits;
 }
 
-/** Phases a person may cancel from: a transaction exists and paybatch is not in the middle of a call on it. */
-export const CANCELLABLE_PHASES: readonly string[] = ['created', 'funded', 'held'];
 const ATTEMPTS = 5;
 
 export async function cancelOnRequest(row: PipelineRow, by: string | null, deps: CancelDeps): Promise<CancelAnswer> {

@@ -18,7 +18,9 @@ import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
-import { FUNDED_STATES, REASONS, WAITING_FOR_SENDER, isFinal, isNewer } from '../payout-states.js';
+import { REASONS, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
+
+export { MAX_CLOCK_SKEW_MS } from '../payout-states.js';
 
 export interface Policy {
   /** Per input currency, minor units: the most one row may cost [4]. */
@@ -67,7 +69,6 @@ export interface Decision {
 const SOURCE: Readonly<Record<Asked, ObservationSource>> = {
   create: 'answer', fund: 'answer', cancel: 'answer', lookup: 'polling', read: 'polling', resolve: 'polling', webhook: 'webhook',
 };
-const IN_FLIGHT: ReadonlySet<string> = new Set(['creating', 'created', 'funding', 'funded', 'cancelling']);
 const WHAT: Readonly<Record<Asked, string>> = {
   create: 'the create answer', lookup: 'the lookup by external_id', read: 'a read', resolve: 'a read', fund: 'the fund answer', cancel: 'the cancel answer', webhook: 'a webhook',
 };
@@ -119,18 +120,6 @@ export function cancel(outcome: string, detail: string, now: number, polling: Po
   };
 }
 
-/**
- * How far ahead of paybatch's clock a service's updated_at may be and still be
- * believed: further is a clock gone wrong (or a lie) that would freeze the row,
- * since nothing later would look newer. Such an observation counts as undated.
- */
-export const MAX_CLOCK_SKEW_MS = 10 * 60_000;
-
-/** The service's updated_at, unless it lies in the future beyond the skew allowed. */
-function believedAt(tx: ServiceTransaction, now: number): string | null {
-  return tx.updated_at !== null && Date.parse(tx.updated_at) <= now + MAX_CLOCK_SKEW_MS ? tx.updated_at : null;
-}
-
 /** The service's state and amounts, as a row stores them. */
 function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: string | null): RowChanges {
   const moved = at ?? now;
@@ -148,7 +137,7 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
     paid_at: tx.state === 'paid' ? (row.paid_at ?? moved) : row.paid_at,
     refunded_at: tx.state === 'refunded' ? (row.refunded_at ?? moved) : row.refunded_at,
     refunded_amount: tx.state === 'refunded' ? (tx.refunded_amount_in_cents ?? row.refunded_amount ?? tx.input_amount_in_cents ?? row.input_amount) : row.refunded_amount,
-    settled_at: ['paid', 'refunded', 'canceled'].includes(tx.state) ? (row.settled_at ?? now) : row.settled_at,
+    settled_at: isFinalState(tx.state) ? (row.settled_at ?? now) : row.settled_at,
   };
 }
 
@@ -258,13 +247,13 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   if (row.phase === 'held' && asked === 'fund' && row.funded_at === null && row.fund_attempts > 0) {
     return { patch: { changes: { funded_at: iso(now), heard_at: iso(now) } }, action: { kind: 'none' }, label: 'applied' };
   }
-  if (!IN_FLIGHT.has(row.phase) && row.phase !== 'final') return none(row.phase === 'held' ? 'held' : 'not_in_flight');
+  if (!isInFlight(row.phase) && row.phase !== 'final') return none(row.phase === 'held' ? 'held' : 'not_in_flight');
   if (row.phase === 'creating' && asked !== 'create' && asked !== 'lookup') return none('not_created_yet');
 
   const adopting = row.phase === 'creating';
   const funded = row.funded_at !== null;
-  const at = believedAt(tx, now);
-  const fundedState = FUNDED_STATES.has(tx.state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
+  const at = trustedUpdatedAt(tx.updated_at, now);
+  const fundedState = isFundedState(tx.state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
   // Once funded (or sent in a funding's guard and answered or seen funded), the input amount may not change [D10].
   const committed = funded || (row.phase === 'funding' && (asked === 'fund' || fundedState)) ? row.input_amount : null;
   const mismatches = checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: adopting ? null : row.transaction_id, committed_input_amount: committed }, tx);
@@ -277,7 +266,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   // [D10] A 200 to paybatch's own funding call is proof of funding, whatever the age of the state it carries.
   const ownFunding = asked === 'fund' && row.phase === 'funding';
   const waitingDeadline = (state: string | null, created: string | null): number | undefined =>
-    state !== null && WAITING_FOR_SENDER.has(state) && created ? Date.parse(created) + policy.fundingDeadlineMs : undefined;
+    isWaitingForSender(state) && created ? Date.parse(created) + policy.fundingDeadlineMs : undefined;
   const follow = (changes: RowChanges): RowPatch => {
     const created = changes.created_at ?? row.created_at;
     const next = nextReadAt({ created_at: created, reads: row.reads }, now, policy.polling, counted, waitingDeadline(changes.state ?? row.state, created));
@@ -297,19 +286,19 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
     phase = 'created';
   }
   const state = newer ? tx.state : (row.state ?? tx.state);
-  const seenFunded = ownFunding || FUNDED_STATES.has(state) || fundedState;
+  const seenFunded = ownFunding || isFundedState(state) || fundedState;
   // A row being funded is moved only forward by what others saw: whether its funding happened, its owner finds out.
   if (phase === 'funding' && !ownFunding && asked !== 'resolve' && !seenFunded) return { patch: { changes, learned: source }, action: { kind: 'none' }, label: 'applied' };
   if (seenFunded && !funded) changes.funded_at = iso(now);
   const fundedNow = funded || seenFunded;
 
-  if (isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
+  if (isTxState(state) && isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
   if (fundedNow && (phase === 'created' || phase === 'funding')) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
 
   const rowNow = { ...row, created_at: changes.created_at ?? row.created_at };
   if (phase === 'created') {
     if (state === 'approved') return counting(fundOrEnd(rowNow, tx, { ...changes, phase: 'created' }, now, policy), source, counted);
-    if (WAITING_FOR_SENDER.has(state) && now >= fundingDeadline(rowNow, policy, now)) {
+    if (isWaitingForSender(state) && now >= fundingDeadline(rowNow, policy, now)) {
       const deadline = fundingDeadline(rowNow, policy, now);
       return counting(cancel(REASONS.senderNotApproved, `the sender was still ${state} (KYC) at engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} after creation (deadline ${iso(deadline)})`, now, policy.polling, { ...changes, phase: 'created' }), source, counted);
     }

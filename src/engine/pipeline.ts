@@ -17,7 +17,7 @@ import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
 import { CallSlots, HELD_TO_THE_END } from './call-slots.js';
-import { REASONS, WAITING_FOR_SENDER } from '../payout-states.js';
+import { REASONS, isWaitingForSender } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -324,7 +324,7 @@ export class Pipeline {
   async stopForSender(row: PipelineRow, state: string): Promise<void> {
     await this.slots.run(() => this.guarded(row, async () => {
       const waiting = await this.deps.store.row(row.batch_id, row.line);
-      const waitingOnSender = waiting?.phase === 'created' && waiting.state !== null && WAITING_FOR_SENDER.has(waiting.state);
+      const waitingOnSender = waiting?.phase === 'created' && isWaitingForSender(waiting.state);
       // Or already final: the service's cancellation of it may have been applied first (its event and the sender's came
       // together); end() keeps the reason on such a row, and leaves any other final row as it is.
       if (waiting && (waitingOnSender || waiting.phase === 'final')) {

@@ -22,7 +22,7 @@ import type { Mismatch } from './answer-check.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
 import { cancel, decide, fundingDeadline, hold, intentAudits, money, refuseFunding } from './decide.js';
-import { ATTENTION_STATES, REASONS } from '../payout-states.js';
+import { REASONS, isAttentionState } from '../payout-states.js';
 
 export interface PipelineLog {
   (event: string, fields: Record<string, unknown>): void;
@@ -123,7 +123,7 @@ export class RowSteps {
   private async act(row: PipelineRow, decision: Decision, asked: Asked, slot: Slot = HELD_TO_THE_END, before?: PipelineRow): Promise<void> {
     const { action } = decision;
     // A row entering a state that needs a person is said, once, with its reason.
-    if (before && row.state !== before.state && row.state !== null && ATTENTION_STATES.has(row.state)) {
+    if (before && row.state !== before.state && isAttentionState(row.state)) {
       this.deps.log('row_attention', { ...where(row), state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
     }
     if (action.kind === 'hold') {

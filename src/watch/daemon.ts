@@ -329,7 +329,7 @@ export class Daemon {
     const date = dayBefore(dateIn(clock.now(), config.reports.time_zone));
     const outcome = await writeReconciliation(
       { date, format: 'csv', spreadsheet: false },
-      { store, client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: this.deps.ledgerUrl ?? null },
+      { store, client, workspace, clock, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: this.deps.ledgerUrl ?? null },
     );
     log('reconciliation_written', { date, ...verdictFields(outcome.verdict), files: outcome.files.length });
   }
