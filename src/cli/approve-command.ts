@@ -4,7 +4,7 @@ import { systemClock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import { ApprovalGate } from '../engine/approval-gate.js';
 import { approveBatch, rejectBatch } from '../engine/approve.js';
-import { money } from '../engine/decide.js';
+import { money } from '../engine/for-people.js';
 import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
 
