@@ -22,6 +22,7 @@ export const UNIT = [
   'test/engine/corrections-rules.test.ts',
   'test/engine/decide-lies.test.ts',
   'test/engine/decide-steps.test.ts',
+  'test/engine/intake-plan.test.ts',
   'test/approvals/signed-rows.test.ts',
   'test/audit/person-names.test.ts',
   'test/hostile/call-slots-unit.test.ts',

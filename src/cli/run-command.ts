@@ -1,6 +1,7 @@
 /** `paybatch run`: take the inbox, pay every valid row exactly once, follow, write results. */
 import { Command, Option } from 'commander';
 import { systemClock } from '../clock.js';
+import { roomForSending } from '../heap.js';
 import { ExitCode, ServiceUnavailable } from '../errors.js';
 import type { RunReport } from '../engine/run.js';
 import { runOnce } from '../engine/run.js';
@@ -48,7 +49,7 @@ export function runCommand(): Command {
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
         let report;
         try {
-          report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait, shared });
+          report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, beforeSending: roomForSending, log, force: opts.force, waitMs: opts.wait, shared });
         } finally {
           await progress.stop();
         }

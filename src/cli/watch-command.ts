@@ -1,6 +1,7 @@
 /** `paybatch watch`: the always-on daemon, until SIGINT or SIGTERM. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
+import { roomForSending } from '../heap.js';
 import { ledgerUrlFor } from '../engine/reconcile-report.js';
 import { Daemon } from '../watch/daemon.js';
 import { withEngineSession } from './engine-session.js';
@@ -20,7 +21,7 @@ export function watchCommand(): Command {
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
       await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage }) => {
         const daemon = new Daemon({
-          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force, shared,
+          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, beforeSending: roomForSending, log, force: opts.force, shared,
           ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
         });
         // Damage found by the check beside the work: the daemon takes no more work, as when SQLite reports it.

@@ -43,6 +43,8 @@ export interface RunDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Several workers on PostgreSQL: this one (see shared-work.ts). */
   shared?: SharedWork | null;
+  /** Process tuning for sending, set up by the CLI (see PipelineDeps.beforeSending). */
+  beforeSending?: () => void;
 }
 
 export interface RunReport {
@@ -153,7 +155,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   intake.push(...(await takeInbox(deps, until, sleep)));
   const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates, deps.client.derivedKey(RELEASE_SEAL));
-  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined });
+  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined, beforeSending: deps.beforeSending });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
   await pipeline.resume();

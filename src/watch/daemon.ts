@@ -52,6 +52,8 @@ export interface DaemonDeps {
   shared?: SharedWork | null;
   /** What /metrics serves; by default the daemon makes its own, with Node's process metrics (daemon.metrics). */
   metrics?: Metrics;
+  /** Process tuning for sending, set up by the CLI (see PipelineDeps.beforeSending). */
+  beforeSending?: () => void;
 }
 
 export interface DaemonStarted {
@@ -130,7 +132,7 @@ export class Daemon {
     this.unobserveCalls = deps.client.observeCalls((endpoint, outcome, seconds) => this.metrics.call(endpoint, outcome, seconds));
     const { config, store, client, clock, log } = deps;
     this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates, client.derivedKey(RELEASE_SEAL));
-    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined });
+    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined, beforeSending: deps.beforeSending });
     this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log, claim: deps.shared ? (limit) => (deps.shared as SharedWork).claimWebhookEvents(limit) : undefined });
     const { listen } = config.watch;
     this.receiver = new WebhookReceiver({
