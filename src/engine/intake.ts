@@ -27,7 +27,7 @@ import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } fr
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
-import { keepFileBytes, keepManifest } from './kept-files.js';
+import { keepFileBytes, keepManifest } from './file-bytes-in-database.js';
 import type { IntakeFacts, Refusal } from './intake-plan.js';
 import { planIntake } from './intake-plan.js';
 

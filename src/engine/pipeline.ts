@@ -15,7 +15,7 @@ import { refuseInactiveCorridors } from './inactive-corridors.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
-import { CallSlots, HELD_TO_THE_END } from './call-slots.js';
+import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
 import { REASONS, isWaitingForSender } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
@@ -236,7 +236,7 @@ export class Pipeline {
         const sent = this.slots.run(async (slot) => {
           if (failures.length > 0) return false;
           try {
-            return await this.guarded(row, (fresh) => this.steps.send(fresh, shared ? HELD_TO_THE_END : slot));
+            return await this.guarded(row, (fresh) => this.steps.send(fresh, shared ? WHOLE_STEP_SLOT : slot));
           } catch (error) {
             failures.push(error);
             throw error;

@@ -21,7 +21,7 @@ import { notABatchFile } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
-import { resultsCadence, settleIfDone, writeBatchResults } from './settle.js';
+import { resultsRepeat, settleIfDone, writeBatchResults } from './settle.js';
 import type { SharedWork } from './shared-work.js';
 
 export type { BatchSummary } from './settle.js';
@@ -164,7 +164,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
 
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
-  const results = resultsCadence(RESULTS_EVERY_MS, deps.clock.now());
+  const results = resultsRepeat(RESULTS_EVERY_MS, deps.clock.now());
   let lastRetry = deps.clock.now();
   while (pending.length > 0) {
     const stillOpen: string[] = [];

@@ -16,7 +16,7 @@ import type { CallLimits, PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable, fundRefusal } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { Slot } from './call-slots.js';
-import { HELD_TO_THE_END } from './call-slots.js';
+import { WHOLE_STEP_SLOT } from './call-slots.js';
 import type { PipelineRow, PipelineStore, RowPatch } from '../store/store.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
@@ -86,7 +86,7 @@ export class RowSteps {
    * What the service said about the row's transaction, decided on and acted upon. Returns what came of it. A call the
    * decision asks for is made holding `slot` (see call-slots.ts).
    */
-  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked, slot: Slot = HELD_TO_THE_END): Promise<Decision['label']> {
+  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked, slot: Slot = WHOLE_STEP_SLOT): Promise<Decision['label']> {
     let before = row;
     const done = await this.commit(row, (now) => {
       before = now;
@@ -97,7 +97,7 @@ export class RowSteps {
     return done.decision.label;
   }
 
-  private async act(row: PipelineRow, decision: Decision, asked: Asked, slot: Slot = HELD_TO_THE_END, before?: PipelineRow): Promise<void> {
+  private async act(row: PipelineRow, decision: Decision, asked: Asked, slot: Slot = WHOLE_STEP_SLOT, before?: PipelineRow): Promise<void> {
     const { action } = decision;
     // A row entering a state that needs a person is said, once, with its reason.
     if (before && row.state !== before.state && isAttentionState(row.state)) {
@@ -121,7 +121,7 @@ export class RowSteps {
    * [D6], [D7] Creates the row's transaction once: a create that may have happened is looked up before any new one.
    * Once its funding has answered, the row gives its slot back (see fund).
    */
-  async send(start: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
+  async send(start: PipelineRow, slot: Slot = WHOLE_STEP_SLOT): Promise<void> {
     const { client } = this.deps;
     let row = start;
     const resumed = row.phase === 'creating';
@@ -221,7 +221,7 @@ export class RowSteps {
   }
 
   /** A funding whose outcome is not known: the transaction is read before any new funding. */
-  async resolveFunding(row: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
+  async resolveFunding(row: PipelineRow, slot: Slot = WHOLE_STEP_SLOT): Promise<void> {
     const tx = await slot.call(() => this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits()));
     const now = (await this.deps.store.row(row.batch_id, row.line)) ?? row;
     await this.observe(now, tx, 'resolve', slot);

@@ -17,7 +17,7 @@ import type { PipelineLog } from '../engine/pipeline.js';
 import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
-import { archiveSettledElsewhere, resultsCadence, settleIfDone } from '../engine/settle.js';
+import { archiveSettledElsewhere, resultsRepeat, settleIfDone } from '../engine/settle.js';
 import type { SharedWork } from '../engine/shared-work.js';
 import { registerWebhooks } from './webhook-sync.js';
 import { OpenResults, reconcileYesterday } from './daily-reports.js';
@@ -316,7 +316,7 @@ export class Daemon {
   private async run(): Promise<void> {
     const { clock, config, store, log } = this.deps;
     const { reads_per_second } = config.engine.polling;
-    const results = resultsCadence(config.watch.results_every_ms, clock.now());
+    const results = resultsRepeat(config.watch.results_every_ms, clock.now());
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {
