@@ -25,6 +25,14 @@ export type TxState = (typeof TX_STATES)[number];
 /** Whether a string the service sent is one of its states [3.1]. */
 export const isTxState = (state: string | null): state is TxState => state !== null && (TX_STATES as readonly string[]).includes(state);
 
+/** The service's sender states [3.3]: a sender must be approved before its transactions can be funded. */
+export const SENDER_STATES = ['initial', 'verified', 'approved', 'banned', 'rejected', 'disabled'] as const;
+export type SenderState = (typeof SENDER_STATES)[number];
+
+/** Sender states that mean its waiting rows will never be funded [3.3]: paybatch cancels them. */
+export const SENDER_STOPPED_STATES: readonly SenderState[] = ['rejected', 'banned', 'disabled'];
+export const isSenderStopped = (state: string): state is SenderState => (SENDER_STOPPED_STATES as readonly string[]).includes(state);
+
 /**
  * paybatch's phases of a row: checking (being validated), invalid, refused (by a
  * rule of its own: a duplicate, a correction not allowed), not_sent (ended before
