@@ -1,29 +1,76 @@
 /**
- * The vocabulary of a payout's life, written once (STYLE 15) and imported by the
- * engine, the store, the reports and the daemon: the service's transaction
- * states [3.1], paybatch's row phases, its reason codes, and the one rule that
- * says whether an observation of a transaction is newer than what is stored.
+ * The vocabulary of a payout's life, written once (STYLE 15, 16) and imported by
+ * the engine, the store, the reports and the daemon: the service's transaction
+ * states [3.1], paybatch's row phases, its reason codes, the named sets of them,
+ * and the one rule that says whether an observation of a transaction is newer
+ * than what is stored.
  *
  * Glossary: a *row* is one line of a batch file; its *phase* is where paybatch's
- * own pipeline has got with it (checking, invalid, refused, not_sent, ready,
- * creating, created, funding, funded, cancelling, final, held); its *state* is
- * the service's state of its transaction. An *observation* is what the service
- * said about the transaction at one moment (an answer, a read, a webhook).
+ * own pipeline has got with it (see PHASES); its *state* is the service's state
+ * of its transaction (see TX_STATES). An *observation* is what the service said
+ * about the transaction at one moment (an answer, a read, a webhook). A row is
+ * *final* when its transaction can move no more; a batch is *settled* when none
+ * of its rows is still being worked on.
  * This module imports nothing, so that every layer can import it and the
  * arrows between folders still point one way.
  */
 
+/** The service's transaction states, in the order of [3.1]. */
+export const TX_STATES = [
+  'initial', 'verified', 'approved', 'pending', 'mispaid', 'received', 'processing',
+  'manual', 'paid', 'canceled', 'refunded', 'exception', 'error', 'stuck',
+] as const;
+export type TxState = (typeof TX_STATES)[number];
+
+/** Whether a string the service sent is one of its states [3.1]. */
+export const isTxState = (state: string | null): state is TxState => state !== null && (TX_STATES as readonly string[]).includes(state);
+
+/** The service's sender states [3.3]: a sender must be approved before its transactions can be funded. */
+export const SENDER_STATES = ['initial', 'verified', 'approved', 'banned', 'rejected', 'disabled'] as const;
+export type SenderState = (typeof SENDER_STATES)[number];
+
+/** Sender states that mean its waiting rows will never be funded [3.3]: paybatch cancels them. */
+export const SENDER_STOPPED_STATES: readonly SenderState[] = ['rejected', 'banned', 'disabled'];
+export const isSenderStopped = (state: string): state is SenderState => (SENDER_STOPPED_STATES as readonly string[]).includes(state);
+
+/**
+ * paybatch's phases of a row: checking (being validated), invalid, refused (by a
+ * rule of its own: a duplicate, a correction not allowed), not_sent (ended before
+ * it was sent), ready, creating, created, funding, funded, cancelling, final, held
+ * (for a person).
+ */
+export const PHASES = [
+  'checking', 'invalid', 'refused', 'not_sent', 'ready', 'creating', 'created', 'funding', 'funded', 'cancelling', 'final', 'held',
+] as const;
+export type Phase = (typeof PHASES)[number];
+
+const within = <T extends string>(set: readonly T[]) => (value: string | null): value is T => value !== null && (set as readonly string[]).includes(value);
+
 /** States a transaction is in only once funded [3.1]. */
-export const FUNDED_STATES: ReadonlySet<string> = new Set(['pending', 'mispaid', 'received', 'processing', 'paid', 'manual', 'error', 'exception', 'stuck', 'refunded']);
+export const FUNDED_STATES: ReadonlySet<TxState> = new Set<TxState>(['pending', 'mispaid', 'received', 'processing', 'paid', 'manual', 'error', 'exception', 'stuck', 'refunded']);
+export const isFundedState = (state: string | null): state is TxState => state !== null && (FUNDED_STATES as ReadonlySet<string>).has(state);
 
 /** Created, the sender not approved yet [3.3]: not fundable. */
-export const WAITING_FOR_SENDER: ReadonlySet<string> = new Set(['initial', 'verified']);
+export const WAITING_FOR_SENDER: ReadonlySet<TxState> = new Set<TxState>(['initial', 'verified']);
+export const isWaitingForSender = (state: string | null): state is TxState => state !== null && (WAITING_FOR_SENDER as ReadonlySet<string>).has(state);
 
 /** States that need a person to look [3.1]. */
-export const ATTENTION_STATES: ReadonlySet<string> = new Set(['manual', 'error', 'stuck', 'exception']);
+export const ATTENTION_STATES: ReadonlySet<TxState> = new Set<TxState>(['manual', 'error', 'stuck', 'exception']);
+export const isAttentionState = (state: string | null): state is TxState => state !== null && (ATTENTION_STATES as ReadonlySet<string>).has(state);
+
+/** States a transaction ends in: it moves no more (canceled only when it was never funded: see isFinal). */
+export const FINAL_STATES: readonly TxState[] = ['paid', 'refunded', 'canceled'];
+export const isFinalState = within(FINAL_STATES);
+
+/** States in which a transaction's money did not reach, and will never reach, the recipient. */
+export const UNPAID_FINAL_STATES: readonly TxState[] = ['canceled', 'refunded'];
+export const isUnpaidFinalState = within(UNPAID_FINAL_STATES);
 
 /** Phases of a row paybatch is still working on: a batch settles when none of its rows is in one. */
-export const UNSETTLED_PHASES: readonly string[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling'];
+export const UNSETTLED_PHASES: readonly Phase[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling'];
+
+/** Phases a row ends in that count it settled in a batch's summary. */
+export const SETTLED_PHASES: readonly Phase[] = ['final', 'not_sent', 'held'];
 
 /**
  * Where an unsettled row is, for people (see engine/batch-stage.ts): not sent yet (ready: nothing of it has left
@@ -35,10 +82,36 @@ export const SENDING_PHASES: readonly string[] = ['creating'];
 export const AT_SERVICE_PHASES: readonly string[] = ['created', 'funding', 'funded', 'cancelling'];
 
 /** Phases whose transaction is read on the polling schedule [D17]. */
-export const FOLLOWED_PHASES: readonly string[] = ['created', 'funded', 'cancelling'];
+export const FOLLOWED_PHASES: readonly Phase[] = ['created', 'funded', 'cancelling'];
 
 /** Phases of rows that were never sent and never will be: their external_id is free for another batch. */
-export const NEVER_SENT_PHASES: readonly string[] = ['checking', 'invalid', 'refused', 'not_sent'];
+export const NEVER_SENT_PHASES: readonly Phase[] = ['checking', 'invalid', 'refused', 'not_sent'];
+
+/** Phases of rows never to be sent because of what they are (a row not_sent was sendable, and ended before). */
+export const UNSENDABLE_PHASES: readonly Phase[] = ['checking', 'invalid', 'refused'];
+/** Phases of rows that passed the checks: sent, being sent, or that were to be sent. */
+export const SENDABLE_PHASES: readonly Phase[] = PHASES.filter((phase) => !UNSENDABLE_PHASES.includes(phase));
+
+/** Phases of a row whose transaction paybatch is working on now (an answer to it may be acted on). */
+export const IN_FLIGHT_PHASES: readonly Phase[] = ['creating', 'created', 'funding', 'funded', 'cancelling'];
+export const isInFlight = within(IN_FLIGHT_PHASES);
+
+/** Phases of a row whose transaction is not final yet. */
+export const OPEN_TRANSACTION_PHASES: readonly Phase[] = ['created', 'funding', 'funded', 'cancelling'];
+
+/** Phases a row may be cancelled from on request (cancel-on-request.ts). */
+export const CANCELLABLE_PHASES: readonly Phase[] = ['created', 'funded', 'held'];
+
+/** Phases of rows that may have been corrected: never sent, or ended (perhaps unpaid). */
+export const CORRECTABLE_PHASES: readonly Phase[] = ['invalid', 'refused', 'not_sent', 'final'];
+
+/**
+ * Whether a row's input amount counts against its batch's budget: being funded, funded (refunded or not, cancelling
+ * ones included), or held after a funding call was sent for it (whether that debit happened is for a person to find out).
+ */
+export function committedToBudget(row: { phase: string; funded_at: string | null; fund_attempts: number }): boolean {
+  return row.phase === 'funding' || row.funded_at !== null || (row.phase === 'held' && row.fund_attempts > 0);
+}
 
 /**
  * paybatch's own reasons for ending a row, carried in the results as its
@@ -74,27 +147,28 @@ export const REASONS = {
   fileChanged: 'file_changed',
   externalIdAlreadyUsed: 'external_id_already_used',
 } as const;
+export type ReasonCode = (typeof REASONS)[keyof typeof REASONS];
 
 /** Rows refused by a limit (quote, budget, balance, deadlines): counted by reason in summaries and status. */
-export const LIMIT_REASONS: ReadonlySet<string> = new Set([
+export const LIMIT_REASONS: ReadonlySet<string> = new Set<ReasonCode>([
   REASONS.quoteRejected, REASONS.overBudget, REASONS.insufficientFunds, REASONS.senderNotApproved, REASONS.fundingDeadline,
 ]);
 
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
-export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid]);
+export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set<ReasonCode>([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid]);
 
 /** A row is final when paid, refunded, or cancelled before it was funded. */
-export function isFinal(state: string, funded: boolean): boolean {
+export function isFinal(state: TxState, funded: boolean): boolean {
   return state === 'paid' || state === 'refunded' || (state === 'canceled' && !funded);
 }
 
 /** States in the order a transaction moves through them, for observations that carry no time [3.1]. */
-const STATE_RANK: Readonly<Record<string, number>> = {
+const STATE_RANK: Readonly<Record<TxState, number>> = {
   initial: 0, verified: 1, approved: 2, pending: 3, mispaid: 4, received: 4, processing: 5,
   error: 6, manual: 6, exception: 6, stuck: 6, canceled: 8, paid: 9, refunded: 9,
 };
 
-const rank = (state: string | null): number => (state === null ? -1 : STATE_RANK[state] ?? 0);
+const rank = (state: string | null): number => (state === null ? -1 : isTxState(state) ? STATE_RANK[state] : 0);
 
 export interface Stamped {
   state: string | null;
@@ -103,14 +177,26 @@ export interface Stamped {
 }
 
 /**
+ * How far ahead of paybatch's clock a service's updated_at may be and still be
+ * trusted: further is a clock gone wrong (or a lie) that would freeze the row,
+ * since nothing later would look newer. Such an observation counts as undated.
+ */
+export const MAX_CLOCK_SKEW_MS = 10 * 60_000;
+
+/** The service's updated_at as an observation's time: null when it gave none, or put it beyond the skew allowed. */
+export function trustedUpdatedAt(updatedAt: string | null, now: number): string | null {
+  return updatedAt !== null && Date.parse(updatedAt) <= now + MAX_CLOCK_SKEW_MS ? updatedAt : null;
+}
+
+/**
  * Whether an observation is newer than the stored one, and may replace it. The
- * service's updated_at decides; an undated observation never replaces a dated
- * one; between undated ones (or equal times) the state's rank decides, so a state
- * never moves back. A final state is never replaced.
+ * service's updated_at decides (see trustedUpdatedAt); an undated observation
+ * never replaces a dated one; between undated ones (or equal times) the state's
+ * rank decides, so a state never moves back. A final state is never replaced.
  */
 export function isNewer(stored: Stamped & { funded: boolean }, seen: Stamped): boolean {
   if (stored.state === null) return true;
-  if (isFinal(stored.state, stored.funded)) return false;
+  if (isTxState(stored.state) && isFinal(stored.state, stored.funded)) return false;
   if (stored.at !== null) {
     if (seen.at === null) return false;
     if (seen.at !== stored.at) return seen.at > stored.at;

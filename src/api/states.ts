@@ -1,11 +1,10 @@
 /** [3.1], [3.3], [6] The states the interface names, and the event types they make. */
 
-export const TRANSACTION_STATES = [
-  'initial', 'verified', 'approved', 'pending', 'mispaid', 'received', 'processing',
-  'manual', 'paid', 'canceled', 'refunded', 'exception', 'error', 'stuck',
-] as const;
+import { SENDER_STATES, TX_STATES } from '../payout-states.js';
 
-export const SENDER_STATES = ['initial', 'verified', 'approved', 'banned', 'rejected', 'disabled'] as const;
+/** The service's transaction and sender states, written once in payout-states.ts. */
+export const TRANSACTION_STATES = TX_STATES;
+export { SENDER_STATES };
 
 /** Every event type paybatch listens for: one webhook each [6]. */
 export const EVENT_TYPES: readonly string[] = [

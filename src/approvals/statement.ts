@@ -45,11 +45,6 @@ export function statementBytes(statement: Statement): Buffer {
   return Buffer.from(`${STATEMENT_FORMAT}\n${JSON.stringify(canonical)}`, 'utf8');
 }
 
-/** Every field equal: what was signed is what the batch is. */
-export function sameStatement(a: Statement, b: Statement): boolean {
-  return statementBytes(a).equals(statementBytes(b));
-}
-
 /** The fields that differ, for the reason a batch is held. */
 export function statementDifferences(signed: Statement, now: Statement): string[] {
   const differences: string[] = [];

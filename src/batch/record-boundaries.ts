@@ -45,6 +45,24 @@ export function trimmable(code: number): boolean {
   return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
+/**
+ * The CRs of a line from `i` to its LF at `lf` (the line holds one LF, the first at or after i), counted by stepping
+ * `cr.at`, the next CR at or after the last one counted (text.length when none), along.
+ */
+function crsUpTo(text: string, i: number, lf: number, cr: { at: number }): number {
+  let crs = 0;
+  for (;;) {
+    if (cr.at < i) {
+      const found = text.indexOf('\r', i);
+      cr.at = found === -1 ? text.length : found;
+    }
+    if (cr.at > lf) return crs;
+    crs += 1;
+    const found = text.indexOf('\r', cr.at + 1);
+    cr.at = found === -1 ? text.length : found;
+  }
+}
+
 export class RecordBoundaries {
   private inQuotes = false;
   private atFieldStart = true;
@@ -89,7 +107,7 @@ export class RecordBoundaries {
     // The next quote, LF and CR at or after i (text.length when none), looked for again only once passed.
     let quoteAt = -1;
     let lfAt = -1;
-    let crAt = -1;
+    const cr = { at: -1 };
     for (let i = from; i < text.length; i++) {
       if (wholeLines && atFieldStart && !content && !inQuotes && !quoteSeen && !crSeen) {
         // At a line's start (or after blanks only): a line without a quote, up to the file's line end, at once.
@@ -103,20 +121,8 @@ export class RecordBoundaries {
         }
         const lf = lfAt;
         if (lf < quoteAt && (!crlf || (lf > i && text.charCodeAt(lf - 1) === CR))) {
-          // As read character by character: every CR and LF a line, but the two of a CRLF once. The line holds
-          // one LF (the first at or after i); its CRs are counted by stepping the next CR along.
-          let crs = 0;
-          for (;;) {
-            if (crAt < i) {
-              const found = text.indexOf('\r', i);
-              crAt = found === -1 ? text.length : found;
-            }
-            if (crAt > lf) break;
-            crs += 1;
-            const found = text.indexOf('\r', crAt + 1);
-            crAt = found === -1 ? text.length : found;
-          }
-          lines += 1 + crs - (crlf ? 1 : 0);
+          // As read character by character: every CR and LF a line, but the two of a CRLF once.
+          lines += 1 + crsUpTo(text, i, lf, cr) - (crlf ? 1 : 0);
           if (hasContent(text, i, crlf ? lf - 1 : lf, delimiter)) {
             last = lf + 1;
             this.linesToLastEnd = lines;

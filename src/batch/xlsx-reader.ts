@@ -27,8 +27,6 @@ import { openArchive } from './workbook-archive.js';
 import type { HashedBytes } from './workbook-source.js';
 import { SharedStrings } from './workbook-source.js';
 
-export const isSpreadsheet = (path: string): boolean => /\.xlsx$/i.test(path);
-
 /** What this reader uses of exceljs's streaming objects (its typings leave most of it out). */
 interface SheetReader {
   name: string;

@@ -23,7 +23,7 @@ export function approveCommand(): Command {
       const { printJson } = await import('./json-output.js');
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { ApprovalGate }, { approveBatch }, { money }] = await Promise.all([
-        import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/approve.js'), import('../engine/decide.js'),
+        import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/approve.js'), import('../engine/for-people.js'),
       ]);
       await withEngineSession(opts, async ({ config, store }) => {
         const policy = config.approvalPolicy;

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
+import { roomForSending } from '../heap.js';
 import { renderRun } from './run-command.js';
 import { withWorkspace } from './workspace-options.js';
 
@@ -37,7 +38,7 @@ export function demoCommand(): Command {
       const config = { ...loaded, engine: { ...loaded.engine, polling } };
       process.stdout.write(`paybatch demo: workspace ${home}\npaybatch demo: using ${connection.describe}\npaybatch demo: ${describePolling(polling, chosen)}\n`);
       try {
-        const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, log, waitMs: 15_000, tickMs: 200 });
+        const report = await runOnce({ workspace, store, client: connection.client, config, clock: systemClock, beforeSending: roomForSending, log, waitMs: 15_000, tickMs: 200 });
         process.stdout.write(renderRun(report));
         process.stdout.write(`paybatch demo: rows in manual, stuck, error or exception stay followed; the log is ${join(home, 'paybatch.log')}\n`);
       } finally {

@@ -13,6 +13,7 @@ import { describePolling, dropLeftWebhooks, embeddedPolling } from './embedded-s
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { openStore } from '../store/open-store.js';
+import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
 import type { Store } from '../store/port.js';
 import { SharedWork } from '../engine/shared-work.js';
 import { hostname } from 'node:os';
@@ -117,6 +118,38 @@ async function letGoWithin(holding: readonly LetGo[], ms: number): Promise<void>
 }
 
 /**
+ * `run` and `watch` own their work: with PostgreSQL, as a worker joining the others under its name; with SQLite, by the
+ * workspace's lease, SQLite's check of every page running beside the work. What is taken is added to `holding`.
+ */
+async function takeOwnership(session: {
+  store: Awaited<ReturnType<typeof openStore>>['store']; sharedStore: Awaited<ReturnType<typeof openStore>>['shared']; config: Config; workspace: Workspace;
+  exclusive: boolean; what: string | undefined; holding: LetGo[]; stopOnLoss: (why: string) => void;
+}): Promise<{ shared: SharedWork | null; damage: Promise<PaybatchError | null> }> {
+  const { store, sharedStore, config, workspace, exclusive, holding, stopOnLoss } = session;
+  let shared: SharedWork | null = null;
+  // What SQLite's check found wrong; a check stopped (only as the session ends) found nothing to act on.
+  let damage: Promise<PaybatchError | null> = Promise.resolve(null);
+  if (exclusive && sharedStore) {
+    const joined = await SharedWork.join(sharedStore, systemClock, {
+      name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
+    });
+    shared = joined;
+    holding.push(once(() => joined.leave()));
+    void joined.lost.then(stopOnLoss);
+  } else if (exclusive) {
+    const lease = await holdWorkspace(store, session.what ?? 'run', workspace.home, systemClock);
+    holding.push(once(() => lease.release()));
+    void lease.lost.then(stopOnLoss);
+    // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts);
+    // stopped if the session ends before it answers.
+    const check = checkDatabaseInBackground(workspace.database);
+    holding.push(once(() => check.stop()));
+    damage = check.found.then((found) => (found === 'stopped' ? null : found));
+  }
+  return { shared, damage };
+}
+
+/**
  * `exclusive` (the default) is for `run` and `watch`. With SQLite it takes the
  * workspace lease (see workspace-lease.ts): one such process per workspace.
  * With PostgreSQL it joins the workers sharing the database under its worker
@@ -127,6 +160,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   const exclusive = options.exclusive !== false;
+  keepSqliteTemporaryFilesBeside(config.store, workspace);
   const { store, shared: sharedStore } = await openStore(config.store, workspace);
   // What the session holds, each added as it is taken and let go in the reverse order, however the session ends.
   const holding: LetGo[] = [once(() => store.close())];
@@ -153,26 +187,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   };
   let result: { done: T };
   try {
-    let shared: SharedWork | null = null;
-    // What SQLite's check found wrong; a check stopped (only as the session ends) found nothing to act on.
-    let damage: Promise<PaybatchError | null> = Promise.resolve(null);
-    if (exclusive && sharedStore) {
-      const joined = await SharedWork.join(sharedStore, systemClock, {
-        name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
-      });
-      shared = joined;
-      holding.push(once(() => joined.leave()));
-      void joined.lost.then(stopOnLoss);
-    } else if (exclusive) {
-      const lease = await holdWorkspace(store, options.what ?? 'run', workspace.home, systemClock);
-      holding.push(once(() => lease.release()));
-      void lease.lost.then(stopOnLoss);
-      // SQLite's check of every page, beside the work, once the workspace is this process's (background-check.ts);
-      // stopped if the session ends before it answers.
-      const check = checkDatabaseInBackground(workspace.database);
-      holding.push(once(() => check.stop()));
-      damage = check.found.then((found) => (found === 'stopped' ? null : found));
-    }
+    const { shared, damage } = await takeOwnership({ store, sharedStore, config, workspace, exclusive, what: options.what, holding, stopOnLoss });
     await recordConfiguration(store, config);
     const { log: plainLog, close } = engineLog(workspace.home, (line) => process.stderr.write(`paybatch: ${line}\n`));
     holding.push(once(close));

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import { money } from '../engine/decide.js';
+import { money } from '../engine/for-people.js';
 import type { Preview } from '../engine/preview.js';
 import { parsePersonName } from './person-name.js';
 import { withWorkspace } from './workspace-options.js';

@@ -7,7 +7,7 @@
  * plain line per batch every so often, which a log keeps readably.
  */
 import cliProgress from 'cli-progress';
-import { Cadence } from '../engine/cadence.js';
+import { RepeatBoundedByCost } from '../engine/repeat-bounded-by-cost.js';
 import type { BatchStage } from '../engine/batch-stage.js';
 import { stageWords } from '../engine/batch-stage.js';
 import type { StageStore } from '../engine/stage-facts.js';
@@ -70,8 +70,8 @@ export function startProgress(source: ProgressSource, out: NodeJS.WritableStream
       busy = false;
     }
   };
-  // Counting a batch's rows takes a while at a million rows: at most a twentieth of the time (see Cadence).
-  const cadence = new Cadence(intervalMs, 20, performance.now());
+  // Counting a batch's rows takes a while at a million rows: at most a twentieth of the time (see RepeatBoundedByCost).
+  const cadence = new RepeatBoundedByCost(intervalMs, 20, performance.now());
   let timer: NodeJS.Timeout;
   let stopped = false;
   const schedule = (): void => {

@@ -1,6 +1,7 @@
 /** `paybatch run`: take the inbox, pay every valid row exactly once, follow, write results. */
 import { Command, Option } from 'commander';
 import { systemClock } from '../clock.js';
+import { roomForSending } from '../heap.js';
 import { ExitCode, PaybatchError, ServiceUnavailable } from '../errors.js';
 import { stageWords } from '../engine/batch-stage.js';
 import { interruptedWords } from './run-interrupt.js';
@@ -68,7 +69,7 @@ export function runCommand(): Command {
         let report;
         try {
           report = await runOnce({
-            workspace, store, client: connection.client, config, clock: systemClock, log, force: opts.force, waitMs: opts.wait, shared,
+            workspace, store, client: connection.client, config, clock: systemClock, beforeSending: roomForSending, log, force: opts.force, waitMs: opts.wait, shared,
             say: (line) => progress.say(line), doing: (what) => (doing = what),
           });
         } finally {

@@ -1,6 +1,7 @@
 /** `paybatch watch`: the always-on daemon, until SIGINT or SIGTERM. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
+import { roomForSending } from '../heap.js';
 import type { ConsoleServer } from '../console/server.js';
 import { withWorkspace } from './workspace-options.js';
 
@@ -18,7 +19,7 @@ export function watchCommand(): Command {
       ]);
       await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage }) => {
         const daemon = new Daemon({
-          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force, shared,
+          workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, beforeSending: roomForSending, log, force: opts.force, shared,
           ledgerUrl: ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null),
         });
         // Damage found by the check beside the work: the daemon takes no more work, as when SQLite reports it.

@@ -259,11 +259,8 @@ export type ServiceConfig = Config['service'];
 export type EngineConfig = Config['engine'];
 export type WatchConfig = Config['watch'];
 export type IntakeConfig = Config['intake'];
-export type ApprovalsConfig = Config['approvals'];
 export type ReportsConfig = Config['reports'];
-export type ScheduleConfig = z.infer<typeof scheduleSchema>;
 export type StoreConfig = Config['store'];
-export type ConsoleConfig = Config['console'];
 export type { NotificationsConfig } from './notifications.js';
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';

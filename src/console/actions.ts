@@ -33,7 +33,8 @@ function refusal(deps: ConsoleDeps, viewer: Viewer, action: ConsoleAction): stri
   return null;
 }
 
-export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure: boolean): void {
+/** Signing in with a one-time code, and out. */
+function registerSignIn(app: FastifyInstance, deps: ConsoleDeps, secure: boolean): void {
   const { store, clock } = deps;
   const csrf = { preHandler: app.csrfProtection };
 
@@ -60,6 +61,13 @@ export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure:
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/login', 303);
   });
+}
+
+export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure: boolean): void {
+  const { store, clock } = deps;
+  const csrf = { preHandler: app.csrfProtection };
+
+  registerSignIn(app, deps, secure);
 
   app.post('/attention/cancel', csrf, async (request, reply) => {
     const viewer = request.viewer as Viewer;

@@ -12,7 +12,7 @@ import { ChainWalker } from '../audit/chain.js';
 import type { Clock } from '../clock.js';
 import type { BatchStatus } from '../engine/status.js';
 import { readStatus } from '../engine/status.js';
-import { ATTENTION_STATES } from '../payout-states.js';
+import { FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
 import type { AuditStore, IntakeStore, PipelineRow, PipelineStore, WebhookStore } from '../store/port.js';
@@ -114,10 +114,10 @@ function actionFor(row: PipelineRow): string {
 }
 
 export async function attentionRows(store: ConsoleReadStore, clock: Clock): Promise<AttentionItem[]> {
-  const rows = await store.allRowsInPhases(['created', 'funded', 'held', 'cancelling']);
+  const rows = await store.allRowsInPhases([...FOLLOWED_PHASES, 'held']);
   const now = clock.now();
   return rows
-    .filter((r) => r.phase === 'held' || (r.state !== null && ATTENTION_STATES.has(r.state)))
+    .filter((r) => r.phase === 'held' || isAttentionState(r.state))
     .map((r) => {
       const since = Date.parse(r.observed_at ?? r.heard_at ?? r.created_at ?? '') || now;
       const held = r.phase === 'held';

@@ -15,7 +15,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CallOutcome, Endpoint } from '../api/calls.js';
 import type { Clock } from '../clock.js';
-import { NEVER_SENT_PHASES, UNSETTLED_PHASES } from '../payout-states.js';
+import { FINAL_STATES, PHASES } from '../payout-states.js';
 import type { MetricsFigures, MetricsStore } from '../store/port.js';
 
 export interface MetricsOptions {
@@ -28,8 +28,6 @@ export interface MetricsOptions {
 /** Rows held are counted while their batch is open or received within this window, as `paybatch status` shows batches. */
 export const RECENT_MS = 7 * 24 * 3_600_000;
 
-const PHASES: readonly string[] = [...NEVER_SENT_PHASES, ...UNSETTLED_PHASES, 'final', 'held'];
-const FINAL_STATES: readonly string[] = ['paid', 'refunded', 'canceled'];
 const SOURCES: ReadonlySet<string> = new Set(['webhook', 'polling', 'answer']);
 const ASKED: ReadonlySet<string> = new Set(['create', 'lookup', 'read', 'resolve', 'fund', 'cancel', 'webhook']);
 

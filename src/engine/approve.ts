@@ -15,7 +15,7 @@ import { canApprove, sameCeiling } from '../approvals/verify.js';
 import { proposedCeiling } from '../approvals/facts.js';
 import type { Clock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import { money } from './decide.js';
+import { money } from './for-people.js';
 import type { ApprovalGate, GateVerdict } from './approval-gate.js';
 import type { ApprovalStore, AuditStore, BatchRecord, IntakeStore } from '../store/port.js';
 import { currencyDecimals, MAX_MINOR_UNITS, parseMajorAmount } from '../validate/money.js';

@@ -18,8 +18,8 @@ export interface Slot {
   call<T>(work: () => Promise<T>): Promise<T>;
 }
 
-/** A slot held to the step's end, whatever it says (a step run where giving it back early is not wanted). */
-export const HELD_TO_THE_END: Slot = { release: () => {}, call: (work) => work() };
+/** A slot held for the whole step: release() does nothing (a step run where giving it back early is not wanted). */
+export const WHOLE_STEP_SLOT: Slot = { release: () => {}, call: (work) => work() };
 
 export class CallSlots {
   private free: number;

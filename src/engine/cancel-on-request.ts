@@ -12,8 +12,7 @@ import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow } from '../store/port.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
-import { firstInterval } from './read-schedule.js';
-import { REASONS } from '../payout-states.js';
+import { cancelOnRequest as cancelOnRequestDecision, cancelOnRequestUndone } from './decide.js';
 import type { PipelineLog, RowSteps } from './steps.js';
 
 export interface CancelAnswer {
@@ -31,8 +30,6 @@ export interface CancelDeps {
   limits: CallLimits;
 }
 
-/** Phases a person may cancel from: a transaction exists and paybatch is not in the middle of a call on it. */
-export const CANCELLABLE_PHASES: readonly string[] = ['created', 'funded', 'held'];
 const ATTEMPTS = 5;
 
 export async function cancelOnRequest(row: PipelineRow, by: string | null, deps: CancelDeps): Promise<CancelAnswer> {
@@ -55,13 +52,11 @@ export async function cancelOnRequest(row: PipelineRow, by: string | null, deps:
   const from = row.phase;
   // What it was when cancelled stays in the reason: a corrections file says what to fix from it.
   const detail = `cancelled on request${by ? ` by ${by}` : ''} (it was ${tx.state}${tx.state_reason_code ? `: ${tx.state_reason_code}` : ''})`;
-  const cancelling = await steps.move(row, [from], {
-    phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: detail,
-    next_read_at: deps.clock.now() + firstInterval(deps.engine.polling),
-  }, { action: 'cancel_requested', actor: by ?? 'unknown', details: { transaction: id, outcome: REASONS.cancelledOnRequest, state: tx.state } });
+  const at = deps.clock.now();
+  const cancelling = await steps.apply(row, (current) => cancelOnRequestDecision(current, from, { by, detail, state: tx.state }, at, deps.engine.polling));
   if (!cancelling) return { done: false, state: tx.state, reason: 'the row is being worked on; try again' };
   const putBack = async (): Promise<void> => {
-    await steps.move(cancelling, ['cancelling'], { phase: from, outcome: row.outcome, outcome_detail: row.outcome_detail });
+    await steps.apply(cancelling, (current) => cancelOnRequestUndone(current, row));
   };
   const requested = (): CancelAnswer => {
     deps.log('cancel_requested', { batch: row.batch_id, line: row.line, transaction: id, state: tx.state, by });

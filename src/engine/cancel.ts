@@ -8,7 +8,7 @@ import type { PayoutClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow, PipelineStore } from '../store/port.js';
-import { CANCELLABLE_PHASES } from './cancel-on-request.js';
+import { CANCELLABLE_PHASES, PHASES } from '../payout-states.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -53,7 +53,8 @@ export async function cancelRows(
   const seen = new Set<string>();
   const lines: CancelLine[] = [];
   const chosen: PipelineRow[] = [];
-  const all = ['created', 'funded', 'held', 'final', 'cancelling', 'ready', 'creating', 'funding', 'not_sent', 'refused', 'invalid'];
+  // Every row but those still being checked at intake.
+  const all = PHASES.filter((phase) => phase !== 'checking');
   for (let after = 0; ; ) {
     const rows = await deps.store.rowsInPhases(request.batch, all, after, 1000);
     if (rows.length === 0) break;
@@ -61,7 +62,7 @@ export async function cancelRows(
       if (request.externalIds && !named.has(row.external_id)) continue;
       seen.add(row.external_id);
       if (request.states && !request.states.includes(row.state ?? '')) continue;
-      if (CANCELLABLE_PHASES.includes(row.phase)) chosen.push(row);
+      if ((CANCELLABLE_PHASES as readonly string[]).includes(row.phase)) chosen.push(row);
       else if (named.has(row.external_id)) lines.push({ line: row.line, external_id: row.external_id, state_before: row.state ?? row.phase, cancelled: false, reason: notCancellable(row), state_after: row.state });
     }
     after = (rows[rows.length - 1] as PipelineRow).line;

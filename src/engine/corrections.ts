@@ -9,7 +9,7 @@
  * being paid (canceled, refunded, refused by the service).
  */
 import { createHash } from 'node:crypto';
-import { REASONS } from '../payout-states.js';
+import { REASONS, isUnpaidFinalState } from '../payout-states.js';
 import { CORRECTION_FORM } from '../validate/correction-id.js';
 
 /** The service's limit on external_id [2.1]. */
@@ -35,8 +35,6 @@ export interface OriginalRow {
 
 export type Correctable = { ok: true } | { ok: false; code: string; why: string };
 
-/** States in which a transaction's money did not reach, and will never reach, the recipient. */
-const UNPAID_FINAL_STATES: ReadonlySet<string> = new Set(['canceled', 'refunded', 'rejected', 'declined', 'expired']);
 
 /**
  * Whether a row may be corrected now: it could not pay any more, and was not paid.
@@ -52,7 +50,7 @@ export function correctable(row: OriginalRow): Correctable {
   }
   if (row.phase === 'final') {
     if (row.state === 'paid') return { ok: false, code: 'original_paid', why: 'the original was paid' };
-    if (row.state === null || UNPAID_FINAL_STATES.has(row.state)) return { ok: true };
+    if (row.state === null || isUnpaidFinalState(row.state)) return { ok: true };
     return { ok: false, code: 'original_may_still_pay', why: `the original ended ${row.state}` };
   }
   if (row.phase === 'held') return { ok: false, code: 'original_may_still_pay', why: 'the original is held for a person (its answer did not match): cancel it first (paybatch cancel), then correct it' };

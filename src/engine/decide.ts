@@ -12,13 +12,16 @@
  */
 import type { ServiceTransaction } from '../api/answers.js';
 import type { Issue } from '../validate/issue.js';
-import { currencyDecimals, formatMinor } from '../validate/money.js';
-import type { ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/port.js';
+import { duration, money } from './for-people.js';
+import type { CommitOutcome, ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/port.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
-import { FUNDED_STATES, REASONS, WAITING_FOR_SENDER, isFinal, isNewer } from '../payout-states.js';
+import type { Phase, ReasonCode } from '../payout-states.js';
+import { REASONS, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
+
+export { MAX_CLOCK_SKEW_MS } from '../payout-states.js';
 
 export interface Policy {
   /** Per input currency, minor units: the most one row may cost [4]. */
@@ -67,26 +70,12 @@ export interface Decision {
 const SOURCE: Readonly<Record<Asked, ObservationSource>> = {
   create: 'answer', fund: 'answer', cancel: 'answer', lookup: 'polling', read: 'polling', resolve: 'polling', webhook: 'webhook',
 };
-const IN_FLIGHT: ReadonlySet<string> = new Set(['creating', 'created', 'funding', 'funded', 'cancelling']);
 const WHAT: Readonly<Record<Asked, string>> = {
   create: 'the create answer', lookup: 'the lookup by external_id', read: 'a read', resolve: 'a read', fund: 'the fund answer', cancel: 'the cancel answer', webhook: 'a webhook',
 };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const none = (label: Decision['label']): Decision => ({ patch: null, action: { kind: 'none' }, label });
-
-/** An amount for people: "6000.00 USD". */
-export function money(minor: string | bigint, currency: string): string {
-  const decimals = currencyDecimals(currency) ?? 2;
-  return `${formatMinor(BigInt(minor), decimals)} ${currency}`;
-}
-
-/** A duration for people: "50m", "2h", "90s". */
-export function duration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-}
 
 /**
  * The row held for a person: the answer did not match what was asked. Nothing
@@ -119,18 +108,6 @@ export function cancel(outcome: string, detail: string, now: number, polling: Po
   };
 }
 
-/**
- * How far ahead of paybatch's clock a service's updated_at may be and still be
- * believed: further is a clock gone wrong (or a lie) that would freeze the row,
- * since nothing later would look newer. Such an observation counts as undated.
- */
-export const MAX_CLOCK_SKEW_MS = 10 * 60_000;
-
-/** The service's updated_at, unless it lies in the future beyond the skew allowed. */
-function believedAt(tx: ServiceTransaction, now: number): string | null {
-  return tx.updated_at !== null && Date.parse(tx.updated_at) <= now + MAX_CLOCK_SKEW_MS ? tx.updated_at : null;
-}
-
 /** The service's state and amounts, as a row stores them. */
 function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: string | null): RowChanges {
   const moved = at ?? now;
@@ -148,7 +125,7 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
     paid_at: tx.state === 'paid' ? (row.paid_at ?? moved) : row.paid_at,
     refunded_at: tx.state === 'refunded' ? (row.refunded_at ?? moved) : row.refunded_at,
     refunded_amount: tx.state === 'refunded' ? (tx.refunded_amount_in_cents ?? row.refunded_amount ?? tx.input_amount_in_cents ?? row.input_amount) : row.refunded_amount,
-    settled_at: ['paid', 'refunded', 'canceled'].includes(tx.state) ? (row.settled_at ?? now) : row.settled_at,
+    settled_at: isFinalState(tx.state) ? (row.settled_at ?? now) : row.settled_at,
   };
 }
 
@@ -258,13 +235,13 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   if (row.phase === 'held' && asked === 'fund' && row.funded_at === null && row.fund_attempts > 0) {
     return { patch: { changes: { funded_at: iso(now), heard_at: iso(now) } }, action: { kind: 'none' }, label: 'applied' };
   }
-  if (!IN_FLIGHT.has(row.phase) && row.phase !== 'final') return none(row.phase === 'held' ? 'held' : 'not_in_flight');
+  if (!isInFlight(row.phase) && row.phase !== 'final') return none(row.phase === 'held' ? 'held' : 'not_in_flight');
   if (row.phase === 'creating' && asked !== 'create' && asked !== 'lookup') return none('not_created_yet');
 
   const adopting = row.phase === 'creating';
   const funded = row.funded_at !== null;
-  const at = believedAt(tx, now);
-  const fundedState = FUNDED_STATES.has(tx.state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
+  const at = trustedUpdatedAt(tx.updated_at, now);
+  const fundedState = isFundedState(tx.state) || (tx.raw.funded_at !== undefined && tx.raw.funded_at !== null);
   // Once funded (or sent in a funding's guard and answered or seen funded), the input amount may not change [D10].
   const committed = funded || (row.phase === 'funding' && (asked === 'fund' || fundedState)) ? row.input_amount : null;
   const mismatches = checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: adopting ? null : row.transaction_id, committed_input_amount: committed }, tx);
@@ -277,7 +254,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   // [D10] A 200 to paybatch's own funding call is proof of funding, whatever the age of the state it carries.
   const ownFunding = asked === 'fund' && row.phase === 'funding';
   const waitingDeadline = (state: string | null, created: string | null): number | undefined =>
-    state !== null && WAITING_FOR_SENDER.has(state) && created ? Date.parse(created) + policy.fundingDeadlineMs : undefined;
+    isWaitingForSender(state) && created ? Date.parse(created) + policy.fundingDeadlineMs : undefined;
   const follow = (changes: RowChanges): RowPatch => {
     const created = changes.created_at ?? row.created_at;
     const next = nextReadAt({ created_at: created, reads: row.reads }, now, policy.polling, counted, waitingDeadline(changes.state ?? row.state, created));
@@ -297,19 +274,19 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
     phase = 'created';
   }
   const state = newer ? tx.state : (row.state ?? tx.state);
-  const seenFunded = ownFunding || FUNDED_STATES.has(state) || fundedState;
+  const seenFunded = ownFunding || isFundedState(state) || fundedState;
   // A row being funded is moved only forward by what others saw: whether its funding happened, its owner finds out.
   if (phase === 'funding' && !ownFunding && asked !== 'resolve' && !seenFunded) return { patch: { changes, learned: source }, action: { kind: 'none' }, label: 'applied' };
   if (seenFunded && !funded) changes.funded_at = iso(now);
   const fundedNow = funded || seenFunded;
 
-  if (isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
+  if (isTxState(state) && isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
   if (fundedNow && (phase === 'created' || phase === 'funding')) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
 
   const rowNow = { ...row, created_at: changes.created_at ?? row.created_at };
   if (phase === 'created') {
     if (state === 'approved') return counting(fundOrEnd(rowNow, tx, { ...changes, phase: 'created' }, now, policy), source, counted);
-    if (WAITING_FOR_SENDER.has(state) && now >= fundingDeadline(rowNow, policy, now)) {
+    if (isWaitingForSender(state) && now >= fundingDeadline(rowNow, policy, now)) {
       const deadline = fundingDeadline(rowNow, policy, now);
       return counting(cancel(REASONS.senderNotApproved, `the sender was still ${state} (KYC) at engine.funding_deadline_ms ${duration(policy.fundingDeadlineMs)} after creation (deadline ${iso(deadline)})`, now, policy.polling, { ...changes, phase: 'created' }), source, counted);
     }
@@ -324,4 +301,89 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }
   return { patch: follow(changes), action: { kind: 'none' }, label: 'applied' };
+}
+
+/*
+ * The decisions of the steps around the service's calls (steps.ts applies them). Each takes the row as stored now:
+ * on a conflict the step reads it again and asks again. A decision that does not apply to the row as it is now is
+ * 'stale' and changes nothing.
+ */
+
+const stale = (): Decision => none('stale');
+const applied = (changes: RowChanges, audits?: RowAudit[]): Decision => ({ patch: { changes, ...(audits ? { audits } : {}) }, action: { kind: 'none' }, label: 'applied' });
+
+/** A decision made outside `decide` records the intents of its calls too (after `before`, the audits it carries over). */
+export function withIntentAudits(row: PipelineRow, decision: Decision, now: number, before: RowAudit[] = []): Decision {
+  if (!decision.patch || decision.patch.audits) return decision;
+  const audits = [...before, ...intentAudits(row, decision, iso(now))];
+  return audits.length > 0 ? { ...decision, patch: { ...decision.patch, audits } } : decision;
+}
+
+/** [D7] A ready row claimed for its create: creating, from when paybatch asked (its transaction cannot be older). */
+export function claimForCreate(row: PipelineRow, now: number): Decision {
+  if (row.phase !== 'ready') return stale();
+  return applied({ phase: 'creating', created_at: iso(now) }, [{
+    action: 'create_requested', at: iso(now), details: { external_id: row.external_id, amount: row.request.output_amount_in_cents, currency: row.request.output_currency_code },
+  }]);
+}
+
+/** The service refused the create [7]: the row ends there, with its reasons. */
+export function refusedByService(row: PipelineRow, reasons: string, message: string): Decision {
+  return applied({ phase: 'final', outcome: REASONS.rejectedByService, outcome_detail: reasons, errors: [{ line: row.line, column: 'external_id', code: REASONS.rejectedByService, message }] });
+}
+
+/** A row not signed for: ready, it ends not sent; creating (a create may have gone out before a restart), it is held for a person. */
+export function refuseUnapproved(row: PipelineRow, reason: string): Decision {
+  if (row.phase === 'ready') return applied({ phase: 'not_sent', outcome: REASONS.approvalInvalid, outcome_detail: reason });
+  if (row.phase === 'creating') return { ...applied({ phase: 'held', outcome: REASONS.approvalInvalid, outcome_detail: reason, next_read_at: null }), label: 'held' };
+  return stale();
+}
+
+/** The service refused a funding paybatch sent: the row, if still being funded, is cancelled with the reason. */
+export function fundingCallRefused(row: PipelineRow, outcome: ReasonCode, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
+  return row.phase === 'funding' ? cancel(outcome, detail, now, polling, changes) : stale();
+}
+
+/**
+ * A row ended by paybatch's own decision (a sender rejected, a stopped currency): cancelled, if in one of `phases`. With
+ * `reasonIfCanceled`, a row the service cancelled meanwhile, unfunded and with no reason recorded, keeps this one.
+ */
+export function endByPaybatch(row: PipelineRow, end: { outcome: ReasonCode; detail: string; phases: readonly Phase[]; reasonIfCanceled?: boolean }, now: number, polling: PollingPolicy): Decision {
+  if ((end.phases as readonly string[]).includes(row.phase)) return cancel(end.outcome, end.detail, now, polling);
+  if (end.reasonIfCanceled && row.phase === 'final' && row.state === 'canceled' && row.outcome === null && row.funded_at === null) {
+    return applied({ outcome: end.outcome, outcome_detail: end.detail });
+  }
+  return stale();
+}
+
+/** [D11] A person asked to cancel a row in phase `from`: cancelling, with who asked and what it was, read again soon. */
+export function cancelOnRequest(row: PipelineRow, from: string, request: { by: string | null; detail: string; state: string }, now: number, polling: PollingPolicy): Decision {
+  if (row.phase !== from) return stale();
+  return applied({ phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: request.detail, next_read_at: now + firstInterval(polling) }, [{
+    action: 'cancel_requested', at: iso(now), actor: request.by ?? 'unknown', details: { transaction: row.transaction_id, outcome: REASONS.cancelledOnRequest, state: request.state },
+  }]);
+}
+
+/** The service refused the cancellation asked for, or never answered: the row goes back to where it was, with its reason. */
+export function cancelOnRequestUndone(row: PipelineRow, before: Pick<PipelineRow, 'phase' | 'outcome' | 'outcome_detail'>): Decision {
+  return row.phase === 'cancelling' ? applied({ phase: before.phase, outcome: before.outcome, outcome_detail: before.outcome_detail }) : stale();
+}
+
+/**
+ * The store refused a decision's commit: its reservation (over the budget, or the currency stopped), or the
+ * transaction id it adopts (another row's). What to store instead: the funding refused, with the limit that
+ * refused it and the states learned kept; or the row held for a person.
+ */
+export function afterRefusedCommit(row: PipelineRow, decision: Decision, refusal: Exclude<CommitOutcome, { kind: 'applied' | 'moved' }>, now: number, policy: Policy): Decision {
+  if (refusal.kind === 'taken') {
+    const mismatch: Mismatch = { field: 'id', asked: 'a transaction of its own', answered: `${String(decision.patch?.changes.transaction_id)}, the transaction of batch ${refusal.batch_id} line ${refusal.line}` };
+    return withIntentAudits(row, hold(row, 'the answer', [mismatch]), now);
+  }
+  const learned = (decision.patch?.audits ?? []).filter((a) => a.action === 'state_learned');
+  if (refusal.kind === 'stopped') return withIntentAudits(row, refuseFunding(decision, REASONS.insufficientFunds, `not funded: ${refusal.detail}`, now, policy), now, learned);
+  const reserve = decision.patch?.reserve;
+  const currency = reserve?.currency ?? row.request.input_currency_code;
+  const amount = reserve?.amount ?? 0n;
+  const detail = `input ${money(amount, currency)} would take the batch to ${money(refusal.committed + amount, currency)}, over its budget ${money(reserve?.budget ?? 0n, currency)} (engine.batch_budget, or the ceiling approved)`;
+  return withIntentAudits(row, refuseFunding(decision, REASONS.overBudget, detail, now, policy), now, learned);
 }

@@ -13,7 +13,7 @@ import type { SharedWork } from './shared-work.js';
 import type { IntakeDeps } from './intake.js';
 import { moveWithCompanions } from './intake.js';
 import { claimName, claimedAtOf } from './claim-names.js';
-import { restoreKeptFile } from './kept-files.js';
+import { restoreKeptFile } from './file-bytes-in-database.js';
 
 /**
  * A batch whose intake never finished (the process died while taking it in) is
@@ -26,7 +26,7 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
   if (deps.shared) return recoverShared(deps, deps.shared, deps.atStart ?? true);
   const recovered: string[] = [];
   // A file claimed just before the process died, before its batch was recorded, belongs to no
-  // batch: it goes back to the inbox. (The workspace lock makes sure no other run is claiming.)
+  // batch: it goes back to the inbox. (The workspace lease, workspace-lease.ts, makes sure no other run is claiming.)
   recovered.push(...(await putBackUnrecorded(deps, () => true)));
   for (const batch of await deps.store.interruptedIntakes()) {
     await deps.store.rejectBatch(batch.id, 'interrupted during intake; the file was put back in the inbox and taken again');

@@ -23,12 +23,13 @@ import { BatchFileError } from '../batch/file-error.js';
 import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
-import { renderReport } from '../reports/validation-report.js';
 import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
-import { keepFileBytes, keepManifest } from './kept-files.js';
+import { keepFileBytes, keepManifest } from './file-bytes-in-database.js';
+import type { IntakeFacts, Refusal } from './intake-plan.js';
+import { planIntake } from './intake-plan.js';
 
 export type IntakeOutcome =
   | { kind: 'accepted'; batch: string; file: string; ready: number; refused: number; invalid: number; report: ValidationReport }
@@ -92,11 +93,35 @@ export async function putBack(claimed: string, name: string, batch: string, deps
   await moveWithCompanions(claimed, existsSync(back) ? join(deps.workspace.folders.inbox, `${batch}--${name}`) : back, deps.workspace.home);
 }
 
+/** The refusal planned for facts that must refuse the file. */
+function refusalOf(facts: IntakeFacts): Refusal {
+  const plan = planIntake(facts);
+  if (plan.kind !== 'refuse') throw new Error(`intake: a refusal was expected for ${facts.name}, the plan is ${plan.kind}`);
+  return plan.refusal;
+}
+
+/** The outcome of a refusal planned: its batch rejected (if any), the file moved to failed/ with its report beside it. */
+async function applyRefusal(refusal: Refusal, claimed: string, facts: IntakeFacts, deps: IntakeDeps, error?: BatchFileError): Promise<IntakeOutcome> {
+  const failedPath = join(deps.workspace.folders.failed, basename(claimed));
+  if (refusal.rejectBatch !== null && facts.batch) await deps.store.rejectBatch(facts.batch, refusal.rejectBatch);
+  await moveWithCompanions(claimed, failedPath, deps.workspace.home);
+  for (const { suffix, text } of refusal.files) await writeFileSafely(deps.workspace.home, `${failedPath}${suffix}`, text);
+  const reportFile = `${failedPath}${refusal.files[0]?.suffix ?? ''}`;
+  const batch = facts.batch as string;
+  switch (refusal.kind) {
+    case 'duplicate': return { kind: 'duplicate', file: failedPath, noteFile: reportFile, earlier: facts.earlier as BatchRecord };
+    case 'unreadable': return { kind: 'unreadable', batch, file: failedPath, reportFile, error: error as BatchFileError };
+    case 'rejected': return { kind: 'rejected', batch, file: failedPath, reportFile, report: facts.report as ValidationReport };
+    default: return { kind: 'not_read', file: failedPath, reportFile, reason: refusal.reason };
+  }
+}
+
 /**
  * Takes a file of the inbox in, if it is complete. `before` is what the caller
  * saw of it the last time it looked (from a 'waiting' outcome): stability is
  * measured from it. Without it, a file complete by stability alone is only seen,
- * and taken at a later look.
+ * and taken at a later look. Each fact learned is put to planIntake; a refusal is
+ * applied at once.
  */
 export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: Seen): Promise<IntakeOutcome> {
   const name = basename(inboxPath);
@@ -104,7 +129,9 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
   if (refused) return refused;
   const look = await lookAtInboxFile(inboxPath, deps, before);
   if (!look) return { kind: 'gone', name };
-  if (!look.readiness.ready) return { kind: 'waiting', name, reason: look.readiness.reason, retryInMs: look.readiness.retryInMs, seen: look.seen };
+  const facts: IntakeFacts = { name, readiness: look.readiness, maxFileBytes: deps.batch.max_file_bytes, force: deps.force === true, policy: deps.policy };
+  const waiting = planIntake(facts);
+  if (waiting.kind === 'wait') return { kind: 'waiting', name, reason: waiting.reason, retryInMs: waiting.retryInMs, seen: look.seen };
   const at = deps.clock.now();
   const claimed = join(deps.workspace.folders.processing, claimName(name, at));
   try {
@@ -116,130 +143,107 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
   // The marker and the manifest go with the file, so that the inbox holds no stale "complete" signal.
   if (look.marker) await rename(look.marker, `${claimed}.done`).catch(() => {});
   if (look.manifest) await rename(look.manifest, `${claimed}.manifest.json`).catch(() => {});
-  const failedPath = join(deps.workspace.folders.failed, basename(claimed));
-  // Refused before a byte is read: a symbolic link (perhaps to a file outside the workspace), a
-  // folder or a device; or a file over the size limit (hashing it alone would take a while).
   const entry = await lstat(claimed);
-  const unread = !entry.isFile()
-    ? 'it is not a regular file (a symbolic link, a folder or a device), and paybatch reads only files placed in the inbox itself'
-    : entry.size > deps.batch.max_file_bytes ? `it is ${entry.size} bytes, over the limit of ${deps.batch.max_file_bytes} bytes (batch.max_file_bytes)` : null;
-  if (unread) {
-    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-    const reportFile = `${failedPath}.report.txt`;
-    await writeFileSafely(deps.workspace.home, reportFile, `${name} was not taken: ${unread}.\nNothing of it was read or sent.\n`);
-    return { kind: 'not_read', file: failedPath, reportFile, reason: unread };
-  }
+  facts.entry = { regularFile: entry.isFile(), size: entry.size };
+  let plan = planIntake(facts);
+  if (plan.kind === 'refuse') return applyRefusal(plan.refusal, claimed, facts, deps);
   const sha256 = (await fileSha256(claimed)) ?? '';
-  const earlier = await deps.store.acceptedBatchWithContent(sha256);
-  if (earlier && !deps.force) {
-    await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-    const noteFile = `${failedPath}.duplicate.txt`;
-    await writeFileSafely(deps.workspace.home, noteFile, `${name} was not taken: it has the same content (SHA-256 ${sha256}) as batch ${earlier.id}, taken from ${earlier.file_name} at ${earlier.received_at}.\nNothing of it was sent. To take it all the same, run again with --force.\n`);
-    return { kind: 'duplicate', file: failedPath, noteFile, earlier };
-  }
+  Object.assign(facts, { sha256, earlier: await deps.store.acceptedBatchWithContent(sha256) });
+  plan = planIntake(facts);
+  if (plan.kind === 'refuse') return applyRefusal(plan.refusal, claimed, facts, deps);
 
   const batch = await deps.store.beginBatch({
     file_name: name, sha256, size_bytes: entry.size, policy: deps.policy, received_at: new Date(at).toISOString(),
     file_mtime_ms: Math.floor(entry.mtimeMs), send_after: at + secondLookAfterMs(look.readiness.ready && look.readiness.by !== 'stable', deps), taken_by: deps.shared?.name ?? null,
   });
+  facts.batch = batch;
   try {
     // Shared: the bytes go to the database before any row does, so that any worker can take the file in again.
     if (deps.shared && (await keepFileBytes(deps.shared.store, batch, claimed)) !== sha256) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
     if (deps.shared && look.manifest) await keepManifest(deps.shared.store, batch, `${claimed}.manifest.json`);
-    let pending: NewRow[] = [];
-    const flush = async (): Promise<void> => {
-      if (pending.length === 0) return;
-      const rows = pending;
-      pending = [];
-      await deps.store.addRows(batch, rows);
-    };
-    // What the file holds, for its manifest: every data row, and every amount that could be read.
-    const figures = { rows: 0, totals: new Map<string, bigint>() };
-    // Rows naming an original to pay again: only then is the file checked as a corrections file.
-    let corrections = 0;
-    let report: ValidationReport;
-    try {
-      report = await validateFile(claimed, {
-        reader: readerOptions(deps.batch),
-        rules: ruleOptions(deps.batch, deps.clock),
-        maxReportedIssues: deps.batch.max_reported_issues,
-      }, {
-        async row(checked) {
-          figures.rows += 1;
-          if (checked.amount) figures.totals.set(checked.amount.currency, (figures.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
-          const origin = checked.origin();
-          if (origin !== null && origin !== 'malformed') corrections += 1;
-          const malformed = origin === 'malformed'
-            ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
-            : [];
-          // The request as stored: made on the worker thread that checked the row, when one did (no JSON made twice).
-          const stored = checked.valid && malformed.length === 0 ? checked.stored() : null;
-          pending.push({
-            line: checked.line, external_id: checked.externalId, request: null, stored, errors: [...checked.errors, ...malformed],
-            original: origin === 'malformed' ? null : origin, fields: stored ? null : checked.fields(),
-          });
-          if (pending.length >= STORE_CHUNK) await flush();
-        },
-        async late(finding) {
-          if (finding.severity !== 'error') return;
-          await flush();
-          await deps.store.invalidateRow(batch, finding.line, finding.issue);
-        },
-        scratchRefused(message) {
-          deps.log?.('scratch_in_memory', { batch, file: name, reason: message });
-        },
-      });
-      await flush();
-    } catch (error) {
-      if (!(error instanceof BatchFileError)) throw error;
+    const read = await readIntoStore(claimed, batch, name, deps);
+    if (read instanceof BatchFileError) {
       if (await changedSince(claimed, entry)) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
-      await deps.store.rejectBatch(batch, `${error.code}: ${error.message}`);
-      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-      const reportFile = `${failedPath}.report.txt`;
-      const where = error.line === null ? name : `${name}, line ${error.line}`;
-      await writeFileSafely(deps.workspace.home, reportFile, `${where}: cannot be read as a batch (${error.code}): ${error.message}\nNothing of it was sent.\n`);
-      return { kind: 'unreadable', batch, file: failedPath, reportFile, error };
+      facts.unreadable = { code: read.code, message: read.message, line: read.line };
+      return applyRefusal(refusalOf(facts), claimed, facts, deps, read);
     }
     // The bytes validated are the bytes kept: a file that changed while it was read (a writer still at it) is not taken.
-    if (report.sha256 !== sha256 || (await changedSince(claimed, entry))) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
-
-    const manifestProblem = await checkManifest(`${claimed}.manifest.json`, { rows: figures.rows, totals: figures.totals, sha256 });
-    if (manifestProblem) {
-      await deps.store.rejectBatch(batch, `the file does not match its manifest: ${manifestProblem.join('; ')}`);
-      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-      const reportFile = `${failedPath}.report.txt`;
-      await writeFileSafely(deps.workspace.home, reportFile, `${name} does not match its manifest (control totals):\n${manifestProblem.map((d) => `  ${d}`).join('\n')}\nNothing of it was sent. The file, or its manifest, is incomplete or wrong: drop both again once whole.\n`);
-      return { kind: 'not_read', file: failedPath, reportFile, reason: `it does not match its manifest: ${manifestProblem.join('; ')}` };
-    }
-
-    if (report.invalid > 0 && deps.policy === 'reject_file') {
-      await deps.store.rejectBatch(batch, `${report.invalid} invalid rows (policy reject_file)`);
-      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-      const reportFile = `${failedPath}.report.txt`;
-      await writeFileSafely(deps.workspace.home, reportFile, `${renderReport({ ...report, file: name })}\nNothing of this file was sent (policy reject_file): correct the rows above and drop it again.\n`);
-      await writeFileSafely(deps.workspace.home, `${failedPath}.report.json`, `${JSON.stringify({ batch, ...report, file: name }, null, 2)}\n`);
-      return { kind: 'rejected', batch, file: failedPath, reportFile, report };
-    }
+    if (read.report.sha256 !== sha256 || (await changedSince(claimed, entry))) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
+    facts.manifestProblems = (await checkManifest(`${claimed}.manifest.json`, { rows: read.rows, totals: read.totals, sha256 })) ?? [];
+    facts.report = read.report;
+    plan = planIntake(facts);
+    if (plan.kind === 'refuse') return applyRefusal(plan.refusal, claimed, facts, deps);
     // A corrections file: each row checked against its original (a refused one stays unpaid, with why). Asked only of
     // one: finding none in the store reads the whole batch (0.3 s at a million rows).
-    if (corrections > 0) await checkCorrections(batch, deps.store);
+    if (read.corrections > 0) await checkCorrections(batch, deps.store);
     // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
     const counts = await deps.store.acceptBatch(batch);
-    if (!counts) {
-      // Recovered as interrupted by another worker meanwhile (this one was taken for dead): that worker takes the
-      // file in again, so this copy is set aside, not put back: one file, one batch.
-      await moveWithCompanions(claimed, failedPath, deps.workspace.home);
-      const reportFile = `${failedPath}.report.txt`;
-      const reason = 'another worker recovered its intake as interrupted and takes the file in again; this copy was set aside';
-      await writeFileSafely(deps.workspace.home, reportFile, `${name}: ${reason}.\nNothing of this copy was sent.\n`);
-      return { kind: 'not_read', file: failedPath, reportFile, reason };
-    }
-    return { kind: 'accepted', batch, file: claimed, ...counts, report };
+    if (!counts) return applyRefusal(refusalOf({ ...facts, recoveredElsewhere: true }), claimed, facts, deps);
+    return { kind: 'accepted', batch, file: claimed, ...counts, report: read.report };
   } catch (error) {
     // Not the file's fault (those end above as a rejected batch): the batch stays in intake for the next start to
     // recover, and gives back the external ids of its rows stored sendable meanwhile.
     await deps.store.suspendIntake(batch).catch(() => {});
+    throw error;
+  }
+}
+
+/** What reading a file into the store found: its report, and its figures for a manifest; or why it cannot be read at all. */
+interface RowsRead {
+  report: ValidationReport;
+  /** Every data row, and every amount that could be read, for its manifest. */
+  rows: number;
+  totals: Map<string, bigint>;
+  /** Rows naming an original to pay again: only then is the file checked as a corrections file. */
+  corrections: number;
+}
+
+/** Checks the file row by row and stores its rows, STORE_CHUNK to a transaction. */
+async function readIntoStore(claimed: string, batch: string, name: string, deps: IntakeDeps): Promise<RowsRead | BatchFileError> {
+  let pending: NewRow[] = [];
+  const flush = async (): Promise<void> => {
+    if (pending.length === 0) return;
+    const rows = pending;
+    pending = [];
+    await deps.store.addRows(batch, rows);
+  };
+  const read = { rows: 0, totals: new Map<string, bigint>(), corrections: 0 };
+  try {
+    const report = await validateFile(claimed, {
+      reader: readerOptions(deps.batch),
+      rules: ruleOptions(deps.batch, deps.clock),
+      maxReportedIssues: deps.batch.max_reported_issues,
+    }, {
+      async row(checked) {
+        read.rows += 1;
+        if (checked.amount) read.totals.set(checked.amount.currency, (read.totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
+        const origin = checked.origin();
+        if (origin !== null && origin !== 'malformed') read.corrections += 1;
+        const malformed = origin === 'malformed'
+          ? [{ line: checked.line, column: 'original_line', code: 'original_malformed', message: 'original_batch and original_line name the row a correction pays again: both, a batch id and a line number' }]
+          : [];
+        // The request as stored: made on the worker thread that checked the row, when one did (no JSON made twice).
+        const stored = checked.valid && malformed.length === 0 ? checked.stored() : null;
+        pending.push({
+          line: checked.line, external_id: checked.externalId, request: null, stored, errors: [...checked.errors, ...malformed],
+          original: origin === 'malformed' ? null : origin, fields: stored ? null : checked.fields(),
+        });
+        if (pending.length >= STORE_CHUNK) await flush();
+      },
+      async late(finding) {
+        if (finding.severity !== 'error') return;
+        await flush();
+        await deps.store.invalidateRow(batch, finding.line, finding.issue);
+      },
+      scratchRefused(message) {
+        deps.log?.('scratch_in_memory', { batch, file: name, reason: message });
+      },
+    });
+    await flush();
+    return { report, ...read };
+  } catch (error) {
+    if (error instanceof BatchFileError) return error;
     throw error;
   }
 }

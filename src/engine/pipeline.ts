@@ -7,17 +7,16 @@
  */
 import type { ServiceTransaction } from '../api/answers.js';
 import type { CallLimits, PayoutClient } from '../api/client.js';
-import { AuthenticationRefused, Rejected, Retryable } from '../api/errors.js';
+import { AuthenticationRefused } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
-import { ConfigError, ServiceUnavailable } from '../errors.js';
-import { roomForSending } from '../heap.js';
-import type { BatchCorridor, PipelineRow, PipelineStore } from '../store/port.js';
+import type { PipelineRow, PipelineStore } from '../store/port.js';
+import { refuseInactiveCorridors } from './inactive-corridors.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
-import { CallSlots, HELD_TO_THE_END } from './call-slots.js';
-import { REASONS, WAITING_FOR_SENDER } from '../payout-states.js';
+import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
+import { REASONS, isWaitingForSender } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -36,6 +35,11 @@ export interface PipelineDeps {
   gate?: ApprovalGate;
   /** With several workers on one database: the claims and call slots this worker takes (see shared-work.ts). */
   shared?: SharedWork;
+  /**
+   * Called as each batch's sending starts: process-wide tuning the CLI owns (it grows V8's young generation for
+   * sending, see heap.ts); the engine changes nothing of the process itself.
+   */
+  beforeSending?: () => void;
 }
 
 const PAGE = 500;
@@ -192,9 +196,9 @@ export class Pipeline {
   async submit(batchId: string): Promise<void> {
     // Only a released batch is sent: its file found unchanged once taken, its approvals verified here (see release.ts).
     if (!(await this.deps.store.batchReleased(batchId)) || this.deps.gate?.heldReason(batchId) || (this.deps.gate?.enabled && !this.deps.gate.verified(batchId))) return;
-    // Sending makes short-lived objects fast: a larger young generation collects them less often (see heap.ts).
-    roomForSending();
-    await this.refuseInactiveCorridors(batchId);
+    // Process tuning for sending, when the CLI set some up (see heap.ts).
+    this.deps.beforeSending?.();
+    await refuseInactiveCorridors(batchId, { ...this.deps, signal: this.stopping.signal });
     const inFlight = new Set<Promise<unknown>>();
     const window = this.deps.engine.concurrency * 2;
     // Woken when a row leaves the window. Not Promise.race over the window: each race leaves a reaction on every
@@ -232,7 +236,7 @@ export class Pipeline {
         const sent = this.slots.run(async (slot) => {
           if (failures.length > 0) return false;
           try {
-            return await this.guarded(row, (fresh) => this.steps.send(fresh, shared ? HELD_TO_THE_END : slot));
+            return await this.guarded(row, (fresh) => this.steps.send(fresh, shared ? WHOLE_STEP_SLOT : slot));
           } catch (error) {
             failures.push(error);
             throw error;
@@ -251,42 +255,6 @@ export class Pipeline {
     }
     await Promise.allSettled(inFlight);
     if (failures.length > 0) throw failures[0];
-  }
-
-  /**
-   * [1], [D12] Before sending, the corridors the batch uses are read; rows on an inactive one are not sent. Which
-   * corridors still have ready rows comes from the batch's corridor summary, not from reading the batch: at a
-   * million rows that took seconds before the first call, after every restart.
-   */
-  private async refuseInactiveCorridors(batchId: string): Promise<void> {
-    const { store, client } = this.deps;
-    const used = await store.batchCorridors(batchId);
-    const countries = new Set(used.map((c) => c.country_code));
-    let corridors: Map<string, Awaited<ReturnType<PayoutClient['listCorridors']>>>;
-    try {
-      corridors = new Map(await Promise.all([...countries].map(async (c) => [c, await client.listCorridors(c, { signal: this.stopping.signal })] as const)));
-    } catch (error) {
-      const unsent = `nothing of batch ${batchId} was sent, and the next run sends it`;
-      if (error instanceof Retryable) throw new ServiceUnavailable(`the payout service did not answer (${error.message}); ${unsent}`, { cause: error });
-      // A 404 on a path of the interface: the base URL is wrong (most often its version prefix is missing) [D1].
-      if (error instanceof Rejected && error.status === 404) throw new ConfigError(`the payout service has no GET /corridors at ${this.deps.client.baseUrl}: check service.base_url (with its version prefix, such as /v1) [D1]; ${unsent}`, { cause: error });
-      if (error instanceof Rejected) throw new ServiceUnavailable(`the payout service refused to list corridors (${error.message}); ${unsent}`, { cause: error });
-      throw error;
-    }
-    const inactive = used.filter((corridor) => !(corridors.get(corridor.country_code) ?? []).some((c) => c.active
-      && c.type === corridor.type && c.input_currency_codes.includes(corridor.input_currency) && c.output_currency_codes.includes(corridor.output_currency)));
-    const ended: { line: number; external_id: string; corridor: BatchCorridor }[] = [];
-    try {
-      for (const corridor of inactive) {
-        const detail = `the ${corridor.type} corridor to ${corridor.country_code} for ${corridor.input_currency} to ${corridor.output_currency} is not active at the service`;
-        for (const row of await store.endReadyRowsOfCorridor(batchId, corridor, REASONS.corridorInactive, detail)) ended.push({ ...row, corridor });
-      }
-    } finally {
-      // In file order, as the rows were read before; what was ended is told even if a later corridor failed.
-      for (const { line, external_id, corridor } of ended.sort((a, b) => a.line - b.line)) {
-        this.deps.log('corridor_inactive', { batch: batchId, line, external_id, country: corridor.country_code, type: corridor.type });
-      }
-    }
   }
 
   /** Reads the transactions whose next read is due, within the polling budget [D17]. */
@@ -324,7 +292,7 @@ export class Pipeline {
   async stopForSender(row: PipelineRow, state: string): Promise<void> {
     await this.slots.run(() => this.guarded(row, async () => {
       const waiting = await this.deps.store.row(row.batch_id, row.line);
-      const waitingOnSender = waiting?.phase === 'created' && waiting.state !== null && WAITING_FOR_SENDER.has(waiting.state);
+      const waitingOnSender = waiting?.phase === 'created' && isWaitingForSender(waiting.state);
       // Or already final: the service's cancellation of it may have been applied first (its event and the sender's came
       // together); end() keeps the reason on such a row, and leaves any other final row as it is.
       if (waiting && (waitingOnSender || waiting.phase === 'final')) {

@@ -31,9 +31,10 @@ import type { AuditStore, IntakeStore, PipelineStore, ReportStore } from '../sto
 /** The audit action of a report written: left out of the head a report prints, so that writing it again gives the same bytes. */
 const REPORT_WRITTEN = 'report_written';
 import type { Workspace } from '../workspace/workspace.js';
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import { CORRECTABLE_PHASES, OPEN_TRANSACTION_PHASES } from '../payout-states.js';
 
-/** Phases whose transaction is not final yet. */
-const UNSETTLED: ReadonlySet<string> = new Set(['created', 'funding', 'funded', 'cancelling']);
 
 export type ReportFormat = 'csv' | 'json' | 'xlsx';
 
@@ -55,6 +56,8 @@ export interface ReportDeps {
   /** Where the service's ledger is, if it has one. */
   ledgerUrl: string | null;
   sleep?: (ms: number) => Promise<void>;
+  /** What is now, for how far ahead of it the service's updated_at is trusted (the system clock unless given). */
+  clock?: Clock;
 }
 
 export interface ReportOutcome {
@@ -104,13 +107,11 @@ async function writeReportFiles(
   return files;
 }
 
-/** Rows that may have been corrected: never sent, or ended without being paid. */
-const CORRECTABLE_PHASES: ReadonlySet<string> = new Set(['invalid', 'refused', 'not_sent', 'final']);
 
 /** The lineages of the rows in scope that are corrections, or were corrected. */
 async function correctionLineages(rows: readonly LedgerRow[], store: ReportDeps['store']): Promise<Lineage[]> {
   const hasCorrections = async (batch: string, line: number): Promise<boolean> => (await store.correctionsOf(batch, line)).length > 0;
-  const candidates = rows.filter((r) => r.original_batch || (CORRECTABLE_PHASES.has(r.phase) && r.state !== 'paid'));
+  const candidates = rows.filter((r) => r.original_batch || ((CORRECTABLE_PHASES as readonly string[]).includes(r.phase) && r.state !== 'paid'));
   return lineagesOf(store, candidates, hasCorrections);
 }
 
@@ -128,10 +129,10 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
   const rows = await deps.store.ledgerRows(scope);
   const reconciliation = reconcile(rows, period, { inFlightDays: deps.reports.in_flight_days });
 
-  const unsettled = rows.filter((r) => r.transaction_id !== null && UNSETTLED.has(r.phase));
+  const unsettled = rows.filter((r) => r.transaction_id !== null && (OPEN_TRANSACTION_PHASES as readonly string[]).includes(r.phase));
   const states = await readUnsettled(unsettled.map((r) => r.transaction_id as string), deps);
   const answers = states.answers;
-  const differences: Difference[] = [...compareWithService(unsettled, answers), ...heldDifferences(rows)];
+  const differences: Difference[] = [...compareWithService(unsettled, answers, (deps.clock ?? systemClock).now()), ...heldDifferences(rows)];
   const ledger = await fetchLedger(deps.ledgerUrl);
   if ('entries' in ledger) {
     const inScope = new Set(rows.flatMap((r) => (r.transaction_id ? [r.transaction_id] : [])));

@@ -21,7 +21,7 @@ import { notABatchFile } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { BatchSummary } from './settle.js';
-import { resultsCadence, settleIfDone, writeBatchResults } from './settle.js';
+import { resultsRepeat, settleIfDone, writeBatchResults } from './settle.js';
 import type { SharedWork } from './shared-work.js';
 import type { BatchStage } from './batch-stage.js';
 import { canMoveOnItsOwn, stageWords } from './batch-stage.js';
@@ -51,6 +51,8 @@ export interface RunDeps {
   say?: (line: string) => void;
   /** Told what the run is doing now, in a few words (for what Ctrl-C says it stopped). */
   doing?: (what: string) => void;
+  /** Process tuning for sending, set up by the CLI (see PipelineDeps.beforeSending). */
+  beforeSending?: () => void;
 }
 
 export interface RunReport {
@@ -184,7 +186,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   deps.doing?.('taking the inbox in');
   intake.push(...(await takeInbox(deps, until, sleep, fileWaits)));
   const gate = new ApprovalGate(deps.config.approvalPolicy, deps.store, deps.clock, deps.config.approvals.estimate_rates, deps.client.derivedKey(RELEASE_SEAL));
-  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined });
+  const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined, beforeSending: deps.beforeSending });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
   deps.doing?.('sending');
@@ -213,7 +215,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
 async function followUntilFinal(pipeline: Pipeline, gate: ApprovalGate, open: readonly string[], deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<string | null> {
   const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
-  const results = resultsCadence(RESULTS_EVERY_MS, deps.clock.now());
+  const results = resultsRepeat(RESULTS_EVERY_MS, deps.clock.now());
   let lastRetry = deps.clock.now();
   let lookAtStages = true;
   deps.doing?.('following the rows sent');

@@ -19,8 +19,8 @@ import { companionOf } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 import { existsSync } from 'node:fs';
 import type { SharedWork } from './shared-work.js';
-import { restoreKeptFile } from './kept-files.js';
-import { Cadence } from './cadence.js';
+import { restoreKeptFile } from './file-bytes-in-database.js';
+import { RepeatBoundedByCost } from './repeat-bounded-by-cost.js';
 
 export interface SettleDeps {
   workspace: Workspace;
@@ -59,8 +59,8 @@ export interface BatchSummary {
 }
 
 /** When interim result files are rewritten (run and watch): every `everyMs`, at most a tenth of the time (a million rows take seconds to write). */
-export function resultsCadence(everyMs: number, now: number): Cadence {
-  return new Cadence(everyMs, 10, now);
+export function resultsRepeat(everyMs: number, now: number): RepeatBoundedByCost {
+  return new RepeatBoundedByCost(everyMs, 10, now);
 }
 
 /**

@@ -7,7 +7,7 @@ import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
 import type { ApprovalStore, IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
-import { ATTENTION_STATES } from '../payout-states.js';
+import { isAttentionState } from '../payout-states.js';
 import type { BatchStage } from './batch-stage.js';
 import { clockTime, stageWords } from './batch-stage.js';
 import { readBatchStage } from './stage-facts.js';
@@ -103,7 +103,7 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
     for await (const row of store.resultRows(record.id)) {
       tally.add(row);
       const refused = row.outcome !== null && REFUSAL_OUTCOMES.has(row.outcome);
-      if ((row.state !== null && ATTENTION_STATES.has(row.state)) || refused || row.phase === 'held') {
+      if (isAttentionState(row.state) || refused || row.phase === 'held') {
         const { reason, code } = resultReason(row);
         attention.push({
           line: row.line, external_id: row.external_id, transaction_id: row.transaction_id, state: row.phase === 'held' ? (row.outcome ?? 'held') : (row.state ?? row.outcome ?? ''),

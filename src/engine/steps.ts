@@ -16,13 +16,16 @@ import type { CallLimits, PayoutClient } from '../api/client.js';
 import { AuthenticationRefused, OutcomeUnknown, Rejected, Retryable, fundRefusal } from '../api/errors.js';
 import type { Clock } from '../clock.js';
 import type { Slot } from './call-slots.js';
-import { HELD_TO_THE_END } from './call-slots.js';
-import type { PipelineRow, PipelineStore, RowAudit, RowPatch } from '../store/port.js';
-import type { Mismatch } from './answer-check.js';
+import { WHOLE_STEP_SLOT } from './call-slots.js';
+import type { PipelineRow, PipelineStore, RowPatch } from '../store/port.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
-import { cancel, decide, fundingDeadline, hold, intentAudits, money, refuseFunding } from './decide.js';
-import { ATTENTION_STATES, REASONS } from '../payout-states.js';
+import {
+  afterRefusedCommit, claimForCreate, decide, endByPaybatch, fundingCallRefused, fundingDeadline, hold, refuseUnapproved, refusedByService, withIntentAudits,
+} from './decide.js';
+import { money } from './for-people.js';
+import type { Phase, ReasonCode } from '../payout-states.js';
+import { REASONS, isAttentionState } from '../payout-states.js';
 
 export interface PipelineLog {
   (event: string, fields: Record<string, unknown>): void;
@@ -50,10 +53,6 @@ const where = (row: PipelineRow): Record<string, unknown> => ({ batch: row.batch
 export class RowSteps {
   constructor(private readonly deps: StepDeps) {}
 
-  private iso(): string {
-    return new Date(this.deps.clock.now()).toISOString();
-  }
-
   /**
    * Applies a decision by compare-and-set, deciding again from the stored row
    * whenever it moved in between. Returns the row as committed and the decision
@@ -63,21 +62,14 @@ export class RowSteps {
     const { store } = this.deps;
     let row: PipelineRow | undefined = start;
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS && row; attempt++) {
-      let decision = this.audited(row, choose(row));
+      let decision = withIntentAudits(row, choose(row), this.deps.clock.now());
       if (!decision.patch) {
         if (decision.schedule) await store.scheduleRead(row.batch_id, row.line, decision.schedule.at, decision.schedule.counted);
         return { row, decision };
       }
       let outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch, row);
-      if (outcome.kind === 'over_budget' || outcome.kind === 'stopped') {
-        const learned = (decision.patch.audits ?? []).filter((a) => a.action === 'state_learned');
-        decision = this.audited(row, outcome.kind === 'stopped'
-          ? refuseFunding(decision, REASONS.insufficientFunds, `not funded: ${outcome.detail}`, this.deps.clock.now(), this.deps.policy)
-          : this.overBudget(row, decision, outcome.committed), learned);
-        outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch, row);
-      } else if (outcome.kind === 'taken') {
-        const mismatch: Mismatch = { field: 'id', asked: 'a transaction of its own', answered: `${String(decision.patch.changes.transaction_id)}, the transaction of batch ${outcome.batch_id} line ${outcome.line}` };
-        decision = this.audited(row, hold(row, 'the answer', [mismatch]));
+      if (outcome.kind !== 'applied' && outcome.kind !== 'moved') {
+        decision = afterRefusedCommit(row, decision, outcome, this.deps.clock.now(), this.deps.policy);
         outcome = await store.commitRow(row.batch_id, row.line, row.revision, decision.patch as RowPatch, row);
       }
       if (outcome.kind === 'applied') {
@@ -90,26 +82,11 @@ export class RowSteps {
     return null;
   }
 
-  /** A decision made here (not by decide) records its intent for the audit trail too. */
-  private audited(row: PipelineRow, decision: Decision, before: RowAudit[] = []): Decision {
-    if (!decision.patch || decision.patch.audits) return decision;
-    const audits = [...before, ...intentAudits(row, decision, new Date(this.deps.clock.now()).toISOString())];
-    return audits.length > 0 ? { ...decision, patch: { ...decision.patch, audits } } : decision;
-  }
-
-  private overBudget(row: PipelineRow, decision: Decision, committed: bigint): Decision {
-    const reserve = decision.patch?.reserve;
-    const currency = reserve?.currency ?? row.request.input_currency_code;
-    const amount = reserve?.amount ?? 0n;
-    const detail = `input ${money(amount, currency)} would take the batch to ${money(committed + amount, currency)}, over its budget ${money(reserve?.budget ?? 0n, currency)} (engine.batch_budget, or the ceiling approved)`;
-    return refuseFunding(decision, REASONS.overBudget, detail, this.deps.clock.now(), this.deps.policy);
-  }
-
   /**
    * What the service said about the row's transaction, decided on and acted upon. Returns what came of it. A call the
    * decision asks for is made holding `slot` (see call-slots.ts).
    */
-  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked, slot: Slot = HELD_TO_THE_END): Promise<Decision['label']> {
+  async observe(row: PipelineRow, tx: ServiceTransaction, asked: Asked, slot: Slot = WHOLE_STEP_SLOT): Promise<Decision['label']> {
     let before = row;
     const done = await this.commit(row, (now) => {
       before = now;
@@ -120,10 +97,10 @@ export class RowSteps {
     return done.decision.label;
   }
 
-  private async act(row: PipelineRow, decision: Decision, asked: Asked, slot: Slot = HELD_TO_THE_END, before?: PipelineRow): Promise<void> {
+  private async act(row: PipelineRow, decision: Decision, asked: Asked, slot: Slot = WHOLE_STEP_SLOT, before?: PipelineRow): Promise<void> {
     const { action } = decision;
     // A row entering a state that needs a person is said, once, with its reason.
-    if (before && row.state !== before.state && row.state !== null && ATTENTION_STATES.has(row.state)) {
+    if (before && row.state !== before.state && isAttentionState(row.state)) {
       this.deps.log('row_attention', { ...where(row), state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
     }
     if (action.kind === 'hold') {
@@ -144,7 +121,7 @@ export class RowSteps {
    * [D6], [D7] Creates the row's transaction once: a create that may have happened is looked up before any new one.
    * Once its funding has answered, the row gives its slot back (see fund).
    */
-  async send(start: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
+  async send(start: PipelineRow, slot: Slot = WHOLE_STEP_SLOT): Promise<void> {
     const { client } = this.deps;
     let row = start;
     const resumed = row.phase === 'creating';
@@ -152,10 +129,8 @@ export class RowSteps {
     const unapproved = row.phase === 'ready' || resumed ? this.deps.policy.unapprovedRow(row) : null;
     if (unapproved !== null) return this.refuseUnapproved(row, unapproved);
     if (row.phase === 'ready') {
-      // When paybatch asked: its transaction cannot be older (see decide's adoptedCreatedAt).
-      const claimed = await this.move(row, ['ready'], { phase: 'creating', created_at: this.iso() }, {
-        action: 'create_requested', details: { external_id: row.external_id, amount: row.request.output_amount_in_cents, currency: row.request.output_currency_code },
-      });
+      const now = this.deps.clock.now();
+      const claimed = await this.apply(row, (current) => claimForCreate(current, now));
       if (!claimed) return;
       row = claimed;
     }
@@ -170,10 +145,7 @@ export class RowSteps {
       } catch (error) {
         if (error instanceof Rejected) {
           if (error.concerns('external_id') && (await this.adoptExisting(row, slot))) return;
-          await this.commit(row, () => ({
-            patch: { changes: { phase: 'final', outcome: REASONS.rejectedByService, outcome_detail: error.reasons, errors: [{ line: row.line, column: 'external_id', code: REASONS.rejectedByService, message: error.message }] } },
-            action: { kind: 'none' }, label: 'applied',
-          }));
+          await this.commit(row, (current) => refusedByService(current, error.reasons, error.message));
           this.deps.log('row_refused_by_service', { ...where(row), reason: error.message });
           return;
         }
@@ -187,11 +159,7 @@ export class RowSteps {
    * it is held for a person. Either way its batch is held.
    */
   private async refuseUnapproved(row: PipelineRow, reason: string): Promise<void> {
-    await this.commit(row, (now): Decision => {
-      if (now.phase === 'ready') return { patch: { changes: { phase: 'not_sent', outcome: REASONS.approvalInvalid, outcome_detail: reason } }, action: { kind: 'none' }, label: 'applied' };
-      if (now.phase === 'creating') return { patch: { changes: { phase: 'held', outcome: REASONS.approvalInvalid, outcome_detail: reason, next_read_at: null } }, action: { kind: 'none' }, label: 'held' };
-      return { patch: null, action: { kind: 'none' }, label: 'stale' };
-    });
+    await this.commit(row, (current) => refuseUnapproved(current, reason));
     this.deps.log('row_not_approved', { ...where(row), reason });
     await this.deps.onUnapprovedRow(row.batch_id, reason);
   }
@@ -239,9 +207,7 @@ export class RowSteps {
     const kind = fundRefusal(error);
     if (kind === 'balance') {
       const detail = `the service refused funding ${money(amount, currency)} for lack of balance ("${error.reasons}")`;
-      const ended = await this.commit(row, (now) => (now.phase === 'funding'
-        ? cancel(REASONS.insufficientFunds, detail, this.deps.clock.now(), this.deps.policy.polling)
-        : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+      const ended = await this.commit(row, (current) => fundingCallRefused(current, REASONS.insufficientFunds, detail, this.deps.clock.now(), this.deps.policy.polling));
       if (ended) await this.act(ended.row, ended.decision, 'fund', slot);
       await this.deps.onBalanceExhausted(currency, `the ${currency} balance ran out (batch ${row.batch_id} line ${row.line}: funding ${money(amount, currency)} refused)`);
       return;
@@ -249,14 +215,13 @@ export class RowSteps {
     // The transaction or its quote moved: read it and decide again, a bounded number of times.
     if ((kind === 'state' || kind === 'amount') && row.fund_attempts < this.deps.policy.fundAttempts) return this.resolveFunding(row, slot);
     const detail = `the service refused the funding: ${error.reasons}`;
-    const ended = await this.commit(row, (now) => (now.phase === 'funding'
-      ? cancel(REASONS.fundRefused, detail, this.deps.clock.now(), this.deps.policy.polling, { errors: [{ line: row.line, column: 'funding', code: REASONS.fundRefused, message: error.message }] })
-      : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+    const errors = [{ line: row.line, column: 'funding', code: REASONS.fundRefused, message: error.message }];
+    const ended = await this.commit(row, (current) => fundingCallRefused(current, REASONS.fundRefused, detail, this.deps.clock.now(), this.deps.policy.polling, { errors }));
     if (ended) await this.act(ended.row, ended.decision, 'fund', slot);
   }
 
   /** A funding whose outcome is not known: the transaction is read before any new funding. */
-  async resolveFunding(row: PipelineRow, slot: Slot = HELD_TO_THE_END): Promise<void> {
+  async resolveFunding(row: PipelineRow, slot: Slot = WHOLE_STEP_SLOT): Promise<void> {
     const tx = await slot.call(() => this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits()));
     const now = (await this.deps.store.row(row.batch_id, row.line)) ?? row;
     await this.observe(now, tx, 'resolve', slot);
@@ -285,28 +250,18 @@ export class RowSteps {
 
   /**
    * Ends a created row with a decision of paybatch's own (a sender rejected, a stopped currency): cancelled, with the
-   * reason. With `reasonIfCanceled`, a row the service cancelled meanwhile, unfunded and with no reason recorded,
-   * keeps this one (the same fact reached paybatch twice: a sender's rejection and its transaction's cancellation).
+   * reason (see decide's endByPaybatch).
    */
-  async end(row: PipelineRow, outcome: string, detail: string, phases: readonly string[] = ['created'], options: { reasonIfCanceled?: boolean } = {}): Promise<boolean> {
-    const ended = await this.commit(row, (now): Decision => {
-      if (phases.includes(now.phase)) return cancel(outcome, detail, this.deps.clock.now(), this.deps.policy.polling);
-      if (options.reasonIfCanceled && now.phase === 'final' && now.state === 'canceled' && now.outcome === null && now.funded_at === null) {
-        return { patch: { changes: { outcome, outcome_detail: detail } }, action: { kind: 'none' }, label: 'applied' };
-      }
-      return { patch: null, action: { kind: 'none' }, label: 'stale' };
-    });
+  async end(row: PipelineRow, outcome: ReasonCode, detail: string, phases: readonly Phase[] = ['created'], options: { reasonIfCanceled?: boolean } = {}): Promise<boolean> {
+    const ended = await this.commit(row, (current) => endByPaybatch(current, { outcome, detail, phases, ...options }, this.deps.clock.now(), this.deps.policy.polling));
     if (!ended || ended.decision.action.kind !== 'cancel') return false;
     await this.act(ended.row, ended.decision, 'cancel');
     return true;
   }
 
-  /** Moves a row's phase by compare-and-set, keeping the decision elsewhere; false when the row was not in `from`. */
-  async move(row: PipelineRow, from: readonly string[], changes: RowPatch['changes'], audit?: Omit<RowAudit, 'at'>): Promise<PipelineRow | null> {
-    const at = new Date(this.deps.clock.now()).toISOString();
-    const done = await this.commit(row, (now) => (from.includes(now.phase)
-      ? { patch: { changes, ...(audit ? { audits: [{ ...audit, at }] } : {}) }, action: { kind: 'none' }, label: 'applied' }
-      : { patch: null, action: { kind: 'none' }, label: 'stale' }));
+  /** Applies a decision of `decide.ts` made from the row as stored now; the row as committed, or null when it did not apply. */
+  async apply(row: PipelineRow, choose: (current: PipelineRow) => Decision): Promise<PipelineRow | null> {
+    const done = await this.commit(row, choose);
     return done && done.decision.patch ? done.row : null;
   }
 }

@@ -9,7 +9,7 @@
 import { redactAccountNumbers } from '../api/redact.js';
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import { money } from '../engine/decide.js';
+import { money } from '../engine/for-people.js';
 import { verdictExitCode, verdictFromFields } from '../reports/reconciliation-verdict.js';
 import type { NotificationEvent } from './config.js';
 

@@ -10,17 +10,17 @@ import { isoReason } from './iso-status-reasons.js';
 import { currencyAmount, decimalNumber, max35, numericCount, requiredMax35 } from './iso-values.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from './results.js';
+import { isUnpaidFinalState } from '../payout-states.js';
 
 export type TxStatus = 'ACSC' | 'RJCT' | 'PDNG';
 
-/** States a row ends in unpaid: the money did not reach the recipient and will not. */
-const ENDED_UNPAID = new Set(['invalid', 'canceled', 'refunded', 'rejected', 'declined', 'expired']);
 
 /** A row's transfer status, with the reason of a rejection. */
 export function transferStatus(row: ResultRow): { status: TxStatus; reason: IsoReason | null } {
   const state = resultState(row);
   if (state === 'paid') return { status: 'ACSC', reason: null };
-  const ended = ENDED_UNPAID.has(state) || row.phase === 'refused' || row.phase === 'not_sent' || (row.phase === 'final' && state !== 'paid');
+  // Ended unpaid: invalid, or a transaction's state in which the money did not reach the recipient and will not.
+  const ended = state === 'invalid' || isUnpaidFinalState(state) || row.phase === 'refused' || row.phase === 'not_sent' || (row.phase === 'final' && state !== 'paid');
   if (!ended) return { status: 'PDNG', reason: null };
   const { code, reason } = resultReason(row);
   if (row.phase === 'invalid' && row.errors) {

@@ -6,6 +6,7 @@
  */
 import type { ServiceTransaction } from '../api/answers.js';
 import type { LedgerRow } from '../store/port.js';
+import { isNewer, trustedUpdatedAt } from '../payout-states.js';
 
 export interface Difference {
   batch: string;
@@ -32,8 +33,12 @@ const BEHIND = 'the service moved on after paybatch last heard; paybatch learns 
 const where = (row: LedgerRow): Pick<Difference, 'batch' | 'line' | 'external_id' | 'transaction_id'> =>
   ({ batch: row.batch_id, line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '' });
 
-/** Each unsettled row against what the service says now (`null`: the service does not know the id). */
-export function compareWithService(rows: readonly LedgerRow[], answers: ReadonlyMap<string, ServiceTransaction | null>): Difference[] {
+/**
+ * Each unsettled row against what the service says now (`null`: the service does not know the id). A state that
+ * differs is explained when the service's is newer than the one stored, by the engine's one rule (isNewer), `now`
+ * bounding how far ahead the service's clock is trusted.
+ */
+export function compareWithService(rows: readonly LedgerRow[], answers: ReadonlyMap<string, ServiceTransaction | null>, now: number): Difference[] {
   const differences: Difference[] = [];
   for (const row of rows) {
     if (!row.transaction_id || !answers.has(row.transaction_id)) continue;
@@ -43,7 +48,7 @@ export function compareWithService(rows: readonly LedgerRow[], answers: Readonly
       continue;
     }
     if (tx.state !== row.state) {
-      const newer = tx.updated_at !== null && (row.observed_at === null || tx.updated_at > row.observed_at);
+      const newer = isNewer({ state: row.state, at: row.observed_at, funded: row.funded_at !== null }, { state: tx.state, at: trustedUpdatedAt(tx.updated_at, now) });
       differences.push({ ...where(row), check: 'state', paybatch: row.state ?? '', service: tx.state, explained: newer ? BEHIND : '' });
     }
     if (row.input_amount !== null && tx.input_amount_in_cents !== null && tx.input_amount_in_cents !== row.input_amount) {

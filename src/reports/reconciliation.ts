@@ -11,7 +11,7 @@
  */
 
 import type { LedgerRow } from '../store/port.js';
-import { ATTENTION_STATES, LIMIT_REASONS, REASONS } from '../payout-states.js';
+import { LIMIT_REASONS, REASONS, isAttentionState } from '../payout-states.js';
 
 /** [from, to): ISO 8601 instants; null bounds for a whole batch. */
 export interface Period {
@@ -126,7 +126,7 @@ export function reconcile(rows: Iterable<LedgerRow>, period: Period, options: Re
     const inFlight = atOrBefore(row.funded_at, period) && !atOrBefore(row.paid_at, period) && !atOrBefore(row.refunded_at, period);
     if (inFlight && row.input_amount) totals(currency).in_flight += BigInt(row.input_amount);
 
-    if (row.state && ATTENTION_STATES.has(row.state) && (inFlight || debitedNow)) {
+    if (isAttentionState(row.state) && (inFlight || debitedNow)) {
       exceptions.push({ ...base, kind: 'attention', state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
     } else if (inFlight && longAgo !== null && row.funded_at !== null && row.funded_at < longAgo) {
       exceptions.push({ ...base, kind: 'long_in_flight', state: row.state ?? '', reason: `funded ${row.funded_at}, not final after ${options.inFlightDays} days` });

@@ -18,6 +18,7 @@ import { failure } from './reply.js';
 import type { Router } from './router.js';
 import { signatureFor, signaturesMatch } from './signature.js';
 import type { SandboxStore } from './store.js';
+import { BodyTooLarge } from '../http-body.js';
 
 export interface HttpDeps {
   config: SandboxConfig;
@@ -28,8 +29,6 @@ export interface HttpDeps {
   random: Random;
   log: (line: string) => void;
 }
-
-class BodyTooLarge extends Error {}
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);

@@ -17,11 +17,10 @@ import type { PipelineLog } from '../engine/pipeline.js';
 import { Pipeline } from '../engine/pipeline.js';
 import { takeInboxFile } from '../engine/run.js';
 import { releaseBatch } from '../engine/release.js';
-import { archiveSettledElsewhere, resultsCadence, settleIfDone, writeBatchResults } from '../engine/settle.js';
+import { archiveSettledElsewhere, resultsRepeat, settleIfDone } from '../engine/settle.js';
 import type { SharedWork } from '../engine/shared-work.js';
-import { syncWebhooks } from '../engine/webhook-registration.js';
-import { verdictFields, writeReconciliation } from '../engine/reconcile-report.js';
-import { dateIn, dayBefore } from '../reports/period.js';
+import { registerWebhooks } from './webhook-sync.js';
+import { OpenResults, reconcileYesterday } from './daily-reports.js';
 import type { ApprovalStore, AuditStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/port.js';
 import { Metrics } from '../console/metrics.js';
 import { metricsLog } from '../console/metrics-log.js';
@@ -52,6 +51,8 @@ export interface DaemonDeps {
   shared?: SharedWork | null;
   /** What /metrics serves; by default the daemon makes its own, with Node's process metrics (daemon.metrics). */
   metrics?: Metrics;
+  /** Process tuning for sending, set up by the CLI (see PipelineDeps.beforeSending). */
+  beforeSending?: () => void;
 }
 
 export interface DaemonStarted {
@@ -85,7 +86,7 @@ export class Daemon {
   private readonly submitting = new Map<string, Promise<void>>();
   private webhooksSyncedAt: number | null = null;
   /** Open batches whose results this process wrote: written once more when they are no longer open. */
-  private readonly resultsWritten = new Set<string>();
+  private readonly openResults = new OpenResults();
   private nextSyncAttempt = 0;
   private finish: () => void = () => {};
   /** Resolves once the daemon has stopped, on a signal or on a failure it cannot carry on from. */
@@ -128,7 +129,7 @@ export class Daemon {
     this.unobserveCalls = deps.client.observeCalls((endpoint, outcome, seconds) => this.metrics.call(endpoint, outcome, seconds));
     const { config, store, client, clock, log } = deps;
     this.gate = new ApprovalGate(config.approvalPolicy, store, clock, config.approvals.estimate_rates, client.derivedKey(RELEASE_SEAL));
-    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined });
+    this.pipeline = new Pipeline({ store, client, clock, engine: config.engine, log, gate: this.gate, shared: deps.shared ?? undefined, beforeSending: deps.beforeSending });
     this.applier = new EventApplier({ store, pipeline: this.pipeline, clock, log, claim: deps.shared ? (limit) => (deps.shared as SharedWork).claimWebhookEvents(limit) : undefined });
     const { listen } = config.watch;
     this.receiver = new WebhookReceiver({
@@ -216,7 +217,7 @@ export class Daemon {
     await within(Promise.all([this.loop, ...this.submitting.values()]), Math.max(0, left() - 1_000));
     await within(this.pipeline.idle(), Math.max(0, left() - 1_000));
     // An intake still reading a file is left: its batch is recorded as in intake, and a restart takes the file again.
-    await within(this.writeOpenResults(), Math.max(0, left() - 200)).catch(() => {});
+    await within(this.openResults.write(this.deps), Math.max(0, left() - 200)).catch(() => {});
     await this.pipeline.heartbeat().catch(() => {});
     this.deps.log('watch_stopped', { calls_parked: settled ? 0 : 'some; resolved at the next start' });
     this.unobserveCalls();
@@ -259,18 +260,9 @@ export class Daemon {
   }
 
   private async syncWebhooks(): Promise<void> {
-    const { log, clock, client } = this.deps;
-    try {
-      const report = await syncWebhooks(client, this.receiver.publicUrl);
-      this.webhooksSyncedAt = clock.now();
-      log('webhooks_synced', { url: this.receiver.publicUrl, registered: report.registered.length, kept: report.kept.length, held_elsewhere: report.conflicts.length });
-      for (const conflict of report.conflicts) log('webhook_held_elsewhere', { event_type: conflict.event_type, uri: conflict.uri });
-    } catch (error) {
-      if (error instanceof AuthenticationRefused) throw error;
-      // Polling carries on meanwhile; registration is tried again.
-      this.nextSyncAttempt = clock.now() + WEBHOOK_SYNC_RETRY_MS;
-      log('webhooks_not_synced', { reason: (error as Error).message, retry_in_s: WEBHOOK_SYNC_RETRY_MS / 1000 });
-    }
+    const synced = await registerWebhooks(this.deps, this.receiver.publicUrl, WEBHOOK_SYNC_RETRY_MS);
+    if ('syncedAt' in synced) this.webhooksSyncedAt = synced.syncedAt;
+    else this.nextSyncAttempt = synced.retryAt;
   }
 
   /** At start, what a crash left of intakes (this worker's own included); later, with several workers, what dead workers left. */
@@ -299,9 +291,7 @@ export class Daemon {
     }
     const taken = await this.pipeline.retryStalled();
     if (taken > 0) this.deps.log('stalled_rows_retried', { rows: taken });
-    for (const batch of await this.deps.store.openBatches()) {
-      if (!this.submitting.has(batch.id) && (await this.deps.store.rowsInPhases(batch.id, ['ready'], 0, 1)).length > 0) this.submit(batch.id);
-    }
+    await this.joinOpenBatches();
   }
 
   /** Open batches with rows to send that this worker is not sending yet: it joins in (the rows are shared by claims). */
@@ -316,44 +306,15 @@ export class Daemon {
     if (name === 'intake') {
       for (const path of this.waiting.splice(0)) this.enqueue(path);
     } else if (name === 'reconcile') {
-      await this.writeOpenResults();
-      await this.reconcileYesterday();
-    }
-  }
-
-  /** The daily reconciliation: the day before today, in the reports' time zone. */
-  private async reconcileYesterday(): Promise<void> {
-    const { config, clock, store, client, workspace, log } = this.deps;
-    const date = dayBefore(dateIn(clock.now(), config.reports.time_zone));
-    const outcome = await writeReconciliation(
-      { date, format: 'csv', spreadsheet: false },
-      { store, client, workspace, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: this.deps.ledgerUrl ?? null },
-    );
-    log('reconciliation_written', { date, ...verdictFields(outcome.verdict), files: outcome.files.length });
-  }
-
-  /**
-   * Rewrites the result files of the open batches. A batch this process wrote
-   * results for that is no longer open (settled by another worker) gets its
-   * final results here too, so that no outbox keeps a stale file.
-   */
-  private async writeOpenResults(): Promise<void> {
-    const open = new Set((await this.deps.store.openBatches()).map((batch) => batch.id));
-    for (const batch of [...this.resultsWritten]) {
-      if (open.has(batch)) continue;
-      await writeBatchResults(this.deps, batch);
-      this.resultsWritten.delete(batch);
-    }
-    for (const batch of open) {
-      await writeBatchResults(this.deps, batch);
-      this.resultsWritten.add(batch);
+      await this.openResults.write(this.deps);
+      await reconcileYesterday(this.deps);
     }
   }
 
   private async run(): Promise<void> {
     const { clock, config, store, log } = this.deps;
     const { reads_per_second } = config.engine.polling;
-    const results = resultsCadence(config.watch.results_every_ms, clock.now());
+    const results = resultsRepeat(config.watch.results_every_ms, clock.now());
     let lastRetry = clock.now();
     while (!this.stopping) {
       try {
@@ -376,7 +337,7 @@ export class Daemon {
         }
         if (results.due(clock.now())) {
           const started = clock.now();
-          await this.writeOpenResults();
+          await this.openResults.write(this.deps);
           results.ran(started, clock.now());
         }
         // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.

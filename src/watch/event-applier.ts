@@ -13,9 +13,8 @@ import type { Clock } from '../clock.js';
 import type { Pipeline, PipelineLog } from '../engine/pipeline.js';
 import type { PipelineRow, PipelineStore, WebhookEvent, WebhookStore } from '../store/port.js';
 import { parseDelivery } from './webhook-delivery.js';
+import { isSenderStopped } from '../payout-states.js';
 
-/** Sender states that mean its waiting rows will never be funded [3.3]. */
-const SENDER_STOPPED: ReadonlySet<string> = new Set(['rejected', 'banned', 'disabled']);
 const PAGE = 200;
 
 export interface ApplierDeps {
@@ -133,7 +132,7 @@ export class EventApplier {
       this.deps.log('sender_approved', { webhook_event: event.id, rows: rows.length });
       return 'released';
     }
-    if (SENDER_STOPPED.has(state)) {
+    if (isSenderStopped(state)) {
       await Promise.all(rows.map((row) => this.deps.pipeline.stopForSender(row, state)));
       this.deps.log('sender_stopped', { webhook_event: event.id, state, rows: rows.length });
       return 'stopped';

@@ -13,6 +13,7 @@ import type { Clock } from '../clock.js';
 import type { WebhookStore } from '../store/port.js';
 import { parseDelivery, sameKey, signatureProblem } from './webhook-delivery.js';
 import { RefusalLog } from './refusal-log.js';
+import { BodyTooLarge } from '../http-body.js';
 
 export interface ReceiverOptions {
   host: string;
@@ -46,7 +47,6 @@ export interface ReceiverMetrics {
   webhookDelivery(outcome: 'accepted' | 'refused', reason: RefusalKind | 'stored'): void;
 }
 
-class BodyTooLarge extends Error {}
 class BodyTooSlow extends Error {}
 
 function header(request: IncomingMessage, name: string): string | undefined {

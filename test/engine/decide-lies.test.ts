@@ -36,6 +36,7 @@ import { MAX_CLOCK_SKEW_MS, decide, hold } from '../../src/engine/decide.js';
 import type { PollingPolicy } from '../../src/engine/read-schedule.js';
 import { firstInterval, nextReadAt } from '../../src/engine/read-schedule.js';
 import type { PipelineRow } from '../../src/store/port.js';
+import type { Phase } from '../../src/payout-states.js';
 import type { RowCorridor } from '../helpers/rows.js';
 import { validRow } from '../helpers/rows.js';
 import { propertyRuns } from '../helpers/depth.js';
@@ -105,7 +106,7 @@ const SPEC_ORDER: Record<string, number> = {
 const ALL_ASKED: readonly Asked[] = ['create', 'lookup', 'read', 'resolve', 'fund', 'cancel', 'webhook'];
 const SOURCE: Record<Asked, string> = { create: 'answer', fund: 'answer', cancel: 'answer', lookup: 'polling', read: 'polling', resolve: 'polling', webhook: 'webhook' };
 const IN_FLIGHT = new Set(['creating', 'created', 'funding', 'funded', 'cancelling']);
-const NOT_IN_FLIGHT_PHASES = ['ready', 'not_sent', 'invalid', 'refused', 'checking', 'held'];
+const NOT_IN_FLIGHT_PHASES: Phase[] = ['ready', 'not_sent', 'invalid', 'refused', 'checking', 'held'];
 /** Where a decision may take a row from each phase in flight. */
 const NEXT_PHASES: Record<string, readonly string[]> = {
   creating: ['created', 'funding', 'funded', 'final', 'cancelling', 'held'],
@@ -144,7 +145,7 @@ interface Scenario {
   allowance: Allowance;
 }
 
-function makeScenario(g: Gen, phase: string): Scenario {
+function makeScenario(g: Gen, phase: Phase): Scenario {
   const line = g.int(1, 9999);
   const externalId = `PB-2026-${String(line).padStart(5, '0')}`;
   const corridor = g.pick(CORRIDORS);
@@ -619,7 +620,7 @@ interface Tally {
   unexplained: Violation[];
 }
 
-function runCases(seed: number, count: number, phases: readonly string[]): Tally {
+function runCases(seed: number, count: number, phases: readonly Phase[]): Tally {
   const g = new Gen(seed);
   const tally: Tally = { cases: 0, unparsed: 0, labels: {}, actions: {}, unexplained: [] };
   for (let i = 0; i < count; i++) {
@@ -650,7 +651,7 @@ function runCases(seed: number, count: number, phases: readonly string[]): Tally
   return tally;
 }
 
-const ALL_PHASES = ['creating', 'created', 'funding', 'funded', 'cancelling', 'final', ...NOT_IN_FLIGHT_PHASES];
+const ALL_PHASES: Phase[] = ['creating', 'created', 'funding', 'funded', 'cancelling', 'final', ...NOT_IN_FLIGHT_PHASES];
 
 describe('decide against generated lies (properties)', () => {
   it.each([
@@ -678,7 +679,7 @@ describe('decide against generated lies (properties)', () => {
 // ---------------------------------------------------------------------------
 // Focused properties.
 
-function baseRow(phase: string, overrides: Partial<PipelineRow> = {}): PipelineRow {
+function baseRow(phase: Phase, overrides: Partial<PipelineRow> = {}): PipelineRow {
   const request = requestOf('gbr', 'PB-2026-00001', 125_000n);
   return {
     batch_id: 'batch-1', line: 1, external_id: 'PB-2026-00001', request, phase, outcome: null, outcome_detail: null,
@@ -708,7 +709,7 @@ describe('decide: focused properties', () => {
     const g = new Gen(0x71_2e);
     for (let i = 0; i < propertyRuns(1_500); i++) {
       const ms = NOW - g.int(1, 40 * MIN);
-      const phase = g.pick(['created', 'funded', 'cancelling']);
+      const phase = g.pick<Phase>(['created', 'funded', 'cancelling']);
       const state = phase === 'funded' ? g.pick(['pending', 'processing', 'error', 'manual']) : g.pick(['initial', 'verified']);
       const row = baseRow(phase, { state, observed_at: iso(ms), funded_at: phase === 'funded' ? iso(ms) : null, created_at: iso(NOW - 30 * MIN) });
       const tx = txOf(row, { state, updated_at: spell(g, ms) });

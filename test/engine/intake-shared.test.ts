@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { claimName, takeFile } from '../../src/engine/intake.js';
 import { recoverInterruptedIntakes } from '../../src/engine/intake-recovery.js';
-import { keepFileBytes, keepManifest } from '../../src/engine/kept-files.js';
+import { keepFileBytes, keepManifest } from '../../src/engine/file-bytes-in-database.js';
 import { SharedWork } from '../../src/engine/shared-work.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';

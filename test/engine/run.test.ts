@@ -38,6 +38,16 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     expect(readdirSync(ctx.workspace.folders.outbox).filter((f) => f.endsWith('.xlsx'))).toEqual([]);
   });
 
+  it('changes no process setting itself: the hook the CLI hands it (V8 tuning for sending) is called as each batch\'s sending starts', async () => {
+    ctx = await engineContext();
+    ctx.drop(template('templates/gbr-bank.csv'), 'gbr-bank.csv');
+    ctx.drop(template('templates/nga-cash.csv'), 'nga-cash.csv');
+    const sendingStarted: number[] = [];
+    const report = await ctx.run({}, 5000, {}, { beforeSending: () => void sendingStarted.push(sendingStarted.length) });
+    expect(report.batches).toHaveLength(2);
+    expect(sendingStarted.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('with reports.results_xlsx, writes BATCH.results.xlsx beside the CSV once every row of the batch is final', async () => {
     ctx = await engineContext();
     ctx.drop(template('templates/gbr-bank.csv'), 'gbr.csv');

@@ -11,7 +11,7 @@ import type { Clock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
 import { approvalPolicy } from '../../src/approvals/policy.js';
-import type { RunReport } from '../../src/engine/run.js';
+import type { RunDeps, RunReport } from '../../src/engine/run.js';
 import { runOnce } from '../../src/engine/run.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
@@ -93,7 +93,8 @@ export interface EngineContext {
   /** Every event the engine logged, in order. */
   events: { event: string; fields: Record<string, unknown> }[];
   drop(source: string, name?: string): void;
-  run(config?: Record<string, unknown>, waitMs?: number, client?: Partial<ClientOptions>): Promise<RunReport>;
+  /** `hooks`: what the CLI would hand the run (beforeSending). */
+  run(config?: Record<string, unknown>, waitMs?: number, client?: Partial<ClientOptions>, hooks?: Pick<RunDeps, 'beforeSending'>): Promise<RunReport>;
   client(): PayoutClient;
   results(batch: string): Promise<Record<string, string>[]>;
   stop(): Promise<void>;
@@ -126,7 +127,7 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
       const path = join(workspace.folders.inbox, name ?? `batch-${dropped}.csv`);
       copyFileSync(source, path);
     },
-    async run(config = {}, waitMs = 5000, clientOptions = {}) {
+    async run(config = {}, waitMs = 5000, clientOptions = {}, hooks = {}) {
       const parsed: Config = configSchema.parse({ ...config, intake: { ...FAST_INTAKE, ...(config.intake as object) }, engine: { ...FAST_ENGINE, ...(config.engine as object) } });
       if (parsed.approvals.enabled) {
         const policy = approvalPolicy(parsed.approvals, dir);
@@ -136,7 +137,7 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
       const client = newClient(clientOptions);
       try {
         const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });
-        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep });
+        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep, ...hooks });
       } finally {
         await client.close();
       }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LedgerRow } from '../../src/store/port.js';
 import { reconcile } from '../../src/reports/reconciliation.js';
-import { compareWithLedger } from '../../src/reports/reconciliation-checks.js';
+import { compareWithLedger, compareWithService } from '../../src/reports/reconciliation-checks.js';
+import type { ServiceTransaction } from '../../src/api/answers.js';
 
 const row = (over: Partial<LedgerRow>): LedgerRow => ({
   batch_id: 'B1', line: 2, external_id: 'X-1', transaction_id: 'tr_1', phase: 'funded', outcome: null, outcome_detail: null, errors: null, state: 'processing', state_reason: null, state_reason_code: null,
@@ -33,5 +34,29 @@ describe('reconcile (pure)', () => {
       { kind: 'debit', transaction_id: 'tr_1', currency: 'USD', amount: '-1000' },
       { kind: 'debit', transaction_id: 'tr_1', currency: 'USD', amount: '-1000' },
     ])).toMatchObject([{ check: 'ledger_debit', paybatch: '1000 USD', service: '2000 USD', explained: '' }]);
+  });
+
+  describe('a state that differs from the service\'s is explained only when the service\'s is newer, by the engine\'s one rule', () => {
+    const NOW = Date.parse('2026-03-05T12:00:00.000Z');
+    const tx = (over: Partial<ServiceTransaction>): ServiceTransaction => ({
+      id: 'tr_1', external_id: 'X-1', state: 'paid', state_reason: null, state_reason_code: null, input_amount_in_cents: '1000', input_currency: 'USD',
+      output_amount_in_cents: '1000', output_currency: 'USD', refunded_amount_in_cents: null, may_cancel: false, updated_at: null, raw: {}, ...over,
+    });
+    const explained = (r: LedgerRow, t: ServiceTransaction): string | undefined =>
+      compareWithService([r], new Map([['tr_1', t]]), NOW).find((d) => d.check === 'state')?.explained;
+    const stored = row({ observed_at: '2026-03-05T11:00:00.000Z' });
+
+    it('a later updated_at: the service moved on after paybatch last heard', () => {
+      expect(explained(stored, tx({ updated_at: '2026-03-05T11:30:00.000Z' }))).toMatch(/moved on after paybatch last heard/);
+    });
+
+    it('an updated_at beyond the clock skew allowed counts as undated: not newer than a dated observation', () => {
+      expect(explained(stored, tx({ updated_at: '2026-03-06T12:00:00.000Z' }))).toBe('');
+    });
+
+    it('between undated observations the state\'s rank decides: a later state is newer, an earlier one is not', () => {
+      expect(explained(row({}), tx({ state: 'paid' }))).toMatch(/moved on/);
+      expect(explained(row({}), tx({ state: 'pending' }))).toBe('');
+    });
   });
 });

@@ -5,7 +5,7 @@
  * million rows it takes at most 1/costFactor of the time. Pure: the caller
  * says when it ran.
  */
-export class Cadence {
+export class RepeatBoundedByCost {
   private lastAt: number;
   private lastTookMs = 0;
 

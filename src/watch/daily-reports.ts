@@ -1,0 +1,40 @@
+/** The daemon's reports on schedule: the results of the open batches rewritten, and the daily reconciliation. */
+import { verdictFields, writeReconciliation } from '../engine/reconcile-report.js';
+import type { SettleDeps } from '../engine/settle.js';
+import { writeBatchResults } from '../engine/settle.js';
+import { dateIn, dayBefore } from '../reports/period.js';
+import type { DaemonDeps } from './daemon.js';
+
+/** The daily reconciliation: the day before today, in the reports' time zone. */
+export async function reconcileYesterday(deps: DaemonDeps): Promise<void> {
+  const { config, clock, store, client, workspace, log } = deps;
+  const date = dayBefore(dateIn(clock.now(), config.reports.time_zone));
+  const outcome = await writeReconciliation(
+    { date, format: 'csv', spreadsheet: false },
+    { store, client, workspace, clock, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: deps.ledgerUrl ?? null },
+  );
+  log('reconciliation_written', { date, ...verdictFields(outcome.verdict), files: outcome.files.length });
+}
+
+/** The result files of the open batches, and which batches this process wrote results for. */
+export class OpenResults {
+  private readonly written = new Set<string>();
+
+  /**
+   * Rewrites the result files of the open batches. A batch this process wrote
+   * results for that is no longer open (settled by another worker) gets its
+   * final results here too, so that no outbox keeps a stale file.
+   */
+  async write(deps: SettleDeps & Pick<DaemonDeps, 'store'>): Promise<void> {
+    const open = new Set((await deps.store.openBatches()).map((batch) => batch.id));
+    for (const batch of [...this.written]) {
+      if (open.has(batch)) continue;
+      await writeBatchResults(deps, batch);
+      this.written.delete(batch);
+    }
+    for (const batch of open) {
+      await writeBatchResults(deps, batch);
+      this.written.add(batch);
+    }
+  }
+}

@@ -1,0 +1,22 @@
+/** The CLI's process-wide settings, set once at start (src/cli/process-tuning.ts). */
+import { describe, expect, it } from 'vitest';
+import { keepSqliteTemporaryFilesBeside } from '../../src/cli/process-tuning.js';
+import type { StoreConfig } from '../../src/config/config.js';
+import type { Workspace } from '../../src/workspace/workspace.js';
+
+const workspace = { home: '/data/pb', database: '/data/pb/paybatch.db' } as Workspace;
+const sqlite = {} as StoreConfig;
+
+describe('SQLite\'s temporary folder', () => {
+  it('is the database\'s folder with SQLite, a folder the user set kept, and untouched with PostgreSQL', () => {
+    const env: NodeJS.ProcessEnv = {};
+    keepSqliteTemporaryFilesBeside(sqlite, workspace, env);
+    expect(env.SQLITE_TMPDIR).toBe('/data/pb');
+    const own: NodeJS.ProcessEnv = { SQLITE_TMPDIR: '/fast' };
+    keepSqliteTemporaryFilesBeside(sqlite, workspace, own);
+    expect(own.SQLITE_TMPDIR).toBe('/fast');
+    const postgres: NodeJS.ProcessEnv = {};
+    keepSqliteTemporaryFilesBeside({ url: 'postgres://127.0.0.1/test' } as StoreConfig, workspace, postgres);
+    expect(postgres.SQLITE_TMPDIR).toBeUndefined();
+  });
+});
