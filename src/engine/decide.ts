@@ -12,7 +12,7 @@
  */
 import type { ServiceTransaction } from '../api/answers.js';
 import type { Issue } from '../validate/issue.js';
-import { currencyDecimals, formatMinor } from '../validate/money.js';
+import { formatMoney } from '../validate/money.js';
 import type { ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/store.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
@@ -75,11 +75,8 @@ const WHAT: Readonly<Record<Asked, string>> = {
 const iso = (ms: number): string => new Date(ms).toISOString();
 const none = (label: Decision['label']): Decision => ({ patch: null, action: { kind: 'none' }, label });
 
-/** An amount for people: "6000.00 USD". */
-export function money(minor: string | bigint, currency: string): string {
-  const decimals = currencyDecimals(currency) ?? 2;
-  return `${formatMinor(BigInt(minor), decimals)} ${currency}`;
-}
+/** An amount for people, "6,000.00 USD": the one formatter (validate/money.ts), named here for the engine's messages. */
+export const money = formatMoney;
 
 /** A duration for people: "50m", "2h", "90s". */
 export function duration(ms: number): string {
