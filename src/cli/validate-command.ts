@@ -5,17 +5,19 @@
  */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/config.js';
+import { loadConfig, warnRowAmountMinor } from '../config/config.js';
 import { readerOptions, ruleOptions } from '../batch/batch-options.js';
 import { BatchFileError } from '../batch/file-error.js';
 import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
 import { renderReport } from '../reports/validation-report.js';
+import type { Outlier } from '../validate/outliers.js';
+import { OutlierWatch } from '../validate/outliers.js';
 
 export const VALIDATE_EXIT = { valid: 0, invalid: 1, unreadable: 2 } as const;
 
-function toJson(report: ValidationReport): unknown {
+function toJson(report: ValidationReport, outliers: readonly Outlier[]): unknown {
   return {
     file: report.file,
     sha256: report.sha256,
@@ -30,6 +32,7 @@ function toJson(report: ValidationReport): unknown {
     error_count: report.errorCount,
     warning_count: report.warningCount,
     truncated: report.truncated,
+    outliers,
   };
 }
 
@@ -43,16 +46,21 @@ export function validateCommand(): Command {
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
+        const watch = new OutlierWatch();
         const report = await validateFile(file, {
           reader: readerOptions(config.batch),
           rules: ruleOptions(config.batch, systemClock),
           maxReportedIssues: config.batch.max_reported_issues,
         }, {
+          amount(line, externalId, currency, minor) {
+            watch.add(line, externalId, currency, minor);
+          },
           scratchRefused(message) {
             process.stderr.write(`paybatch: warning: ${message}\n`);
           },
         });
-        process.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(report));
+        const outliers = watch.outliers(warnRowAmountMinor(config.batch));
+        process.stdout.write(opts.json ? `${JSON.stringify(toJson(report, outliers), null, 2)}\n` : renderReport(report, outliers));
         process.exitCode = report.invalid === 0 ? VALIDATE_EXIT.valid : VALIDATE_EXIT.invalid;
       } catch (error) {
         if (!(error instanceof BatchFileError)) throw error;

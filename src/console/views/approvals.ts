@@ -8,7 +8,7 @@ import type { Statement } from '../../approvals/statement.js';
 import type { Preview } from '../../engine/preview.js';
 import type { BatchStatus } from '../../engine/status.js';
 import { esc, major, plainMajor } from '../format.js';
-import { formatMoneyAndMinor } from '../../validate/money.js';
+import { formatMoney, formatMoneyAndMinor } from '../../validate/money.js';
 import { may } from '../roles.js';
 import type { Viewer } from './layout.js';
 import { csrfField, notice, page, table } from './layout.js';
@@ -49,6 +49,13 @@ function previewFacts(p: Preview): string {
 ${p.inactive_corridors === null ? '' : `<dt>Corridors switched off now</dt><dd>${p.inactive_corridors.map((c) => `${esc(c.corridor)} (${c.rows} rows)`).join('<br>') || 'none'}</dd>`}
 </dl>
 ${p.invalid.length > 0 ? `<details><summary>Invalid rows</summary>${table(['Line', 'Column', 'Code', 'Message'], p.invalid.map((i) => [String(i.line), esc(i.column), esc(i.code), esc(i.message)]))}</details>` : ''}`;
+}
+
+/** Rows far above the batch's usual amounts, shown before the facts and the form: checked before anyone signs. */
+function outlierWarning(p: Preview): string {
+  if (p.outliers.length === 0) return '';
+  return `<div class="notice warn outliers" role="alert"><p><strong>Amounts to check before approving (${p.outliers.length})</strong></p>
+${table(['Line', 'External id', 'Amount', 'Why'], p.outliers.map((o) => [String(o.line), esc(o.external_id), esc(formatMoney(o.amount, o.currency)), esc(o.message)]))}</div>`;
 }
 
 /** The statement's amounts are minor units (what is signed); beside them, what they are in major units. */
@@ -95,6 +102,7 @@ ${rejectForm}`;
 export function approvalPage(viewer: Viewer, batch: string, view: ApprovalView, message?: { text: string; kind: 'ok' | 'error' }): string {
   const body = `${message ? notice(message.text, message.kind) : ''}
 <p><a href="/batches/${encodeURIComponent(batch)}">See the batch's rows</a></p>
+${outlierWarning(view.preview)}
 ${previewFacts(view.preview)}
 ${signForm(viewer, batch, view)}`;
   return page({ title: `Approve ${view.preview.subject}`, viewer, current: '/approvals', body });
