@@ -4,7 +4,7 @@
  * funding reservation checked in the same transaction. The rules themselves
  * (which observation is newer, what to do next) are the engine's.
  */
-import { PIPELINE_COLUMNS } from './sql-lists.js';
+import { PIPELINE_COLUMNS, RESULT_ROW_COLUMNS } from './sql-lists.js';
 import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import type { ResultRow } from '../reports/results.js';
 import { FOLLOWED_PHASES, NEVER_SENT_PHASES, REASONS, UNSETTLED_PHASES } from '../payout-states.js';
@@ -266,8 +266,7 @@ export class SqlitePipeline extends SqliteBase implements PipelineStore, Metrics
   }
 
   async *resultRows(batchId: string): AsyncIterable<ResultRow> {
-    const page = this.sql(`SELECT line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-      input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
+    const page = this.sql(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT 1000`);
     for (let after = 0; ; ) {
       const rows = page.all(batchId, after) as ResultRow[];
       if (rows.length === 0) return;

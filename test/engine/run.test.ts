@@ -8,8 +8,8 @@ import type { ReadCell } from '../helpers/workbook.js';
 import { csvTextOf, readWorkbook } from '../helpers/workbook.js';
 
 const RESULT_COLUMNS = [
-  'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error',
-  'output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects',
+  'external_id', 'recipient_name', 'output_amount', 'output_currency', 'state', 'state_reason', 'final_at',
+  'line', 'transaction_id', 'state_reason_code', 'input_amount', 'input_currency', 'output_amount_in_cents', 'input_amount_in_cents', 'error', 'corrects',
 ];
 
 describe('paybatch run: the payout engine against the sandbox', () => {

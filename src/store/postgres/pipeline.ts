@@ -5,7 +5,7 @@
  * funding rows of one batch at once never exceed its budget together. Sums of
  * amounts are numeric: exact.
  */
-import { PIPELINE_COLUMNS } from '../sql-lists.js';
+import { PIPELINE_COLUMNS, RESULT_ROW_COLUMNS } from '../sql-lists.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
 import type pg from 'pg';
 import type { ResultRow } from '../../reports/results.js';
@@ -198,8 +198,7 @@ export class PgPipeline extends PgBase implements PipelineStore, MetricsStore {
 
   async *resultRows(batchId: string): AsyncIterable<ResultRow> {
     for (let after = 0; ; ) {
-      const rows = await this.all<ResultRow>(`SELECT line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-        input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000`, [batchId, after]);
+      const rows = await this.all<ResultRow>(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = $1 AND line > $2 ORDER BY line LIMIT 1000`, [batchId, after]);
       if (rows.length === 0) return;
       yield* rows;
       after = (rows[rows.length - 1] as ResultRow).line;
