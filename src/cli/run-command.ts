@@ -26,6 +26,7 @@ export function renderRun(report: RunReport): string {
     if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
     const money = [...Object.entries(batch.paid_out).map(([c, v]) => `paid out ${formatMoney(v, c)}`), ...Object.entries(batch.funded).map(([c, v]) => `funded ${formatMoney(v, c)}`)];
     if (money.length > 0) lines.push(`  ${money.join(', ')}`);
+    if (batch.approval === 'not_needed') lines.push(`  ${batch.approval_reason ?? 'nothing to send: no approval is needed'}`);
     if (batch.approval === 'awaiting') lines.push(`  awaiting approval: nothing is sent before it (paybatch preview ${batch.batch}; paybatch approve ${batch.batch} --key FILE --as NAME)`);
     if (batch.need_person > 0) lines.push(`  ${batch.need_person} rows need a person (see the results' state_reason and paybatch status ${batch.batch})`);
     lines.push(`  results ${batch.results_file}`);

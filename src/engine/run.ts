@@ -72,7 +72,7 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
     at: new Date(deps.clock.now()).toISOString(), actor: deps.config.approvalPolicy?.inboxSubmitter ?? 'inbox', action: `intake_${outcome.kind}`, subject: basename(file),
     details: intakeDetails(outcome),
   });
-  if (outcome.kind === 'accepted' && deps.config.approvalPolicy) deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}` });
+  if (outcome.kind === 'accepted' && outcome.ready > 0 && deps.config.approvalPolicy) deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}` });
   // A first look at a file is not news; still waiting at a later look is.
   if (outcome.kind === 'waiting' && !before) return outcome;
   deps.log(`intake_${outcome.kind}`, {
