@@ -87,9 +87,9 @@ describe('money and previews, as commands print them', () => {
     gbrBatch(join(home, 'inbox', 'pay.csv'), [['M-1', '1250.00'], ['M-2', '310.45']]);
     const run = await runCli(['run', '--wait', '20s'], { env: env(home) });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/\n {2}paid out 1,560\.45 GBP, funded [\d,]+\.\d\d USD\n/);
+    expect(run.stdout).toMatch(/\n {2}paid out 1,560\.45 GBP; funded [\d,]+\.\d\d USD\n/);
     const status = await runCli(['status'], { env: env(home) });
-    expect(status.stdout).toMatch(/\n {2}funded \d{1,3}(,\d{3})*\.\d\d USD, paid out 1,560\.45 GBP\n/);
+    expect(status.stdout).toMatch(/\n {2}funded \d{1,3}(,\d{3})*\.\d\d USD; paid out 1,560\.45 GBP\n/);
     expect(status.stdout).not.toMatch(/minor units/);
   });
 });
