@@ -53,6 +53,7 @@ export const SYSTEM = [
   'test/console/console-browser.test.ts',
   'test/console/console-http.test.ts',
   'test/console/console-names.test.ts',
+  'test/console/console-narrow.test.ts',
   'test/console/console-throttle.test.ts',
   'test/console/metrics.test.ts',
   'test/console/reconciliation-browser.test.ts',

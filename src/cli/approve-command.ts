@@ -2,10 +2,6 @@
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { ConfigError } from '../errors.js';
-import { ApprovalGate } from '../engine/approval-gate.js';
-import { approveBatch, rejectBatch } from '../engine/approve.js';
-import { money } from '../engine/decide.js';
-import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
 
 const pairs = (value: string, previous: Record<string, string> = {}): Record<string, string> => {
@@ -23,6 +19,10 @@ export function approveCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (batch: string, opts: { key: string; as: string; ceiling: Record<string, string>; home?: string; config?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ withEngineSession }, { ApprovalGate }, { approveBatch }, { money }] = await Promise.all([
+        import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/approve.js'), import('../engine/decide.js'),
+      ]);
       await withEngineSession(opts, async ({ config, store }) => {
         const policy = config.approvalPolicy;
         if (!policy) throw new ConfigError('approvals are off (approvals.enabled is false): nothing to approve');
@@ -48,6 +48,7 @@ export function rejectCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (batch: string, opts: { reason: string; as: string; home?: string; config?: string }) => {
+      const [{ withEngineSession }, { rejectBatch }] = await Promise.all([import('./engine-session.js'), import('../engine/approve.js')]);
       await withEngineSession(opts, async ({ config, store }) => {
         const policy = config.approvalPolicy;
         if (!policy) throw new ConfigError('approvals are off (approvals.enabled is false): nothing to reject');

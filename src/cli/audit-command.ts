@@ -3,14 +3,14 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { Command } from 'commander';
 import type { AuditEntry, Break } from '../audit/chain.js';
-import { ChainWalker } from '../audit/chain.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { withReadStore } from './read-store.js';
 
 const PAGE = 5_000;
 
-function withStore<T>(home: string | undefined, work: (store: Store) => Promise<T>): Promise<T> {
+/** The store, loaded when a subcommand runs, not for --help (docs/performance.md). */
+async function withStore<T>(home: string | undefined, work: (store: Store) => Promise<T>): Promise<T> {
+  const { withReadStore } = await import('./read-store.js');
   return withReadStore({ home }, 'no audit trail yet', (store) => work(store));
 }
 
@@ -32,6 +32,7 @@ export function auditCommand(): Command {
     .action(async (opts: { head?: string; home?: string }) => {
       const known = opts.head ? /^(\d+):([0-9a-f]{64})$/.exec(opts.head) : null;
       if (opts.head && !known) throw new UsageError('--head is SEQ:HASH, as a report prints it');
+      const { ChainWalker } = await import('../audit/chain.js');
       await withStore(opts.home, async (store) => {
         const walker = new ChainWalker();
         let broken: Break | null = null;

@@ -3,10 +3,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, renameSync, unlinkSync } f
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { openWorkspace } from '../workspace/workspace.js';
 
 export function backupCommand(): Command {
   return new Command('backup')
@@ -14,6 +11,10 @@ export function backupCommand(): Command {
     .argument('<file>', 'where the copy goes; it must not exist yet')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { home?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ loadConfig, workspaceHome }, { SqliteStore }, { openWorkspace }] = await Promise.all([
+        import('../config/config.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
+      ]);
       if (loadConfig({ home: opts.home }).store.url) {
         throw new PaybatchError('the state is in PostgreSQL (store.url): back it up with PostgreSQL\'s own tools (pg_dump, or the server\'s continuous archiving), not with paybatch backup', ExitCode.failure);
       }

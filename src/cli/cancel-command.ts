@@ -4,10 +4,7 @@ import { Command, Option } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { systemClock } from '../clock.js';
 import type { CancelLine } from '../engine/cancel.js';
-import { cancelRows } from '../engine/cancel.js';
-import { ApprovalGate } from '../engine/approval-gate.js';
 import { parseDuration } from './duration.js';
-import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
 
 const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
@@ -39,6 +36,10 @@ export function cancelCommand(): Command {
     .option('--as <name>', 'who asks for the cancellation (kept with each row\'s reason and in the audit trail)', parsePersonName)
     .option('--yes', 'cancel several rows without asking (on a terminal, more than one row is confirmed first)')
     .action(async (opts: { batch: string; externalId?: string[]; state?: string[]; home?: string; config?: string; wait: number; as?: string; yes?: boolean }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ withEngineSession }, { cancelRows }, { ApprovalGate }] = await Promise.all([
+        import('./engine-session.js'), import('../engine/cancel.js'), import('../engine/approval-gate.js'),
+      ]);
       await withEngineSession(opts, async ({ config, store, log, connection, workspace }) => {
         if (!(await store.batch(opts.batch))) throw new PaybatchError(`no batch ${opts.batch} in ${workspace.home}: nothing to cancel`, ExitCode.failure);
         const lines = await cancelRows(

@@ -6,14 +6,8 @@
  */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/config.js';
-import { issueCode } from '../console/auth.js';
-import { consoleRole } from '../console/roles.js';
-import { startConsole } from '../console/server.js';
-import { engineLog } from '../engine/log.js';
 import { ExitCode, PaybatchError, UsageError } from '../errors.js';
 import { parsePersonName } from './person-name.js';
-import { withReadStore } from './read-store.js';
 
 function listenOption(value: string | undefined, fallback: { host: string; port: number }): { host: string; port: number } {
   if (!value) return fallback;
@@ -35,6 +29,10 @@ export function consoleCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, every worker\'s state')
     .option('--listen <host:port>', 'where to listen (default: console.listen)')
     .action(async (opts: { home?: string; config?: string; listen?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ loadConfig }, { startConsole }, { engineLog }, { withReadStore }] = await Promise.all([
+        import('../config/config.js'), import('../console/server.js'), import('../engine/log.js'), import('./read-store.js'),
+      ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
       const listen = listenOption(opts.listen, config.console.listen);
       await withReadStore(opts, 'nothing has run there yet', async (store, workspace) => {
@@ -58,6 +56,9 @@ export function consoleCommand(): Command {
     .action(async (name: string, _opts: unknown, self: Command) => {
       // --home and --config belong to `console` too: read them wherever they were given.
       const opts = self.optsWithGlobals<{ home?: string; config?: string }>();
+      const [{ loadConfig }, { issueCode }, { consoleRole }, { withReadStore }] = await Promise.all([
+        import('../config/config.js'), import('../console/auth.js'), import('../console/roles.js'), import('./read-store.js'),
+      ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
       const role = consoleRole({ approvals: config.approvals.people, console: config.console.people }, name);
       if (role === null) throw new PaybatchError(`${name} is neither in approvals.people nor in console.people: nobody of that name may sign in`, ExitCode.failure);

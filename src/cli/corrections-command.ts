@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { RETRY_AS_IS } from '../engine/corrections.js';
-import { correctionsFile } from '../engine/corrections-file.js';
 import { ExitCode, PaybatchError, UsageError } from '../errors.js';
-import { writeFileSafely } from '../workspace/safe-files.js';
-import { withReadStore } from './read-store.js';
+
+/** What the commands need when they run, not for --help (docs/performance.md). */
+const load = () => Promise.all([import('../engine/corrections-file.js'), import('../workspace/safe-files.js'), import('./read-store.js')]);
 
 const list = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$/;
@@ -23,6 +23,7 @@ export function correctionsCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (batch: string, opts: { out?: string; home?: string; config?: string }) => {
+      const [{ correctionsFile }, { writeFileSafely }, { withReadStore }] = await load();
       await withReadStore(opts, 'nothing has run there yet', async (store, workspace) => {
         if (!(await store.batch(batch))) throw new PaybatchError(`no batch ${batch} in ${workspace.home}`, ExitCode.failure);
         const { text, lines } = await correctionsFile(store, batch);
@@ -49,6 +50,7 @@ export function retryCommand(): Command {
     .action(async (batch: string, opts: { reason: string[]; home?: string; config?: string }) => {
       const wrong = opts.reason.filter((r) => !RETRY_AS_IS.has(r));
       if (wrong.length > 0) throw new UsageError(`--reason ${wrong.join(', ')}: rows refused for that need their details fixed first: use paybatch corrections ${batch}`);
+      const [{ correctionsFile }, { writeFileSafely }, { withReadStore }] = await load();
       await withReadStore(opts, 'nothing has run there yet', async (store, workspace) => {
         if (!(await store.batch(batch))) throw new PaybatchError(`no batch ${batch} in ${workspace.home}`, ExitCode.failure);
         const { text, lines } = await correctionsFile(store, batch, new Set(opts.reason));
@@ -76,6 +78,7 @@ export function resubmitCommand(): Command {
       } catch (error) {
         throw new PaybatchError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, ExitCode.failure);
       }
+      const [, { writeFileSafely }, { withReadStore }] = await load();
       await withReadStore(opts, 'nothing has run there yet', async (_store, workspace) => {
         const into = join(workspace.folders.inbox, name);
         // Written beside its final name, then renamed: the inbox never sees half of it.

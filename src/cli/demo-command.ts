@@ -4,13 +4,6 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/config.js';
-import { connectService } from './service-connection.js';
-import { describePolling, embeddedPolling } from './embedded-sandbox.js';
-import { engineLog } from '../engine/log.js';
-import { runOnce } from '../engine/run.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { openWorkspace } from '../workspace/workspace.js';
 import { renderRun } from './run-command.js';
 
 const DEMO_BATCH = fileURLToPath(new URL('../../../fixtures/demo-batch.csv', import.meta.url));
@@ -23,6 +16,11 @@ export function demoCommand(): Command {
     .description('Pay out fixtures/demo-batch.csv on the embedded sandbox in a fresh workspace, and show the results.')
     .option('--dir <dir>', 'where to make the demo workspace (default: ./paybatch-demo/<time>)')
     .action(async (opts: { dir?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ loadConfig }, { connectService }, { describePolling, embeddedPolling }, { engineLog }, { runOnce }, { SqliteStore }, { openWorkspace }] = await Promise.all([
+        import('../config/config.js'), import('./service-connection.js'), import('./embedded-sandbox.js'), import('../engine/log.js'),
+        import('../engine/run.js'), import('../store/sqlite-store.js'), import('../workspace/workspace.js'),
+      ]);
       const home = resolve(opts.dir ?? join('paybatch-demo', new Date().toISOString().replace(/[:.]/g, '-')));
       const workspace = openWorkspace(home);
       writeFileSync(join(home, 'paybatch.config.json'), `${JSON.stringify(DEMO_CONFIG, null, 2)}\n`);

@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { generateKeys, privateKeyFrom, signBytes } from '../approvals/keys.js';
 import type { Statement } from '../approvals/statement.js';
 import { parseStatement, statementBytes } from '../approvals/statement.js';
-import { workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { formatMoneyAndMinor } from '../validate/money.js';
 
@@ -29,8 +28,10 @@ export function keysCommand(): Command {
     .argument('<name>', 'the person, as named in approvals.people')
     .option('--dir <dir>', 'where to write the two files (not inside a paybatch workspace)', '.')
     .option('--home <dir>', 'the workspace the key must stay out of (default: $PAYBATCH_HOME or ./paybatch-data)')
-    .action((name: string, opts: { dir: string; home?: string }) => {
+    .action(async (name: string, opts: { dir: string; home?: string }) => {
       if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(name)) throw new PaybatchError('a name of letters, digits, dots, dashes and underscores', ExitCode.usage);
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const { workspaceHome } = await import('../config/config.js');
       const dir = resolve(opts.dir);
       const within = relative(resolve(workspaceHome(opts.home)), dir);
       if (within === '' || (!within.startsWith('..') && !isAbsolute(within))) throw new PaybatchError(`${dir} is inside the paybatch workspace: a private key never goes there (give --dir elsewhere)`, ExitCode.failure);

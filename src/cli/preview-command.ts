@@ -5,8 +5,6 @@ import { systemClock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from '../engine/decide.js';
 import type { Preview } from '../engine/preview.js';
-import { previewBatch, previewFile } from '../engine/preview.js';
-import { withEngineSession } from './engine-session.js';
 import { parsePersonName } from './person-name.js';
 import type { PayeePage } from './preview-payees.js';
 import { outlierWarningLines, payeeLines, PREVIEW_PAGE_ROWS } from './preview-payees.js';
@@ -47,6 +45,8 @@ export function previewCommand(): Command {
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .option('--config <file>', 'configuration file')
     .action(async (subject: string, opts: { json?: boolean; page: number; all?: boolean; as?: string; home?: string; config?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ withEngineSession }, { previewBatch, previewFile }] = await Promise.all([import('./engine-session.js'), import('../engine/preview.js')]);
       await withEngineSession(opts, async ({ config, store, connection }) => {
         const deps = { store, client: connection.client, config, clock: systemClock };
         const preview = existsSync(subject) ? await previewFile(subject, deps) : await previewBatch(subject, deps);

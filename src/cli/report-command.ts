@@ -6,12 +6,8 @@
  */
 import { Command, Option } from 'commander';
 import type { ReportFormat } from '../engine/reconcile-report.js';
-import { ledgerUrlFor, writeReconciliation } from '../engine/reconcile-report.js';
 import { UsageError } from '../errors.js';
 import { verdictExitCode } from '../reports/reconciliation-verdict.js';
-import { withEngineSession } from './engine-session.js';
-import { readerOptions } from '../batch/batch-options.js';
-import { answersWithPain002, pain001Of, writePain002 } from '../engine/pain002-file.js';
 import { systemClock } from '../clock.js';
 
 interface Opts {
@@ -36,6 +32,8 @@ export function reportCommand(): Command {
       if (Boolean(opts.date) === Boolean(opts.batch)) throw new UsageError('give either --date YYYY-MM-DD or --batch B');
       if (opts.spreadsheet && opts.format === 'xlsx') throw new UsageError('--spreadsheet shapes CSV files for spreadsheets; --format xlsx is a spreadsheet already: give one or the other');
       if (opts.format === 'pain002') return statusReport(opts);
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ withEngineSession }, { ledgerUrlFor, writeReconciliation }] = await Promise.all([import('./engine-session.js'), import('../engine/reconcile-report.js')]);
       await withEngineSession(opts, async ({ config, workspace, store, connection }) => {
         const ledgerUrl = ledgerUrlFor(config.reports, connection.embedded?.operatorUrl ?? null);
         const outcome = await writeReconciliation(
@@ -59,6 +57,9 @@ export function reportCommand(): Command {
 async function statusReport(opts: Opts): Promise<void> {
   if (!opts.batch) throw new UsageError('--format pain002 answers one pain.001: give --batch B');
   const batchId = opts.batch;
+  const [{ withEngineSession }, { readerOptions }, { answersWithPain002, pain001Of, writePain002 }] = await Promise.all([
+    import('./engine-session.js'), import('../batch/batch-options.js'), import('../engine/pain002-file.js'),
+  ]);
   await withEngineSession(opts, async ({ config, workspace, store }) => {
     const batch = await store.batch(batchId);
     if (!batch) throw new UsageError(`no batch ${batchId} in this workspace`);

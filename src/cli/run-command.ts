@@ -3,11 +3,8 @@ import { Command, Option } from 'commander';
 import { systemClock } from '../clock.js';
 import { ExitCode, ServiceUnavailable } from '../errors.js';
 import type { RunReport } from '../engine/run.js';
-import { runOnce } from '../engine/run.js';
 import { parseDuration } from './duration.js';
 import { formatMoneyMap } from '../validate/money.js';
-import { withEngineSession } from './engine-session.js';
-import { startProgress } from './progress.js';
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -45,6 +42,8 @@ export function runCommand(): Command {
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .addOption(new Option('--progress-every <duration>', 'how often progress is printed when standard error is not a terminal (live bars on a terminal)').argParser(parseDuration).default(undefined, '10s'))
     .action(async (opts: { home?: string; config?: string; wait: number; force?: boolean; progressEvery?: number }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ withEngineSession }, { runOnce }, { startProgress }] = await Promise.all([import('./engine-session.js'), import('../engine/run.js'), import('./progress.js')]);
       await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage, stop }) => {
         // Damage found by the check beside the work stops it at once, as at start: every step is in the database.
         // The session lets go of the workspace, its log and notifications first (the lease is released).

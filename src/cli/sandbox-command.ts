@@ -1,6 +1,5 @@
 /** `paybatch sandbox`: serve the simulated payout service until stopped. */
 import { Command, InvalidArgumentError } from 'commander';
-import { startSandbox } from '../sandbox/start.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -16,6 +15,8 @@ export function sandboxCommand(): Command {
     .option('--config <file>', 'sandbox configuration JSON, merged over config/sandbox.default.json')
     .option('--db <file>', 'keep state in this SQLite file so it survives a restart (default: in memory)')
     .action(async (opts: { port?: number; host?: string; config?: string; db?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const { startSandbox } = await import('../sandbox/start.js');
       const overrides = { ...(opts.port !== undefined && { port: opts.port }), ...(opts.host && { host: opts.host }) };
       const sandbox = await startSandbox({
         configFile: opts.config,

@@ -1,9 +1,7 @@
 /** `paybatch status [BATCH] [--json]`: open and recent batches, from the store only. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { readStatus, readWorkers, renderStatus } from '../engine/status.js';
 import { ExitCode, PaybatchError } from '../errors.js';
-import { withReadStore } from './read-store.js';
 
 export function statusCommand(): Command {
   return new Command('status')
@@ -13,6 +11,8 @@ export function statusCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace); with store.url, the state of every worker')
     .option('--json', 'print JSON instead of text')
     .action(async (batch: string | undefined, opts: { home?: string; config?: string; json?: boolean }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ readStatus, readWorkers, renderStatus }, { withReadStore }] = await Promise.all([import('../engine/status.js'), import('./read-store.js')]);
       await withReadStore(opts, 'nothing has run there yet', async (store, workspace, shared) => {
         const report = await readStatus(store, systemClock, batch);
         if (shared) report.workers = await readWorkers(shared, systemClock);

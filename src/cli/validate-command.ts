@@ -5,15 +5,8 @@
  */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig, warnRowAmountMinor } from '../config/config.js';
-import { readerOptions, ruleOptions } from '../batch/batch-options.js';
-import { BatchFileError } from '../batch/file-error.js';
-import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
-import { validateFile } from '../batch/validate-file.js';
-import { renderReport } from '../reports/validation-report.js';
 import type { Outlier } from '../validate/outliers.js';
-import { OutlierWatch } from '../validate/outliers.js';
 
 export const VALIDATE_EXIT = { valid: 0, invalid: 1, unreadable: 2 } as const;
 
@@ -44,6 +37,11 @@ export function validateCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace, if any)')
     .option('--home <dir>', 'workspace folder (default: $PAYBATCH_HOME or ./paybatch-data)')
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ loadConfig, warnRowAmountMinor }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }, { OutlierWatch }] = await Promise.all([
+        import('../config/config.js'), import('../batch/batch-options.js'), import('../batch/file-error.js'), import('../batch/file-hash.js'),
+        import('../batch/validate-file.js'), import('../reports/validation-report.js'), import('../validate/outliers.js'),
+      ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
         const watch = new OutlierWatch();

@@ -1,11 +1,6 @@
 /** `paybatch watch`: the always-on daemon, until SIGINT or SIGTERM. */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { ledgerUrlFor } from '../engine/reconcile-report.js';
-import { Daemon } from '../watch/daemon.js';
-import { withEngineSession } from './engine-session.js';
-import { ApprovalGate } from '../engine/approval-gate.js';
-import { cancelOneRow } from '../engine/cancel.js';
 import type { ConsoleServer } from '../console/server.js';
 
 /** The whole shutdown, including closing the store, stays within this [issue: exit within 10 seconds]. */
@@ -18,6 +13,10 @@ export function watchCommand(): Command {
     .option('--config <file>', 'configuration file (default: paybatch.config.json in the workspace)')
     .option('--force', 'take files even when the same content was taken before (their external ids still cannot be paid twice)')
     .action(async (opts: { home?: string; config?: string; force?: boolean }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ ledgerUrlFor }, { Daemon }, { withEngineSession }, { ApprovalGate }, { cancelOneRow }] = await Promise.all([
+        import('../engine/reconcile-report.js'), import('../watch/daemon.js'), import('./engine-session.js'), import('../engine/approval-gate.js'), import('../engine/cancel.js'),
+      ]);
       await withEngineSession(opts, async ({ config, workspace, store, log, connection, shared, damage }) => {
         const daemon = new Daemon({
           workspace, store, client: connection.client, credentials: connection.credentials, config, clock: systemClock, log, force: opts.force, shared,

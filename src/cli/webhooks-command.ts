@@ -1,8 +1,5 @@
 /** `paybatch webhooks sync [--replace] [--url U]` and `paybatch webhooks list`. */
 import { Command } from 'commander';
-import { renderSync, syncWebhooks } from '../engine/webhook-registration.js';
-import { webhookUrl } from '../config/config.js';
-import { withEngineSession } from './engine-session.js';
 
 interface Opts {
   home?: string;
@@ -19,6 +16,10 @@ export function webhooksCommand(): Command {
     .option('--url <url>', 'register this URL instead of watch.public_url')
     .option('--replace', 'take over event types registered for another URL')
     .action(async (opts: Opts & { url?: string; replace?: boolean }) => {
+      // Loaded when the command runs, not for --help (docs/performance.md).
+      const [{ renderSync, syncWebhooks }, { webhookUrl }, { withEngineSession }] = await Promise.all([
+        import('../engine/webhook-registration.js'), import('../config/config.js'), import('./engine-session.js'),
+      ]);
       await withEngineSession(opts, async ({ config, connection }) => {
         const url = opts.url ?? webhookUrl(config.watch);
         process.stdout.write(renderSync(await syncWebhooks(connection.client, url, { replace: opts.replace }), url));
@@ -27,6 +28,7 @@ export function webhooksCommand(): Command {
   const list = shared(new Command('list'))
     .description('List the webhooks registered with the service.')
     .action(async (opts: Opts) => {
+      const { withEngineSession } = await import('./engine-session.js');
       await withEngineSession(opts, async ({ connection }) => {
         const webhooks = await connection.client.listWebhooks();
         const lines = webhooks.sort((a, b) => a.event_type.localeCompare(b.event_type)).map((w) => `${w.event_type.padEnd(26)} ${w.uri}  (${w.id})`);

@@ -182,17 +182,56 @@ export interface AuditView {
   entries: AuditEntry[];
   /** The whole chain checked now: intact, or where it first breaks. */
   chain: { entries: number; head: string | null; broken: Break | null };
+  /** Every action in the chain, with how many entries it has: the filter's choices. */
+  actions: Record<string, number>;
+  /** How many entries the filter lets through (all of them with none). */
+  matching: number;
+  /** How many of those are older than the ones shown: the next page's. */
+  older: number;
 }
 
-/** The newest `limit` entries before `before` (all when not given), and the whole chain verified. */
-export async function auditView(store: AuditStore, limit: number, before?: number): Promise<AuditView> {
+/** Which entries the audit page shows: by action, by batch, and older than an entry (paging). */
+export interface AuditFilter {
+  action?: string;
+  batch?: string;
+  before?: number;
+}
+
+/**
+ * Whether an entry is about a batch: the batch itself (approved, rejected), one
+ * of its rows ("B line 2"), its preview ("batch B (file)"), or a file taken in
+ * as it (intake entries name the batch in their details).
+ */
+export function entryConcernsBatch(entry: Pick<AuditEntry, 'subject' | 'details'>, batch: string): boolean {
+  const { subject } = entry;
+  if (subject === batch || subject.startsWith(`${batch} line `) || subject.startsWith(`batch ${batch} `)) return true;
+  if (!entry.details.includes(JSON.stringify(batch))) return false;
+  try {
+    return (JSON.parse(entry.details) as { batch?: unknown }).batch === batch;
+  } catch {
+    return false;
+  }
+}
+
+const matches = (entry: AuditEntry, filter: AuditFilter): boolean =>
+  (!filter.action || entry.action === filter.action) && (!filter.batch || entryConcernsBatch(entry, filter.batch));
+
+/** The newest `limit` entries the filter lets through, and the whole chain verified. */
+export async function auditView(store: AuditStore, limit: number, filter: AuditFilter = {}): Promise<AuditView> {
   const walker = new ChainWalker();
   let broken: Break | null = null;
   let current: AuditEntry | null = null;
   let count = 0;
+  let matching = 0;
+  let passed = 0;
+  const actions: Record<string, number> = {};
   const kept: AuditEntry[] = [];
   const keep = (entry: AuditEntry): void => {
-    if (before !== undefined && entry.seq >= before) return;
+    actions[entry.action] = (actions[entry.action] ?? 0) + 1;
+    if (!matches(entry, filter)) return;
+    matching += 1;
+    if (filter.before !== undefined && entry.seq >= filter.before) return;
+    passed += 1;
     kept.push(entry);
     if (kept.length > limit) kept.shift();
   };
@@ -212,5 +251,5 @@ export async function auditView(store: AuditStore, limit: number, before?: numbe
     if (!broken) broken = walker.next(current);
     keep(current);
   }
-  return { entries: kept.reverse(), chain: { entries: count, head: current ? `${current.seq}:${current.hash}` : null, broken } };
+  return { entries: kept.reverse(), chain: { entries: count, head: current ? `${current.seq}:${current.hash}` : null, broken }, actions, matching, older: passed - kept.length };
 }

@@ -191,8 +191,11 @@ export function registerPages(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get<{ Params: { name: string } }>('/reconciliation/files/:name', async (request, reply) => sendReport(deps, reply, viewerOf(request), request.params.name));
 
   app.get('/audit', async (request, reply) => {
-    const before = Number.parseInt(query(request).before ?? '', 10);
-    return html(reply, auditPage(viewerOf(request), await auditView(store, AUDIT_PER_PAGE, Number.isFinite(before) ? before : undefined), AUDIT_PER_PAGE));
+    const q = query(request);
+    const before = Number.parseInt(q.before ?? '', 10);
+    const filter = { action: q.action?.trim().slice(0, 100) || undefined, batch: q.batch?.trim().slice(0, 100) || undefined };
+    const view = await auditView(store, AUDIT_PER_PAGE, { ...filter, before: Number.isFinite(before) ? before : undefined });
+    return html(reply, auditPage(viewerOf(request), view, filter, AUDIT_PER_PAGE));
   });
 
   const streams = { open: 0, bySession: new Map<string, number>(), closers: new Set<() => void>() };

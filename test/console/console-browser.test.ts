@@ -49,7 +49,7 @@ async function shoot(page: Page, name: string): Promise<void> {
   for (const account of ACCOUNTS) expect(html, `${name} shows ${account}`).not.toContain(account);
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
-    // At 390 px nothing may stick out sideways but the tables, which scroll in their own box.
+    // At 390 px nothing may stick out sideways (tables are drawn as cards: console-narrow.test.ts checks every page).
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow, `${name} at ${width} px is ${overflow} px too wide`).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });

@@ -70,6 +70,7 @@ ${b.corrects ? `<dt>Corrects</dt><dd><a href="/batches/${encodeURIComponent(b.co
 <dt>Learned</dt><dd>${b.learned.webhook} by webhook, ${b.learned.polling} by polling, ${b.learned.answer} in answers</dd>
 </dl>
 <p class="downloads">Download the results: <a href="/batches/${id}/results.csv" download>CSV</a> · <a href="/batches/${id}/results.spreadsheet.csv" download>for spreadsheets</a> (semicolons, UTF-8 mark)</p>
+<p><a href="/audit?batch=${id}">The audit trail of this batch</a></p>
 </div>
 <h2>Rows</h2>
 ${filterForm(b.batch, filter, rows)}

@@ -54,12 +54,22 @@ ${body}
 `;
 }
 
-/** A table that scrolls sideways on a narrow screen rather than squeezing its columns. */
+/**
+ * A table; on a narrow screen (console.css) each row is drawn as a card, each
+ * cell under its column's name (data-label), so that nothing is cut or
+ * scrolled sideways on a phone. A column without a name (an action) shows its
+ * cell alone.
+ */
 export function table(headers: readonly string[], rows: readonly string[][], caption?: string): string {
   if (rows.length === 0) return '<p class="empty">Nothing here.</p>';
-  return `<div class="scroll" tabindex="0" role="region"${caption ? ` aria-label="${esc(caption)}"` : ''}><table>${caption ? `<caption>${esc(caption)}</caption>` : ''}
-<thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('\n')}</tbody></table></div>`;
+  const cell = (c: string, i: number): string => {
+    const label = headers[i] ?? '';
+    return `<td role="cell"${label ? ` data-label="${esc(label)}"` : ''}>${c}</td>`;
+  };
+  // The roles keep a table a table to a screen reader when the cards' CSS draws its parts as blocks.
+  return `<div class="scroll" tabindex="0" role="region"${caption ? ` aria-label="${esc(caption)}"` : ''}><table class="cards" role="table">${caption ? `<caption>${esc(caption)}</caption>` : ''}
+<thead role="rowgroup"><tr role="row">${headers.map((h) => `<th scope="col" role="columnheader">${esc(h)}</th>`).join('')}</tr></thead>
+<tbody role="rowgroup">${rows.map((cells) => `<tr role="row">${cells.map(cell).join('')}</tr>`).join('\n')}</tbody></table></div>`;
 }
 
 /** A message at the top of a page: the outcome of an action, or why it was refused. */

@@ -1,5 +1,5 @@
 /** The reconciliation and audit pages: what accounting signs off. Pure. */
-import type { AuditView, ReconciliationReport } from '../console-data.js';
+import type { AuditFilter, AuditView, ReconciliationReport } from '../console-data.js';
 import { withoutUrlCredentials } from '../../api/redact.js';
 import { esc } from '../format.js';
 import type { Viewer } from './layout.js';
@@ -25,16 +25,38 @@ function shownDetails(details: string): string {
   return withoutUrlCredentials(text);
 }
 
-export function auditPage(viewer: Viewer, view: AuditView, limit: number): string {
+function auditFilterForm(view: AuditView, filter: AuditFilter): string {
+  const actions = Object.entries(view.actions).sort(([a], [b]) => (a < b ? -1 : 1));
+  const chosen = filter.action && !(filter.action in view.actions) ? [[filter.action, 0] as const, ...actions] : actions;
+  return `<form method="get" action="/audit" class="filters">
+<label>Action <select name="action"><option value="">any</option>${chosen.map(([a, n]) => `<option value="${esc(a)}"${a === filter.action ? ' selected' : ''}>${esc(a)} (${n})</option>`).join('')}</select></label>
+<label>Batch <input name="batch" value="${esc(filter.batch ?? '')}" size="24" spellcheck="false" autocomplete="off"></label>
+<button type="submit">Filter</button></form>`;
+}
+
+/** What the page shows, in words: the filter and how many entries it lets through. */
+function filterShown(view: AuditView, filter: AuditFilter): string {
+  const what = [filter.action ? `action <code>${esc(filter.action)}</code>` : '', filter.batch ? `batch <code>${esc(filter.batch)}</code>` : ''].filter(Boolean);
+  if (what.length === 0) return `<p class="filter-shown">All ${view.chain.entries} entries, newest first.</p>`;
+  return `<p class="filter-shown" role="status">${view.matching} of ${view.chain.entries} entries with ${what.join(' and ')}, newest first. <a href="/audit">Show all</a></p>`;
+}
+
+export function auditPage(viewer: Viewer, view: AuditView, filter: AuditFilter, limit: number): string {
   const { chain } = view;
   const status = chain.broken
     ? notice(`The chain is broken at entry ${chain.broken.seq}: ${chain.broken.kind}. ${chain.broken.message}`, 'error')
     : `<p class="notice ok" role="status">The chain of ${chain.entries} entries verifies${chain.head ? `; its head is <code class="wrap">${esc(chain.head)}</code>` : ''}.</p>`;
   const oldest = view.entries[view.entries.length - 1];
+  const older = new URLSearchParams();
+  if (filter.action) older.set('action', filter.action);
+  if (filter.batch) older.set('batch', filter.batch);
+  if (oldest) older.set('before', String(oldest.seq));
   const body = `${status}
+${auditFilterForm(view, filter)}
+${filterShown(view, filter)}
 ${table(['#', 'At', 'Who', 'What', 'Subject', 'Details'], view.entries.map((e) => [
     String(e.seq), esc(e.at), esc(e.actor), esc(e.action), esc(e.subject), `<details><summary>details</summary><pre>${esc(shownDetails(e.details))}</pre></details>`,
   ]), 'The audit trail, newest first')}
-${oldest && oldest.seq > 1 ? `<p class="pager"><a href="/audit?before=${oldest.seq}">Older ${limit}</a></p>` : ''}`;
+${oldest && view.older > 0 ? `<p class="pager"><a href="/audit?${esc(older.toString())}">Older ${limit}</a></p>` : ''}`;
   return page({ title: 'Audit trail', viewer, current: '/audit', body });
 }
