@@ -17,6 +17,7 @@ export const UNIT = [
   'test/batch/xlsx-bounds.test.ts',
   'test/chaos/invariants.test.ts',
   'test/console/console-input.test.ts',
+  'test/console/money-labels.test.ts',
   'test/console/sign-in-throttle.test.ts',
   'test/console/batches-stage.test.ts',
   'test/cron.test.ts',

@@ -10,6 +10,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Statement } from './statement.js';
 import { statementBytes, statementDifferences } from './statement.js';
 import { signatureValid } from './keys.js';
+import { formatMoney } from '../validate/money.js';
 
 export type Role = 'submitter' | 'approver' | 'admin';
 
@@ -72,7 +73,10 @@ export function requiredApprovers(policy: ApprovalPolicy, figures: BatchFigures)
       || (rule.rowAtLeast !== undefined && largest >= rule.rowAtLeast)
       || (rule.totalAtLeast === undefined && rule.rowAtLeast === undefined && total > 0n);
     if (!applies) continue;
-    because.push(rule.currency ? `${rule.approvers} for ${rule.currency}${rule.totalAtLeast !== undefined ? ` totals from ${rule.totalAtLeast}` : ''}${rule.rowAtLeast !== undefined ? ` rows from ${rule.rowAtLeast}` : ''} (minor units)` : `${rule.approvers} for every batch`);
+    const currency = rule.currency;
+    because.push(currency
+      ? `${rule.approvers} for ${currency}${rule.totalAtLeast !== undefined ? ` totals from ${formatMoney(rule.totalAtLeast, currency)}` : ''}${rule.rowAtLeast !== undefined ? ` rows from ${formatMoney(rule.rowAtLeast, currency)}` : ''}`
+      : `${rule.approvers} for every batch`);
     count = Math.max(count, rule.approvers);
   }
   return { count, because };

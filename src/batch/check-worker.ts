@@ -10,7 +10,7 @@ const { checkSegment } = await import('./segment-check.js');
 parentPort?.on('message', (task: SegmentTask) => {
   try {
     const checked = checkSegment(task);
-    parentPort?.postMessage({ checked }, [checked.lines.buffer, checked.prints.buffer, checked.valid.buffer] as ArrayBuffer[]);
+    parentPort?.postMessage({ checked }, [checked.lines.buffer, checked.prints.buffer, checked.valid.buffer, checked.validAmounts.buffer, checked.amountCurrencyAt.buffer] as ArrayBuffer[]);
   } catch (error) {
     parentPort?.postMessage({ index: task.index, failed: (error as Error).stack ?? String(error) });
   }

@@ -7,7 +7,7 @@
  *
  *   { "rows": 400, "totals": { "GBP": "123456.78" }, "sha256": "9f86d0…" }
  */
-import { currencyDecimals, formatMinor, parseMajorAmount } from '../validate/money.js';
+import { currencyDecimals, formatMoney, parseMajorAmount } from '../validate/money.js';
 
 export interface Manifest {
   rows?: number;
@@ -63,7 +63,7 @@ export function parseManifest(text: string): { manifest: Manifest } | { error: s
   return { manifest };
 }
 
-const major = (minor: bigint, currency: string): string => `${formatMinor(minor, currencyDecimals(currency) ?? 2)} ${currency}`;
+const major = (minor: bigint, currency: string): string => formatMoney(minor, currency);
 
 /** Each figure of the manifest the file does not match, with both sides; empty when it matches exactly. */
 export function compareWithManifest(manifest: Manifest, file: FileFigures): string[] {

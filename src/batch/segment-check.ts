@@ -67,6 +67,10 @@ export interface CheckedSegment {
   issues: { at: number; severity: 'error' | 'warning'; issue: Issue }[];
   /** Output currency to the sum of the valid rows, in minor units. */
   validTotals: [string, string][];
+  /** Each valid row's amount in minor units (0 for a row not valid) and its currency, as an index into `amountCurrencies`: for the outliers. */
+  validAmounts: BigInt64Array;
+  amountCurrencyAt: Uint16Array;
+  amountCurrencies: string[];
   kept: KeptRows | null;
   /** What ends the file as unreadable, found in this segment after its rows above. */
   error: { code: FileErrorCode; line: number | null; message: string } | null;
@@ -80,6 +84,9 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
   const lines = new Int32Array(most);
   const prints = new Uint32Array(most * PRINTS_PER_ROW);
   const valid = new Uint8Array(most);
+  const validAmounts = new BigInt64Array(most);
+  const amountCurrencyAt = new Uint16Array(most);
+  const amountCurrencies = new Map<string, number>();
   const issues: CheckedSegment['issues'] = [];
   const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], countries: [], types: [], fields: [], origins: [] } : null;
   const totals = new Map<string, bigint>();
@@ -106,7 +113,13 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
     lines[rows] = line;
     rowPrints(verdict.values, verdict.amountMinor, verdict.senderFingerprint, prints, rows * PRINTS_PER_ROW);
     valid[rows] = checked.valid ? 1 : 0;
-    if (checked.valid && checked.amount) totals.set(checked.amount.currency, (totals.get(checked.amount.currency) ?? 0n) + checked.amount.minor);
+    if (checked.valid && checked.amount) {
+      const { currency, minor } = checked.amount;
+      totals.set(currency, (totals.get(currency) ?? 0n) + minor);
+      validAmounts[rows] = minor;
+      if (!amountCurrencies.has(currency)) amountCurrencies.set(currency, amountCurrencies.size);
+      amountCurrencyAt[rows] = amountCurrencies.get(currency) as number;
+    }
     for (const issue of checked.errors) issues.push({ at: rows, severity: 'error', issue });
     for (const issue of checked.warnings) issues.push({ at: rows, severity: 'warning', issue });
     if (kept) {
@@ -131,7 +144,8 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
     error = { code: failure.code, line: failure.line, message: failure.message };
   }
   return { index: task.index, rows, lines: lines.subarray(0, rows), prints: prints.subarray(0, rows * PRINTS_PER_ROW), valid: valid.subarray(0, rows), issues,
-    validTotals: [...totals].map(([currency, minor]) => [currency, minor.toString()]), kept, error };
+    validTotals: [...totals].map(([currency, minor]) => [currency, minor.toString()]),
+    validAmounts: validAmounts.subarray(0, rows), amountCurrencyAt: amountCurrencyAt.subarray(0, rows), amountCurrencies: [...amountCurrencies.keys()], kept, error };
 }
 
 /** Row `at` of a segment whose rows were kept, as a consumer of checked rows sees it. */

@@ -72,7 +72,12 @@ export function readRow(row: SheetRow, shape: SheetShape, width: number, amountC
 }
 
 /** The header's column errors name the header's row, not line 1. */
-export function planHeader(header: string[], headerRow: number, prefix: string, options: ReaderOptions): ColumnPlan {
+/**
+ * `sheets`: the sheet read and every sheet of the workbook. When the sheet read was
+ * chosen as the first visible one (no batch.sheet) and has no payout header (a "Read
+ * me" sheet before the payouts), the error names the sheets found and batch.sheet.
+ */
+export function planHeader(header: string[], headerRow: number, prefix: string, options: ReaderOptions, sheets?: { read: string; all: readonly string[] }): ColumnPlan {
   for (let i = 0; i < header.length; i++) header[i] ??= '';
   try {
     const plan = planColumns(header, options.columnMapping, options.maxColumns);
@@ -80,8 +85,17 @@ export function planHeader(header: string[], headerRow: number, prefix: string, 
   } catch (error) {
     if (!(error instanceof BatchFileError)) throw error;
     const where = `${prefix}${headerRow}:${headerRow}`;
-    throw new BatchFileError(error.code, headerRow, `${where} (the header row): ${error.message}`, where);
+    throw new BatchFileError(error.code, headerRow, `${where} (the header row): ${error.message}${sheetAdvice(error.code, options, sheets)}`, where);
   }
+}
+
+function sheetAdvice(code: string, options: ReaderOptions, sheets: { read: string; all: readonly string[] } | undefined): string {
+  if (code !== 'missing_columns' || options.sheet !== undefined || !sheets) return '';
+  const others = sheets.all.filter((name) => name !== sheets.read);
+  const listed = sheets.all.map((name) => `"${name}"`).join(', ');
+  return others.length > 0
+    ? `. Sheet "${sheets.read}" was read, the first visible one; the workbook's sheets are ${listed}: name the sheet with the payouts in batch.sheet (e.g. "batch": {"sheet": "${others[0]}"})`
+    : `. Sheet "${sheets.read}" was read, the workbook's only sheet`;
 }
 
 /** Where each of the file's column names is, for issues: the name as the header gives it to its letter. */

@@ -75,6 +75,11 @@ export interface ValidationHooks {
   row?(checked: RowChecked): void | Promise<void>;
   /** A finding across rows, once the file is read; an error makes that row invalid after all. */
   late?(finding: LateFinding): void | Promise<void>;
+  /**
+   * Each valid row's amount, as it is read (for the outliers): cheaper than `row`, which keeps whole rows. The
+   * external_id is null for a large CSV checked on several threads (only the amounts come back from them).
+   */
+  amount?(line: number, externalId: string | null, currency: string, minor: bigint): void;
   /** The scratch file of a large file's fingerprints was refused: they stay in memory, and the caller says so (`message`: why, and what follows). */
   scratchRefused?(message: string): void;
 }
@@ -125,6 +130,7 @@ export async function validateFile(
         report.valid += 1;
         const { minor, currency } = checked.amount as { minor: bigint; currency: string };
         totals.set(currency, (totals.get(currency) ?? 0n) + minor);
+        hooks.amount?.(checked.line, checked.externalId, currency, minor);
       } else {
         report.invalid += 1;
       }
@@ -169,8 +175,10 @@ async function validateInParallel(
           }
         }
         if (hooks.row) await hooks.row(keptRow(segment, at, errors, warnings));
-        if (segment.valid[at] === 1) report.valid += 1;
-        else report.invalid += 1;
+        if (segment.valid[at] === 1) {
+          report.valid += 1;
+          hooks.amount?.(segment.lines[at] as number, segment.kept?.externalIds[at] ?? null, segment.amountCurrencies[segment.amountCurrencyAt[at] as number] as string, segment.validAmounts[at] as bigint);
+        } else report.invalid += 1;
       }
       for (const [currency, minor] of segment.validTotals) totals.set(currency, (totals.get(currency) ?? 0n) + BigInt(minor));
       // Said as one thread says it: csv-parse words a syntax error by what it read before, and a thread read less.

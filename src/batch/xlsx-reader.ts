@@ -203,7 +203,7 @@ export async function openSpreadsheet(path: string, options: ReaderOptions): Pro
         rest = next.value.slice(i + 1);
       }
     }
-    const columns = planHeader(header, headerRow, prefix, options);
+    const columns = planHeader(header, headerRow, prefix, options, { read: sheet.name, all: parts.sheetNames().all });
     const build = rowBuilder(columns);
     const width = header.length;
     const amountColumn = columns.fields.indexOf('output_amount') + 1;

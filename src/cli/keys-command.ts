@@ -9,6 +9,7 @@ import { parseStatement, statementBytes } from '../approvals/statement.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { JSON_FLAG } from './json-flag.js';
 import { withWorkspace } from './workspace-options.js';
+import { formatMoneyAndMinor } from '../validate/money.js';
 
 function writeNew(path: string, text: string, mode: number): void {
   let fd: number;
@@ -58,8 +59,9 @@ export function keysCommand(): Command {
       const statement = readStatement(statementFile);
       const key = privateKeyFrom(readText(opts.key, 'the key file'));
       if (typeof key === 'string') throw new PaybatchError(`${opts.key}: ${key}`, ExitCode.failure);
-      const totals = Object.entries(statement.totals).map(([c, v]) => `${v} ${c}`).join(', ');
-      process.stderr.write(`signing: batch ${statement.batch}, ${statement.rows} rows, totals ${totals} (minor units), funding at most ${Object.entries(statement.ceiling).map(([c, v]) => `${v} ${c}`).join(', ')}, until ${statement.expires_at}\n`);
+      const totals = Object.entries(statement.totals).map(([c, v]) => formatMoneyAndMinor(v, c)).join(', ');
+      const ceiling = Object.entries(statement.ceiling).map(([c, v]) => formatMoneyAndMinor(v, c)).join(', ');
+      process.stderr.write(`signing: batch ${statement.batch}, ${statement.rows} rows, totals ${totals}, funding at most ${ceiling}, until ${statement.expires_at}\n`);
       process.stdout.write(`${signBytes(key, statementBytes(statement))}\n`);
     }));
   return keys;

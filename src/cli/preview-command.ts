@@ -1,14 +1,16 @@
 /** `paybatch preview BATCH|FILE [--json]`: what will be paid, before anyone approves it (a dry run for a file). */
 import { existsSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { systemClock } from '../clock.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { money } from '../engine/for-people.js';
 import type { Preview } from '../engine/preview.js';
 import { parsePersonName } from './person-name.js';
 import { withWorkspace } from './workspace-options.js';
+import type { PayeePage } from './preview-payees.js';
+import { outlierWarningLines, payeeLines, PREVIEW_PAGE_ROWS } from './preview-payees.js';
 
-export function renderPreview(p: Preview): string {
+export function renderPreview(p: Preview, subject: string, page: PayeePage = { page: 1, all: false }): string {
   const lines = [`${p.subject}: ${p.status}`, `  deployment ${p.deployment} (an approval is for this database only)`, `  file SHA-256 ${p.file_sha256}`];
   lines.push(`  rows to send ${p.rows.to_send}; invalid ${p.rows.invalid}; external_id used by an earlier batch ${p.rows.already_used.length}${p.rows.already_used.length ? ` (${p.rows.already_used.slice(0, 10).join(', ')}${p.rows.already_used.length > 10 ? ', ...' : ''})` : ''}`);
   for (const [currency, total] of Object.entries(p.totals)) lines.push(`  to pay out in ${currency}: ${money(total, currency)} (largest row ${money(p.largest_row[currency] ?? '0', currency)})`);
@@ -20,6 +22,7 @@ export function renderPreview(p: Preview): string {
   lines.push(`  approvers required: ${p.required_approvers.count}${p.required_approvers.because.length ? ` (${p.required_approvers.because.join('; ')})` : ''}`);
   for (const a of p.approvals) lines.push(`  ${a.decision === 'approve' ? 'approved' : 'rejected'} by ${a.person} at ${a.at}${a.reason ? `: ${a.reason}` : ''}`);
   if (p.expires_at) lines.push(`  the approval request expires at ${p.expires_at}`);
+  lines.push(...outlierWarningLines(p.outliers), ...payeeLines(subject, p.payees, page));
   if (p.invalid.length > 0) {
     lines.push('  invalid rows:');
     for (const issue of p.invalid.slice(0, 20)) lines.push(`    line ${issue.line}  ${issue.column}  ${issue.code}  ${issue.message}`);
@@ -27,13 +30,20 @@ export function renderPreview(p: Preview): string {
   return `${lines.join('\n')}\n`;
 }
 
+function parsePage(value: string): number {
+  if (!/^[1-9]\d{0,6}$/.test(value)) throw new InvalidArgumentError('a page number: 1, 2, 3...');
+  return Number(value);
+}
+
 export function previewCommand(): Command {
   return withWorkspace(new Command('preview'))
     .description('Show what a batch (or a file, as a dry run) will pay: rows, totals, funding estimate and ceiling, invalid rows, inactive corridors, approvers needed.')
     .argument('<batch-or-file>', 'a batch id, or a batch file not taken in yet')
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (every row to send)')
+    .option('--page <n>', `which page of the rows to send to list, ${PREVIEW_PAGE_ROWS} a page`, parsePage, 1)
+    .option('--all', 'list every row to send')
     .option('--as <name>', 'who previews it (kept in the audit trail)', parsePersonName)
-    .action(async (subject: string, opts: { json?: boolean; as?: string; home?: string; config?: string }) => {
+    .action(async (subject: string, opts: { json?: boolean; page: number; all?: boolean; as?: string; home?: string; config?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
       const [{ withEngineSession }, { previewBatch, previewFile }] = await Promise.all([import('./engine-session.js'), import('../engine/preview.js')]);
       await withEngineSession(opts, async ({ config, store, connection }) => {
@@ -44,7 +54,7 @@ export function previewCommand(): Command {
           at: new Date().toISOString(), actor: opts.as ?? 'unknown', action: 'preview', subject: preview.subject,
           details: { file_sha256: preview.file_sha256, rows: preview.rows.to_send, rows_sha256: preview.rows_sha256, totals: preview.totals, proposed_ceiling: preview.proposed_ceiling },
         });
-        process.stdout.write(opts.json ? `${JSON.stringify(preview, null, 2)}\n` : renderPreview(preview));
+        process.stdout.write(opts.json ? `${JSON.stringify(preview, null, 2)}\n` : renderPreview(preview, subject, { page: opts.page, all: opts.all === true }));
       }, { exclusive: false });
     });
 }

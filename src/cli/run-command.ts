@@ -9,6 +9,7 @@ import type { RunReport } from '../engine/run.js';
 import { parseDuration } from './duration.js';
 import { JSON_FLAG } from './json-flag.js';
 import { withWorkspace } from './workspace-options.js';
+import { formatMoneyMap } from '../validate/money.js';
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -27,6 +28,9 @@ export function renderRun(report: RunReport): string {
     lines.push(`${batch.batch} (${batch.file}): ${batch.rows} rows: ${states}; ${where}`);
     const reasons = Object.entries(batch.by_reason).map(([reason, n]) => `${reason} ${n}`).join(', ');
     if (reasons) lines.push(`  refused or held by paybatch: ${reasons}`);
+    const money = [...(Object.keys(batch.paid_out).length > 0 ? [`paid out ${formatMoneyMap(batch.paid_out)}`] : []), ...(Object.keys(batch.funded).length > 0 ? [`funded ${formatMoneyMap(batch.funded)}`] : [])];
+    if (money.length > 0) lines.push(`  ${money.join('; ')}`);
+    if (batch.approval === 'not_needed') lines.push(`  ${batch.approval_reason ?? 'nothing to send: no approval is needed'}`);
     if (batch.approval === 'awaiting') lines.push(`  awaiting approval: nothing is sent before it (paybatch preview ${batch.batch}; paybatch approve ${batch.batch} --key FILE --as NAME)`);
     if (batch.need_person > 0) lines.push(`  ${batch.need_person} rows need a person (see the results' state_reason and paybatch status ${batch.batch})`);
     lines.push(`  results ${batch.results_file}`);

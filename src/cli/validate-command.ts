@@ -7,10 +7,11 @@ import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { withWorkspace } from './workspace-options.js';
+import type { Outlier } from '../validate/outliers.js';
 
 export const VALIDATE_EXIT = { valid: 0, invalid: 1, unreadable: 2 } as const;
 
-function toJson(report: ValidationReport): unknown {
+function toJson(report: ValidationReport, outliers: readonly Outlier[]): unknown {
   return {
     file: report.file,
     sha256: report.sha256,
@@ -25,6 +26,7 @@ function toJson(report: ValidationReport): unknown {
     error_count: report.errorCount,
     warning_count: report.warningCount,
     truncated: report.truncated,
+    outliers,
   };
 }
 
@@ -35,22 +37,27 @@ export function validateCommand(): Command {
     .option('--json', 'print the report as JSON')
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
-      const [{ loadConfig }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }] = await Promise.all([
+      const [{ loadConfig, warnRowAmountMinor }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }, { OutlierWatch }] = await Promise.all([
         import('../config/config.js'), import('../batch/batch-options.js'), import('../batch/file-error.js'), import('../batch/file-hash.js'),
-        import('../batch/validate-file.js'), import('../reports/validation-report.js'),
+        import('../batch/validate-file.js'), import('../reports/validation-report.js'), import('../validate/outliers.js'),
       ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
+        const watch = new OutlierWatch();
         const report = await validateFile(file, {
           reader: readerOptions(config.batch),
           rules: ruleOptions(config.batch, systemClock),
           maxReportedIssues: config.batch.max_reported_issues,
         }, {
+          amount(line, externalId, currency, minor) {
+            watch.add(line, externalId, currency, minor);
+          },
           scratchRefused(message) {
             process.stderr.write(`paybatch: warning: ${message}\n`);
           },
         });
-        process.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(report));
+        const outliers = watch.outliers(warnRowAmountMinor(config.batch));
+        process.stdout.write(opts.json ? `${JSON.stringify(toJson(report, outliers), null, 2)}\n` : renderReport(report, outliers));
         process.exitCode = report.invalid === 0 ? VALIDATE_EXIT.valid : VALIDATE_EXIT.invalid;
       } catch (error) {
         if (!(error instanceof BatchFileError)) throw error;

@@ -16,6 +16,15 @@ import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../cron.js';
 
 const positive = z.number().int().positive();
+
+/** Per output currency, an amount in major units ("50000.00"): ISO 4217 codes, at most the currency's decimals. */
+const majorAmounts = () => z.record(z.string(), z.string()).default({}).superRefine((limits, ctx) => {
+  for (const [currency, amount] of Object.entries(limits)) {
+    const decimals = currencyDecimals(currency);
+    if (decimals === undefined) ctx.addIssue({ code: 'custom', path: [currency], message: 'not an ISO 4217 currency code' });
+    else if (!parseMajorAmount(amount, decimals).ok) ctx.addIssue({ code: 'custom', path: [currency], message: `"${amount}" is not a positive amount with at most ${decimals} decimals` });
+  }
+});
 /** A delay paybatch waits for with a timer: Node's timers wait 1 ms for anything longer than 2^31 − 1 ms. */
 const delayMs = positive.max(LONGEST_TIMER_MS, `at most ${LONGEST_TIMER_MS} ms (about 24.8 days), the longest delay a timer waits for`);
 
@@ -48,13 +57,12 @@ const batchSchema = z.strictObject({
   max_row_characters: positive.default(64 * 1024),
   max_columns: positive.default(200),
   /** Largest amount one row may pay, per output currency, in major units ("50000.00"). */
-  max_row_amount: z.record(z.string(), z.string()).default({}).superRefine((limits, ctx) => {
-    for (const [currency, amount] of Object.entries(limits)) {
-      const decimals = currencyDecimals(currency);
-      if (decimals === undefined) ctx.addIssue({ code: 'custom', path: [currency], message: 'not an ISO 4217 currency code' });
-      else if (!parseMajorAmount(amount, decimals).ok) ctx.addIssue({ code: 'custom', path: [currency], message: `"${amount}" is not a positive amount with at most ${decimals} decimals` });
-    }
-  }),
+  max_row_amount: majorAmounts(),
+  /**
+   * A row over this amount, per output currency, in major units ({"GBP": "50000.00"}), is warned of by validate, preview
+   * and the approval page before anyone signs; it is still sent. A row over 10 times its currency's median in the batch is too.
+   */
+  warn_row_amount: majorAmounts(),
   /** How many errors and warnings a report lists in detail; all are counted. */
   max_reported_issues: positive.default(1_000),
   /** reject_file: a file with any invalid row is not sent at all; skip_invalid: its valid rows are. */
@@ -326,8 +334,17 @@ export function webhookUrl(watch: WatchConfig, port: number = watch.listen.port)
 
 /** The per-row limits in minor units, for the row rules. */
 export function maxRowAmountMinor(batch: BatchConfig): Record<string, bigint> {
+  return minorAmounts(batch.max_row_amount);
+}
+
+/** batch.warn_row_amount in minor units: the amount over which a row is warned of before approval. */
+export function warnRowAmountMinor(batch: BatchConfig): Record<string, bigint> {
+  return minorAmounts(batch.warn_row_amount);
+}
+
+function minorAmounts(major: Readonly<Record<string, string>>): Record<string, bigint> {
   const limits: Record<string, bigint> = {};
-  for (const [currency, amount] of Object.entries(batch.max_row_amount)) {
+  for (const [currency, amount] of Object.entries(major)) {
     const parsed = parseMajorAmount(amount, currencyDecimals(currency) as number);
     if (parsed.ok) limits[currency] = parsed.minor;
   }

@@ -45,6 +45,8 @@ export interface ShownRow {
   input_currency: string | null;
   output_amount: string | null;
   output_currency: string | null;
+  /** The input amount was debited (the row was funded); a refund later credits it back. */
+  funded: boolean;
 }
 
 export interface RowFilter {
@@ -57,6 +59,7 @@ const shown = (row: ResultRow): ShownRow => {
   return {
     line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '', state: resultState(row), reason, code,
     input_amount: row.input_amount, input_currency: row.input_currency, output_amount: row.output_amount, output_currency: row.output_currency,
+    funded: row.funded_at !== null,
   };
 };
 

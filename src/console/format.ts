@@ -1,5 +1,5 @@
 /** Text for pages: escaping, amounts in major units with their currency, ages. Pure. */
-import { currencyDecimals } from '../validate/money.js';
+import { currencyDecimals, formatMoney } from '../validate/money.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -9,13 +9,7 @@ export const esc = (value: unknown): string => String(value ?? '').replace(/[&<>
 /** Minor units (an integer string) as major units with the currency's decimals: "123456", "USD" → "1,234.56 USD". */
 export function major(minor: string | null | undefined, currency: string | null | undefined): string {
   if (minor === null || minor === undefined || minor === '' || !currency) return '';
-  if (!/^-?\d+$/.test(minor)) return `${minor} ${currency}`;
-  const decimals = currencyDecimals(currency) ?? 2;
-  const negative = minor.startsWith('-');
-  const digits = (negative ? minor.slice(1) : minor).padStart(decimals + 1, '0');
-  const whole = digits.slice(0, digits.length - decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const fraction = decimals > 0 ? `.${digits.slice(digits.length - decimals)}` : '';
-  return `${negative ? '-' : ''}${whole}${fraction} ${currency}`;
+  return formatMoney(minor, currency);
 }
 
 /** Minor units as a plain decimal in major units, as typed in a form: "250000", "USD" → "2500.00". */
@@ -31,4 +25,24 @@ export function age(seconds: number): string {
   if (seconds < 7_200) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 172_800) return `${Math.floor(seconds / 3_600)}h`;
   return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/**
+ * What a row's amount is, for its label beside the figure: paid out only once the
+ * service says paid; to pay while it may still be; not paid once it cannot be.
+ */
+export function payoutLabel(state: string): 'paid out' | 'to pay' | 'not paid' {
+  if (state === 'paid') return 'paid out';
+  return NOT_PAID.has(state) ? 'not paid' : 'to pay';
+}
+
+/** States in which the row's output amount will not be paid (final without payment, or never sent). */
+const NOT_PAID: ReadonlySet<string> = new Set([
+  'refunded', 'canceled', 'invalid', 'not_sent', 'rejected', 'returned', 'held', 'external_id_already_used', 'approval_rejected', 'approval_expired',
+]);
+
+/** What a row's input amount is: refunded (debited, then credited back), funded (debited), or only an estimate. */
+export function fundingLabel(state: string, funded: boolean): 'refunded' | 'funded' | 'not funded' {
+  if (funded && state === 'refunded') return 'refunded';
+  return funded ? 'funded' : 'not funded';
 }

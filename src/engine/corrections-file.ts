@@ -8,6 +8,7 @@
  * against spreadsheet formulas: it is meant to come back.
  */
 import { stringify } from 'csv-stringify/sync';
+import { findCorridor } from '../validate/corridors.js';
 import { CORRECTION_FIELDS, RECIPIENT_FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import type { RowFields } from '../validate/fields.js';
 import { currencyDecimals } from '../validate/money.js';
@@ -56,12 +57,26 @@ export async function unpaidRows(store: Pick<IntakeStore, 'rows'>, batchId: stri
   for await (const row of store.rows(batchId)) {
     const { reason, code } = resultReason({ ...row, errors: null, transaction_id: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null, funded_at: null, recipient_name: null, settled_at: null, original_batch: null, original_line: null });
     const errorCode = row.errors[0]?.code ?? '';
-    const found = unpaid({ phase: row.phase, state: row.state, outcome: row.outcome, reason: reason || (row.errors[0]?.message ?? ''), code: code || errorCode, errorColumns: row.errors.map((e) => e.column).filter((c) => c !== '') });
+    const found = unpaid({
+      phase: row.phase, state: row.state, outcome: row.outcome, reason: reason || (row.errors[0]?.message ?? ''), code: code || errorCode,
+      errorColumns: row.errors.map((e) => e.column).filter((c) => c !== ''), corridorColumns: corridorColumnsOf(row),
+    });
     if (!found) continue;
     if (codes && !codes.has(code || errorCode)) continue;
     out.push({ row, unpaid: found, code: code || errorCode });
   }
   return out;
+}
+
+/** The columns the row's corridor requires, from its request (or its fields as read); null when no corridor matches. */
+function corridorColumnsOf(row: RowRecord): readonly string[] | null {
+  const query = row.request
+    ? { country: row.request.recipient.country_code ?? '', type: row.request.type, input: row.request.input_currency_code, output: row.request.output_currency_code }
+    : {
+      country: (row.fields?.recipient_country_code ?? '').toUpperCase(), type: (row.fields?.type ?? '').toLowerCase(),
+      input: (row.fields?.input_currency_code ?? '').toUpperCase(), output: (row.fields?.output_currency_code ?? '').toUpperCase(),
+    };
+  return findCorridor(query)?.required ?? null;
 }
 
 /** The corrections file's text (CSV, header first), and what is in it. */

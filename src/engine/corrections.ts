@@ -70,26 +70,41 @@ export const RETRY_AS_IS: ReadonlySet<string> = new Set([
   REASONS.approvalExpired, 'funding_window_expired', 'provider_unavailable', 'provider_timeout',
 ]);
 
-/** What a person fixes, by reason code: the details the service or paybatch found wrong. */
-function toFix(code: string, reason: string, errorColumns: readonly string[]): string {
+/** The columns that say where a bank payout goes; a corridor requires some of them, a cash payout none. */
+const ACCOUNT_COLUMNS = ['recipient_bank_account', 'recipient_iban', 'recipient_sort_code', 'recipient_bic', 'recipient_bank_code'] as const;
+
+/**
+ * The account columns of the row's corridor (`corridor`: its required columns, null when unknown): a UK bank
+ * payout's sort code and account, an IBAN payout's IBAN, a cash payout's recipient phone (it has no account).
+ */
+function accountColumns(corridor: readonly string[] | null): string {
+  if (!corridor) return 'recipient_bank_account recipient_iban recipient_sort_code';
+  const kept = ACCOUNT_COLUMNS.filter((c) => corridor.includes(c));
+  if (kept.length > 0) return kept.join(' ');
+  return corridor.filter((c) => c.startsWith('recipient_')).join(' ') || 'recipient_*';
+}
+
+/** What a person fixes, by reason code: the details the service or paybatch found wrong, in the row's corridor's columns. */
+function toFix(code: string, reason: string, errorColumns: readonly string[], corridor: readonly string[] | null): string {
   if (errorColumns.length > 0) return [...new Set(errorColumns)].join(' ');
   if (RETRY_AS_IS.has(code)) return 'nothing: pay it again as it is (paybatch retry)';
   // A row cancelled on request keeps what it was in its reason ("it was error: recipient_phone_number_invalid").
   const was = /\(it was \w+: ([a-z_]+)\)/.exec(reason);
   if (was) code = was[1] as string;
   if (/recipient_phone/.test(code)) return 'recipient_phone_number';
-  if (/recipient_(bank_)?account|iban|sort_code/.test(code)) return 'recipient_bank_account recipient_iban recipient_sort_code';
+  if (/recipient_(bank_)?account|iban|sort_code/.test(code)) return accountColumns(corridor);
   if (/recipient/.test(code)) return 'recipient_*';
   if (/sender/.test(code)) return 'sender_* (the sender was not approved)';
   if (code === REASONS.quoteRejected) return 'output_amount (over the per-row limit) or engine.max_input_per_row';
   return 'see unpaid_reason';
 }
 
-export function unpaid(row: OriginalRow & { reason: string; code: string; errorColumns: readonly string[] }): Unpaid | null {
+/** `corridorColumns`: the columns the row's corridor requires (config/corridors.json), null when its corridor is not known. */
+export function unpaid(row: OriginalRow & { reason: string; code: string; errorColumns: readonly string[]; corridorColumns?: readonly string[] | null }): Unpaid | null {
   const verdict = correctable(row);
   // Held rows are listed too, so that they are not forgotten: their correction is taken once they are cancelled.
   if (!verdict.ok && row.phase !== 'held') return null;
   const state = row.phase === 'invalid' ? 'invalid' : row.phase === 'held' ? (row.outcome ?? 'held') : (row.state ?? row.outcome ?? row.phase);
-  const fix = row.phase === 'held' ? 'cancel the original first (paybatch cancel), then this row is taken' : toFix(row.code, row.reason, row.errorColumns);
+  const fix = row.phase === 'held' ? 'cancel the original first (paybatch cancel), then this row is taken' : toFix(row.code, row.reason, row.errorColumns, row.corridorColumns ?? null);
   return { state, reason: [row.code, row.reason].filter(Boolean).join(': '), toFix: fix };
 }

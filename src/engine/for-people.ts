@@ -1,11 +1,8 @@
 /** Amounts and durations as people read them, in messages and on screens (major units with the currency code). */
-import { currencyDecimals, formatMinor } from '../validate/money.js';
+import { formatMoney } from '../validate/money.js';
 
-/** An amount for people: "6000.00 USD". */
-export function money(minor: string | bigint, currency: string): string {
-  const decimals = currencyDecimals(currency) ?? 2;
-  return `${formatMinor(BigInt(minor), decimals)} ${currency}`;
-}
+/** An amount for people, "6,000.00 USD": the one formatter (validate/money.ts), named here for the engine's messages. */
+export const money = formatMoney;
 
 /** A duration for people: "50m", "2h", "90s". */
 export function duration(ms: number): string {

@@ -23,7 +23,7 @@ import { BatchFileError } from '../batch/file-error.js';
 import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
-import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/port.js';
+import type { ApprovalStore, BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
@@ -45,7 +45,7 @@ export type IntakeOutcome =
 
 export interface IntakeDeps {
   workspace: Workspace;
-  store: IntakeStore & Pick<PipelineStore, 'row'>;
+  store: IntakeStore & Pick<PipelineStore, 'row'> & Pick<ApprovalStore, 'setApprovalState'>;
   batch: BatchConfig;
   policy: IntakePolicy;
   clock: Clock;
@@ -180,6 +180,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
     const counts = await deps.store.acceptBatch(batch);
     if (!counts) return applyRefusal(refusalOf({ ...facts, recoveredElsewhere: true }), claimed, facts, deps);
+    // Nothing to send (every row invalid, or its external_id used by an earlier batch): nothing for anyone to approve.
+    if (deps.approval && counts.ready === 0) await deps.store.setApprovalState(batch, 'not_needed', nothingToSend(counts));
     return { kind: 'accepted', batch, file: claimed, ...counts, report: read.report };
   } catch (error) {
     // Not the file's fault (those end above as a rejected batch): the batch stays in intake for the next start to
@@ -246,6 +248,15 @@ async function readIntoStore(claimed: string, batch: string, name: string, deps:
     if (error instanceof BatchFileError) return error;
     throw error;
   }
+}
+
+/** Why a batch needs no approval: which rows it has, none of them to send. */
+export function nothingToSend(counts: { refused: number; invalid: number }): string {
+  const parts = [
+    ...(counts.refused > 0 ? [`${counts.refused} with an external_id an earlier batch used`] : []),
+    ...(counts.invalid > 0 ? [`${counts.invalid} invalid`] : []),
+  ];
+  return `nothing to send (${parts.join(', ') || 'no rows'}): no approval is needed`;
 }
 
 /**

@@ -17,6 +17,10 @@ import type { ApprovalPolicy } from '../approvals/verify.js';
 import { requiredApprovers } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
+import { warnRowAmountMinor } from '../config/config.js';
+import type { Outlier } from '../validate/outliers.js';
+import type { PreviewRow } from './preview-rows.js';
+import { PreviewRows } from './preview-rows.js';
 import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/port.js';
 import type { Issue } from '../validate/issue.js';
 
@@ -38,6 +42,10 @@ export interface Preview {
   approvals: { person: string; decision: string; at: string; reason: string | null }[];
   expires_at: string | null;
   rows_sha256: string;
+  /** Every row to send, in line order (the text lists them a page at a time; --json has them all). */
+  payees: PreviewRow[];
+  /** Rows far above the batch's usual amounts, or over batch.warn_row_amount: to check before signing. */
+  outliers: Outlier[];
 }
 
 export interface PreviewDeps {
@@ -80,13 +88,17 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
   const requests: PayoutRequest[] = [];
   const invalid: Issue[] = [];
   const alreadyUsed: string[] = [];
+  const listed = new PreviewRows();
   let invalidRows = 0;
   for await (const row of deps.store.rows(batchId)) {
     if (row.phase === 'invalid') {
       invalidRows += 1;
       if (invalid.length < INVALID_SHOWN) invalid.push(...row.errors);
     } else if (row.phase === 'refused' && row.external_id) alreadyUsed.push(row.external_id);
-    else if (row.request) requests.push(row.request);
+    else if (row.request) {
+      requests.push(row.request);
+      listed.add(row.line, row.request);
+    }
   }
   const facts = await approvalFacts(batch, deps.store.acceptedRows(batchId), deps.config.approvals.estimate_rates, await deps.store.deploymentId());
   return {
@@ -100,6 +112,7 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     inactive_corridors: deps.client ? await inactiveCorridors(requests, deps.client) : null,
     approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
     expires_at: batch.approval_expires_at,
+    ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };
 }
 
@@ -107,12 +120,16 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
 export async function previewFile(file: string, deps: PreviewDeps): Promise<Preview> {
   const requests: { line: number; request: PayoutRequest }[] = [];
   const alreadyUsed: string[] = [];
+  const listed = new PreviewRows();
   const report = await validateFile(file, { reader: readerOptions(deps.config.batch), rules: ruleOptions(deps.config.batch, deps.clock), maxReportedIssues: INVALID_SHOWN }, {
     async row(checked) {
       if (!checked.valid) return;
       const request = checked.request();
       if (await deps.store.rowBySubmittedExternalId(request.external_id)) alreadyUsed.push(request.external_id);
-      else requests.push({ line: checked.line, request });
+      else {
+        requests.push({ line: checked.line, request });
+        listed.add(checked.line, request);
+      }
     },
   });
   async function* accepted(): AsyncIterable<{ line: number; request: PayoutRequest }> {
@@ -130,5 +147,6 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
     expires_at: null,
+    ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };
 }

@@ -88,7 +88,7 @@ export async function takeInboxFile(file: string, deps: Pick<RunDeps, 'workspace
     at: new Date(deps.clock.now()).toISOString(), actor: deps.config.approvalPolicy?.inboxSubmitter ?? 'inbox', action: `intake_${outcome.kind}`, subject: basename(file),
     details: intakeDetails(outcome),
   });
-  if (outcome.kind === 'accepted' && deps.config.approvalPolicy) {
+  if (outcome.kind === 'accepted' && outcome.ready > 0 && deps.config.approvalPolicy) {
     const record = await deps.store.batch(outcome.batch);
     const stage = record ? stageWords((await readBatchStage(deps.store, record, deps.clock.now(), mayApprove(deps.config.approvalPolicy))).stage) : undefined;
     deps.log('approval_requested', { batch: outcome.batch, file: basename(file), preview: `paybatch preview ${outcome.batch}`, ...(stage ? { stage } : {}) });

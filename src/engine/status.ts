@@ -8,6 +8,7 @@ import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
 import type { ApprovalStore, IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
 import { isAttentionState } from '../payout-states.js';
+import { formatMoneyMap } from '../validate/money.js';
 import type { BatchStage } from './batch-stage.js';
 import { clockTime, stageWords } from './batch-stage.js';
 import { readBatchStage } from './stage-facts.js';
@@ -170,10 +171,10 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
     if (b.corrects) lines.push(`  corrections of batch ${b.corrects}`);
     lines.push(`  ${b.rows} rows: ${Object.entries(b.by_state).map(([state, n]) => `${state} ${n}`).join(', ') || 'none'}`);
     const money = [
-      ...Object.entries(b.funded).map(([c, v]) => `funded ${v} ${c}`),
-      ...Object.entries(b.paid_out).map(([c, v]) => `paid out ${v} ${c}`),
+      ...(Object.keys(b.funded).length > 0 ? [`funded ${formatMoneyMap(b.funded)}`] : []),
+      ...(Object.keys(b.paid_out).length > 0 ? [`paid out ${formatMoneyMap(b.paid_out)}`] : []),
     ];
-    if (money.length > 0) lines.push(`  ${money.join(', ')} (minor units)`);
+    if (money.length > 0) lines.push(`  ${money.join('; ')}`);
     if (b.attention.length > 0) {
       lines.push(`  needs attention: ${b.attention.length}`);
       for (const a of b.attention.slice(0, ATTENTION_SHOWN)) {

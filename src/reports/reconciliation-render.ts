@@ -8,7 +8,7 @@
  * decimals [D9], formatted from the integer, never through a float.
  */
 import { stringify } from 'csv-stringify/sync';
-import { currencyDecimals, formatMinor } from '../validate/money.js';
+import { currencyDecimals, formatMinor, formatMoney } from '../validate/money.js';
 import type { Cell } from './cells.js';
 import { csvField, instant, integer, major, minor, text } from './cells.js';
 import type { Difference } from './reconciliation-checks.js';
@@ -168,10 +168,10 @@ export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFil
 export function renderText(rec: Reconciliation, checks: CheckSummary, files: readonly string[]): string {
   const lines = [`reconciliation ${rec.period.label}${rec.period.from ? ` (${rec.period.from} to ${rec.period.to})` : ''}: ${rec.movements.length} transactions moved money`];
   for (const [c, t] of rec.input) {
-    const f = (v: bigint): string => `${formatMinor(v, currencyDecimals(c) ?? 2)} ${c}`;
+    const f = (v: bigint): string => formatMoney(v, c);
     lines.push(`  ${c}: debited ${f(t.debited)}, refunded ${f(t.refunded)}, net ${f(t.net)}, in flight at the end ${f(t.in_flight)}`);
   }
-  for (const [c, v] of rec.paidOut) lines.push(`  paid out ${formatMinor(v, currencyDecimals(c) ?? 2)} ${c}`);
+  for (const [c, v] of rec.paidOut) lines.push(`  paid out ${formatMoney(v, c)}`);
   lines.push(`  exceptions: ${rec.exceptions.length}`);
   const verdict = checksVerdict(checks);
   lines.push(`  checks: ${checks.transactionsRead} unsettled transactions read from the service; service ledger ${checks.serviceLedger}; ${verdict.words}`);

@@ -15,17 +15,22 @@ import type { SheetColumn, Table, WorkbookFile } from './workbook.js';
 import { openWorkbook } from './workbook.js';
 import type { ResultRow } from '../store/port.js';
 
+import { NEVER_SENT_PHASES } from '../payout-states.js';
+import type { RowFields } from '../validate/fields.js';
+import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
+
 export { neutralise } from './cells.js';
 
 /**
- * The result file's columns, in order. New columns are only ever added at the
- * end: readers find them by name, older ones by position. The results table
- * in docs/operations.md ("The workspace and the engine") says what each holds.
+ * The result file's columns, in order: first what a person reads (who, how
+ * much in major units, what became of it, why, when), then what machines read
+ * (the line, the transaction, the reason's code, minor units). Readers find
+ * columns by name. docs/batch-files.md ("The results file") says what each holds.
  */
 export const RESULT_COLUMNS = [
-  'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code',
-  'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error',
-  'output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects',
+  'external_id', 'recipient_name', 'output_amount', 'output_currency', 'state', 'state_reason', 'final_at',
+  'line', 'transaction_id', 'state_reason_code', 'input_amount', 'input_currency',
+  'output_amount_in_cents', 'input_amount_in_cents', 'error', 'corrects',
 ] as const;
 
 /** The workbook's column widths, in characters, where the header's would be too narrow for what the column holds. */
@@ -66,14 +71,33 @@ function errorText(row: ResultRow): string {
 /** A correction names the row it pays again as BATCH:LINE. */
 const corrects = (row: ResultRow): string | null => (row.original_batch && row.original_line !== null ? `${row.original_batch}:${row.original_line}` : null);
 
+const NEVER_SENT: ReadonlySet<string> = new Set(NEVER_SENT_PHASES);
+
+/** What an invalid row said it would pay, and to whom, from its fields as read: its amount as written when it is not a valid one. */
+function asWritten(row: ResultRow): { amount: Cell; currency: string | null; name: string | null } | null {
+  if (!row.invalid_fields || row.output_amount !== null) return null;
+  const fields = JSON.parse(row.invalid_fields) as RowFields;
+  const currency = fields.output_currency_code ?? null;
+  const decimals = currency ? currencyDecimals(currency) : undefined;
+  const written = fields.output_amount;
+  const parsed = written !== undefined && decimals !== undefined ? parseMajorAmount(written, decimals) : null;
+  const cents = fields.output_amount_in_cents;
+  const amount = parsed?.ok ? major(parsed.minor, currency) : written !== undefined ? text(written)
+    : cents !== undefined && /^\d{1,18}$/.test(cents) ? major(cents, currency) : text(cents);
+  const name = [fields.recipient_first_name, fields.recipient_last_name].filter((part) => part !== undefined && part !== '').join(' ');
+  return { amount, currency, name: name === '' ? null : name };
+}
+
 /** A row of the result file as typed cells, in RESULT_COLUMNS order. */
 export function resultCells(row: ResultRow): Cell[] {
   const { reason, code } = resultReason(row);
+  const written = asWritten(row);
+  const finalAt = row.settled_at ?? (NEVER_SENT.has(row.phase) ? row.batch_time ?? null : null);
   return [
-    integer(row.line), text(row.external_id), text(row.transaction_id), text(resultState(row)), text(reason), text(code),
-    minor(row.input_amount), text(row.input_currency), minor(row.output_amount), text(row.output_currency), text(errorText(row)),
-    major(row.output_amount, row.output_currency), major(row.input_amount, row.input_currency),
-    text(row.recipient_name), instant(row.settled_at), text(corrects(row)),
+    text(row.external_id), text(row.recipient_name ?? written?.name), written ? written.amount : major(row.output_amount, row.output_currency),
+    text(row.output_currency ?? written?.currency), text(resultState(row)), text(reason), instant(finalAt),
+    integer(row.line), text(row.transaction_id), text(code), major(row.input_amount, row.input_currency), text(row.input_currency),
+    minor(row.output_amount), minor(row.input_amount), text(errorText(row)), text(corrects(row)),
   ];
 }
 

@@ -1,7 +1,8 @@
 /** A validation report for people: a table of errors and warnings, and totals per currency. */
 import type { ValidationReport } from '../batch/validate-file.js';
 import type { Issue } from '../validate/issue.js';
-import { currencyDecimals, formatMinor } from '../validate/money.js';
+import type { Outlier } from '../validate/outliers.js';
+import { formatMoney } from '../validate/money.js';
 
 function table(issues: readonly Issue[]): string[] {
   const width = (pick: (i: Issue) => string, title: string, max: number): number =>
@@ -15,18 +16,22 @@ function table(issues: readonly Issue[]): string[] {
 }
 
 function formatTotals(totals: Record<string, string>): string[] {
-  return Object.entries(totals).map(([currency, minor]) => {
-    const decimals = currencyDecimals(currency) ?? 2;
-    return `  ${currency}  ${formatMinor(BigInt(minor), decimals).padStart(18)}   (${minor} minor units)`;
-  });
+  return Object.entries(totals).map(([currency, minor]) => `  ${currency}  ${formatMoney(minor, currency).slice(0, -currency.length - 1).padStart(24)}   (${minor} minor units)`);
 }
 
-export function renderReport(report: ValidationReport): string {
+/** Rows far above the batch's usual amounts (validate/outliers.ts), each with why. */
+export function outlierLines(outliers: readonly Outlier[]): string[] {
+  if (outliers.length === 0) return [];
+  return [`Amounts to check before anyone approves (${outliers.length})`, ...outliers.map((o) => `  line ${o.line}  ${o.external_id ?? ''}  ${o.message}`)];
+}
+
+export function renderReport(report: ValidationReport, outliers: readonly Outlier[] = []): string {
   const lines = [
     `${report.file}: ${report.rows} rows, ${report.valid} valid, ${report.invalid} invalid, ${report.warningCount} warnings`,
   ];
   if (report.errors.length > 0) lines.push('', `Errors (${report.errorCount})`, ...table(report.errors));
   if (report.warnings.length > 0) lines.push('', `Warnings (${report.warningCount})`, ...table(report.warnings));
+  if (outliers.length > 0) lines.push('', ...outlierLines(outliers));
   if (report.truncated) lines.push('', `Only the first ${Math.max(report.errors.length, report.warnings.length)} of each are listed (batch.max_reported_issues).`);
   lines.push('', 'Totals of the valid rows, per output currency', ...(Object.keys(report.totals).length > 0 ? formatTotals(report.totals) : ['  none']));
   return `${lines.join('\n')}\n`;

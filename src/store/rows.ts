@@ -276,6 +276,10 @@ export interface ResultRow {
   /** A correction: the batch and line of the row it pays again. */
   original_batch: string | null;
   original_line: number | null;
+  /** An invalid row's fields as read (JSON), for its amount, currency and name. */
+  invalid_fields?: string | null;
+  /** Its batch's time (rejected or settled, else received): the time of a row never sent. */
+  batch_time?: string | null;
 }
 
 /** One row as paybatch's own ledger knows it: its result, with when and how money moved. */

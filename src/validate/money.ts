@@ -64,3 +64,31 @@ export function formatMinor(minor: bigint, decimals: number): string {
   const fraction = decimals === 0 ? '' : `.${digits.slice(-decimals)}`;
   return `${negative ? '-' : ''}${whole}${fraction}`;
 }
+
+/**
+ * Money a person reads: minor units as major units with thousands separators and
+ * the currency code, "123456789", "GBP" → "1,234,567.89 GBP"; "5000", "JPY" →
+ * "5,000 JPY"; "1234", "KWD" → "1.234 KWD". Exact (digits only, never a float).
+ * The one formatter for every figure shown to people: status, preview, run,
+ * notifications, approval statements and the console. A value that is not a
+ * whole number is shown as it is, beside its currency, rather than guessed at.
+ */
+export function formatMoney(minor: bigint | string, currency: string): string {
+  const text = typeof minor === 'bigint' ? minor.toString() : minor.trim();
+  if (!/^-?\d+$/.test(text)) return `${text} ${currency}`;
+  const decimals = currencyDecimals(currency) ?? 2;
+  const negative = text.startsWith('-');
+  const digits = (negative ? text.slice(1) : text).replace(/^0+(?=\d)/, '').padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const fraction = decimals > 0 ? `.${digits.slice(digits.length - decimals)}` : '';
+  return `${negative ? '-' : ''}${whole}${fraction} ${currency}`;
+}
+
+/** Each currency's amount, formatted and joined: {GBP: "150000", USD: "2500"} → "1,500.00 GBP, 25.00 USD". */
+export function formatMoneyMap(amounts: Readonly<Record<string, string | bigint>> | ReadonlyMap<string, string | bigint>): string {
+  const entries = amounts instanceof Map ? [...amounts.entries()] : Object.entries(amounts);
+  return entries.map(([currency, minor]) => formatMoney(minor as string | bigint, currency)).join(', ');
+}
+
+/** Major units beside the minor units a signed statement carries: "3182", "USD" → "31.82 USD (3182 in minor units)". */
+export const formatMoneyAndMinor = (minor: bigint | string, currency: string): string => `${formatMoney(minor, currency)} (${minor.toString()} in minor units)`;

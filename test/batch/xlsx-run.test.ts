@@ -32,7 +32,7 @@ describe('paybatch with an .xlsx batch', () => {
     const validate = await runCli(['validate', file], { env });
     expect(validate.code, validate.stderr).toBe(0);
     expect(validate.stdout).toMatch(/payouts\.xlsx: 2 rows, 2 valid, 0 invalid, 0 warnings/);
-    expect(validate.stdout).toMatch(/GBP\s+1560\.45\s+\(156045 minor units\)/);
+    expect(validate.stdout).toMatch(/GBP\s+1,560\.45\s+\(156045 minor units\)/);
     const json = JSON.parse((await runCli(['validate', file, '--json'], { env })).stdout);
     expect(json).toMatchObject({ rows: 2, valid: 2, delimiter: null, sheet: 'Payouts', totals: { GBP: '156045' } });
 

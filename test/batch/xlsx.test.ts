@@ -209,6 +209,18 @@ describe('reading .xlsx batch files', () => {
     expect(missing.message).toBe('the workbook has no sheet named "June" (batch.sheet): its sheets are "Lists", "Payouts", "Corrections"');
   });
 
+  it('a "Read me" sheet first, with no payout header: the error names the sheets found and batch.sheet', async () => {
+    const file = await workbook([
+      { name: 'Read me', rows: [['How to fill in this workbook: one payout a row on the Payouts sheet.'], ['Amounts in major units.']] },
+      payouts([{}], 0, 'Payouts'),
+    ]);
+    const error = await fileError(file);
+    expect(error).toMatchObject({ code: 'missing_columns', line: 1 });
+    expect(error.message).toMatch(/^'Read me'!1:1 \(the header row\): the header lacks required columns: /);
+    expect(error.message).toMatch(/\. Sheet "Read me" was read, the first visible one; the workbook's sheets are "Read me", "Payouts": name the sheet with the payouts in batch\.sheet \(e\.g\. "batch": \{"sheet": "Payouts"\}\)$/);
+    expect(await validate(file, { sheet: 'Payouts' })).toMatchObject({ sheet: 'Payouts', valid: 1 });
+  });
+
   it('finds the workbook part stored last, every time (exceljs issue #3064: with many small sheets, most reads lost it)', async () => {
     const notes = Array.from({ length: 19 }, (_, i): SheetInput => ({ name: `Notes ${i + 1}`, rows: [[`note ${i + 1}`, i]] }));
     const file = await workbook([payouts([{}]), ...notes]);

@@ -63,14 +63,14 @@ describe('approvals as commands', () => {
     const preview = await runCli(['preview', batch, '--as', 'ada'], { env });
     expect(preview.code, preview.stderr).toBe(0);
     expect(preview.stdout).toMatch(/rows to send 30; invalid 0/);
-    expect(preview.stdout).toMatch(/to pay out in USD: 2253\.00 USD/);
-    expect(preview.stdout).toMatch(/funding in USD: about 2253\.00 USD \(exact\); ceiling proposed 2320\.59 USD/);
+    expect(preview.stdout).toMatch(/to pay out in USD: 2,253\.00 USD/);
+    expect(preview.stdout).toMatch(/funding in USD: about 2,253\.00 USD \(exact\); ceiling proposed 2,320\.59 USD/);
     expect(preview.stdout).toMatch(/approvers required: 2/);
 
     expect((await runCli(['approve', batch, '--key', join(keys, 'inbox.key'), '--as', 'inbox'], { env })).stderr).toMatch(/inbox submitted batch .* and cannot approve it/);
     const first = await runCli(['approve', batch, '--key', join(keys, 'ada.key'), '--as', 'ada'], { env });
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/approved by ada: batch .*, 30 rows, 2253\.00 USD; funding at most 2320\.59 USD/);
+    expect(first.stdout).toMatch(/approved by ada: batch .*, 30 rows, 2,253\.00 USD; funding at most 2,320\.59 USD/);
     expect(first.stdout).toMatch(/awaiting approval: 1 of 2 approvals/);
     expect((await runCli(['approve', batch, '--key', join(keys, 'grace.key'), '--as', 'grace'], { env })).stdout).toMatch(/is approved \(ada, grace\)/);
 

@@ -135,7 +135,7 @@ describe.skipIf(!chromium)('the operations console in a browser', () => {
     const resultsFile = join(site.dir, 'results.csv');
     await (await results).saveAs(resultsFile);
     const lines = readFileSync(resultsFile, 'utf8').trim().split(/\r?\n/);
-    expect(lines[0]).toMatch(/^line,external_id,transaction_id,state,state_reason,state_reason_code/);
+    expect(lines[0]).toMatch(/^external_id,recipient_name,output_amount,output_currency,state,state_reason,final_at,line,transaction_id/);
     expect(lines).toHaveLength(11);
     expect(lines.find((l) => l.includes('DEMO-014'))).toMatch(/,(canceled|refunded),cancelled on request by olga \(it was manual: recipient_account_invalid\),/);
     expect(lines.filter((l) => /,paid,/.test(l)).length).toBeGreaterThanOrEqual(8);

@@ -158,7 +158,7 @@ describe('four-eyes approval before money moves', () => {
     expect([...ctx.sandbox.store.allTransactions()].some((t) => t.external_id.startsWith('GBR-'))).toBe(false);
     const rows = await ctx.results(capped);
     expect(rows.map((r) => r.state_reason_code)).toEqual(['', 'over_budget']);
-    expect(rows[1]?.state_reason).toMatch(/over its budget 5000\.00 USD/);
+    expect(rows[1]?.state_reason).toMatch(/over its budget 5,000\.00 USD/);
     expect(debitsPerTransaction(ctx.sandbox).size).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 /** The pure rules of corrections: derived external ids, and which originals may be paid again. */
 import { describe, expect, it } from 'vitest';
 import { correctable, correctionExternalId, unpaid } from '../../src/engine/corrections.js';
+import { CORRIDORS } from '../../src/validate/corridors.js';
 import type { RowFields } from '../../src/validate/fields.js';
 import { validateRow } from '../../src/validate/row-rules.js';
 
@@ -39,6 +40,19 @@ describe('corrections, the rules', () => {
     expect(unpaid({ phase: 'final', state: 'paid', outcome: null, reason: '', code: '', errorColumns: [] })).toBeNull();
     expect(unpaid({ phase: 'final', state: 'refunded', outcome: 'cancelled_on_request', reason: 'cancelled on request by ada (it was error: recipient_bank_account_invalid)', code: 'cancelled_on_request', errorColumns: [] })?.toFix).toMatch(/recipient_bank_account/);
     expect(unpaid({ phase: 'not_sent', state: null, outcome: 'insufficient_funds', reason: '', code: 'insufficient_funds', errorColumns: [] })?.toFix).toMatch(/paybatch retry/);
+  });
+
+  it('names in to_fix only columns of the row\'s corridor: no bank account for a cash payout', () => {
+    const required = (id: string): readonly string[] => (CORRIDORS.find((c) => c.id === id) as { required: string[] }).required;
+    const accountInvalid = (corridorColumns: readonly string[] | null) => unpaid({
+      phase: 'final', state: 'refunded', outcome: 'cancelled_on_request', reason: 'cancelled on request by ada (it was manual: recipient_account_invalid)', code: 'cancelled_on_request', errorColumns: [], corridorColumns,
+    })?.toFix;
+    expect(accountInvalid(required('nga-cash'))).toBe('recipient_phone_number');
+    expect(accountInvalid(required('gbr-bank'))).toBe('recipient_bank_account recipient_sort_code');
+    expect(accountInvalid(required('eur-iban-bank'))).toBe('recipient_iban');
+    expect(accountInvalid(required('nga-bank'))).toBe('recipient_bank_account recipient_bank_code');
+    // No corridor known (the row's corridor does not exist): every account column, as before.
+    expect(accountInvalid(null)).toBe('recipient_bank_account recipient_iban recipient_sort_code');
   });
 
   it('reserves the correction form of an external_id for rows that name their original', () => {

@@ -155,7 +155,7 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     const exceptions = readFileSync(outcome.files.find((f) => f.endsWith('exceptions.csv')) as string, 'utf8');
     expect(exceptions).toMatch(/A-0255,tr_\w+,attention,manual,recipient_account_invalid/);
     expect(exceptions).toMatch(/A-0066,tr_\w+,attention,stuck,provider_timeout/);
-    expect(exceptions).toMatch(/A-0006,tr_\w+,refused,canceled,quote_rejected/);
+    expect(exceptions).toMatch(/A-0006,tr_\w+,refused,canceled,"quote_rejected: input 1,500\.00 USD is over engine\.max_input_per_row 1,000\.00 USD"/);
   });
 
   it('day 2: debited 100.00, refunded 200.00, net -100.00 USD, paid out 400.00 USD, 900.00 USD in flight; insufficient funds listed', async () => {
@@ -235,7 +235,7 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     const sheets = await readWorkbook(outcome.files[0] as string);
     expect([...sheets.keys()]).toEqual(['movements', 'summary', 'exceptions', 'checks', 'results']);
     const results = parse(readFileSync(join(workspace.folders.outbox, `${batch}.results.csv`))) as string[][];
-    expect(results[0]?.slice(-5)).toEqual(['output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects']);
+    expect(results[0]?.slice(0, 7)).toEqual(['external_id', 'recipient_name', 'output_amount', 'output_currency', 'state', 'state_reason', 'final_at']);
     expect(sheets.get('results')?.rows.map((cells) => cells.map(csvTextOf))).toEqual(results);
     const rows = results.slice(1).map((r) => Object.fromEntries((results[0] as string[]).map((h, i) => [h, r[i]])));
     expect(rows.find((r) => r.external_id === 'A-0001')).toMatchObject({ state: 'paid', output_amount: '100.00', input_amount: '100.00', corrects: '' });

@@ -8,8 +8,8 @@ import type { ReadCell } from '../helpers/workbook.js';
 import { csvTextOf, readWorkbook } from '../helpers/workbook.js';
 
 const RESULT_COLUMNS = [
-  'line', 'external_id', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount_in_cents', 'input_currency', 'output_amount_in_cents', 'output_currency', 'error',
-  'output_amount', 'input_amount', 'recipient_name', 'final_at', 'corrects',
+  'external_id', 'recipient_name', 'output_amount', 'output_currency', 'state', 'state_reason', 'final_at',
+  'line', 'transaction_id', 'state_reason_code', 'input_amount', 'input_currency', 'output_amount_in_cents', 'input_amount_in_cents', 'error', 'corrects',
 ];
 
 describe('paybatch run: the payout engine against the sandbox', () => {
@@ -88,6 +88,10 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     expect(byId['DEMO-016']).toMatchObject({ state: 'exception', state_reason_code: 'internal_exception' });
     expect(byId['DEMO-017']).toMatchObject({ state: 'invalid', transaction_id: '' });
     expect(byId['DEMO-017']?.error).toMatch(/uk_modulus_check_failed/);
+    // Invalid rows still say how much, in what, to whom, and when: from the file as written, at the batch's time.
+    expect(byId['DEMO-017']).toMatchObject({ output_amount: '15.00', output_currency: 'GBP', recipient_name: 'Alan Turing', output_amount_in_cents: '' });
+    expect(byId['DEMO-018']).toMatchObject({ state: 'invalid', output_amount: '1.001', output_currency: 'EUR', recipient_name: 'Emmy Noether' });
+    for (const id of ['DEMO-017', 'DEMO-018']) expect(byId[id]?.final_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(readdirSync(ctx.workspace.folders.processing)).toHaveLength(1);
   });
 

@@ -95,7 +95,7 @@ describe('paybatch run tells the configured channels', () => {
     const mails = smtp.mails.filter((m) => m.to.includes('finance@example.com') && m.raw.includes(settled.data.batch as string));
     expect(mails.map((m) => m.header('x-paybatch-event'))).toEqual(['batch_settled']);
     expect(mails[0]?.header('subject')).toBe(`paybatch: ${settled.subject}`);
-    expect(mails[0]?.text).toContain('Paid out: 2579.99 EUR.');
+    expect(mails[0]?.text).toContain('Paid out: 2,579.99 EUR.');
 
     const log = readFileSync(join(home, 'paybatch.log'), 'utf8');
     expect(log).toMatch(/"event":"notification_sent".*"channel":"ops","notification":"batch_settled"/);

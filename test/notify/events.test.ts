@@ -59,7 +59,7 @@ describe('notifications from log events', () => {
   it('says a settled batch with its counts and amounts in major units', () => {
     const n = notificationFor('batch_settled', { batch: BATCH }, SUMMARY);
     expect(n?.subject).toBe(`Batch ${BATCH} (payroll.csv) settled: 5 rows, 3 paid`);
-    expect(n?.text).toBe(`5 rows: error 1, paid 3, returned 1.\nPaid out: 1234.56 EUR, 50000.00 NGN.\n1 row needs a person: paybatch status ${BATCH}`);
+    expect(n?.text).toBe(`5 rows: error 1, paid 3, returned 1.\nPaid out: 1,234.56 EUR, 50,000.00 NGN.\n1 row needs a person: paybatch status ${BATCH}`);
     expect(n?.data).toMatchObject({ batch: BATCH, rows: 5, by_state: { paid: 3 }, paid_out: { EUR: '123456' }, need_person: 1 });
     // Counts that could not be read: still told, and said so.
     expect(notificationFor('batch_settled', { batch: BATCH }, null)?.text).toMatch(/could not be read/);

@@ -52,25 +52,38 @@ describe('result files for an accountant: major units, names, final times, corre
     {
       ...base, line: 4, external_id: '=HYPERLINK("http://x","y")', transaction_id: null, phase: 'invalid', state: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null,
       funded_at: null, recipient_name: '@SUM(1+1)', settled_at: null, errors: JSON.stringify([{ column: 'recipient_iban', code: 'iban_invalid', message: '-1+2 is not an IBAN' }]),
+      invalid_fields: JSON.stringify({ output_amount: '250.5', output_currency_code: 'GBP' }), batch_time: '2026-03-02T09:00:00.000Z',
     },
     // Beyond Excel's 15 digits: exact text.
     { ...base, line: 5, external_id: 'BIG-1', input_amount: '999999999999999999', output_amount: '999999999999999999', output_currency: 'USD' },
+    // An invalid row as intake keeps it: no name, no amounts sent; its fields as read give them, its batch a time.
+    {
+      ...base, line: 6, external_id: 'BAD-2', transaction_id: null, phase: 'invalid', state: null, input_amount: null, input_currency: null, output_amount: null, output_currency: null,
+      funded_at: null, recipient_name: null, settled_at: null, errors: JSON.stringify([{ column: 'output_amount', code: 'amount_too_precise', message: '12.345 has 3 decimal places; the currency has 2' }]),
+      invalid_fields: JSON.stringify({ output_amount: '12.345', output_currency_code: 'EUR', recipient_first_name: 'Grace', recipient_last_name: 'Hopper' }), batch_time: '2026-03-02T09:00:00.000Z',
+    },
+    // A row of a rejected batch: its request was kept, so its amount and name are its own; the time is the rejection's.
+    { ...base, line: 7, external_id: 'REJ-1', transaction_id: null, phase: 'not_sent', outcome: 'approval_rejected', state: null, input_amount: null, input_currency: 'USD', funded_at: null, settled_at: null, batch_time: '2026-03-02T10:00:00.000Z' },
   ];
 
-  it('appends output_amount, input_amount, recipient_name, final_at and corrects after the columns readers already know', async () => {
+  it('leads with what a person reads (who, how much in major units, state, reason, when); minor units stay for machines', async () => {
     const workspace = openWorkspace(join(dir, 'csv'));
     const file = await writeResults(workspace.home, workspace.folders.outbox, 'B1', rows);
     const [header, ...records] = parse(readFileSync(file)) as string[][];
-    expect(header?.join(',')).toBe('line,external_id,transaction_id,state,state_reason,state_reason_code,input_amount_in_cents,input_currency,output_amount_in_cents,output_currency,error,output_amount,input_amount,recipient_name,final_at,corrects');
+    expect(header?.join(',')).toBe('external_id,recipient_name,output_amount,output_currency,state,state_reason,final_at,line,transaction_id,state_reason_code,input_amount,input_currency,output_amount_in_cents,input_amount_in_cents,error,corrects');
     expect(header).toEqual([...RESULT_COLUMNS]);
     const byName = records.map((r) => Object.fromEntries((header as string[]).map((h, i) => [h, r[i]])));
     expect(byName[0]).toMatchObject({ input_amount_in_cents: '125005', output_amount_in_cents: '98904', output_amount: '989.04', input_amount: '1250.05', recipient_name: 'Alan Turing', final_at: '2026-03-02T09:30:15.250Z', corrects: '' });
     expect(byName[1]).toMatchObject({ output_amount: '125000', input_amount: '1250.005', corrects: 'B20260301-0badcafe:7' });
-    expect(byName[2]).toMatchObject({ state: 'invalid', external_id: '\'=HYPERLINK("http://x","y")', recipient_name: "'@SUM(1+1)", output_amount: '', input_amount: '', final_at: '', error: 'recipient_iban: iban_invalid: -1+2 is not an IBAN' });
+    expect(byName[2]).toMatchObject({ state: 'invalid', external_id: '\'=HYPERLINK("http://x","y")', recipient_name: "'@SUM(1+1)", output_amount: '250.50', output_currency: 'GBP', output_amount_in_cents: '', input_amount: '', final_at: '2026-03-02T09:00:00.000Z', error: 'recipient_iban: iban_invalid: -1+2 is not an IBAN' });
     expect(byName[3]).toMatchObject({ output_amount: '9999999999999999.99', input_amount: '9999999999999999.99' });
+    expect(byName[4]).toMatchObject({ external_id: 'BAD-2', recipient_name: 'Grace Hopper', output_amount: '12.345', output_currency: 'EUR', state: 'invalid', final_at: '2026-03-02T09:00:00.000Z' });
+    expect(byName[5]).toMatchObject({ external_id: 'REJ-1', recipient_name: 'Alan Turing', output_amount: '989.04', output_currency: 'GBP', state: 'approval_rejected', final_at: '2026-03-02T10:00:00.000Z' });
+    expect(byName[0]?.final_at).toBe('2026-03-02T09:30:15.250Z');
     expect(existsSync(join(workspace.folders.outbox, 'B1.results.xlsx'))).toBe(false);
     // A decimal comma for spreadsheets in the locales that need it (the console's download).
-    expect(resultRecord(base, { decimalComma: true }).slice(11, 13)).toEqual(['989,04', '1250,05']);
+    const record = resultRecord(base, { decimalComma: true });
+    expect([record[RESULT_COLUMNS.indexOf('output_amount')], record[RESULT_COLUMNS.indexOf('input_amount')]]).toEqual(['989,04', '1250,05']);
   });
 
   it('writes the same rows to BATCH.results.xlsx: typed cells, amount formats, bold frozen header, formulas neutralised', async () => {
@@ -135,6 +148,7 @@ describe('result files for an accountant: major units, names, final times, corre
     await writeResults(workspace.home, workspace.folders.outbox, 'B1', many(), { xlsx: true });
     const sheet = (await readWorkbook(join(workspace.folders.outbox, 'B1.results.xlsx'))).get('results') as ReadSheet;
     expect(sheet.rows).toHaveLength(3_001);
-    expect(sheet.rows[3_000]?.slice(0, 2).map((c) => c.value)).toEqual([3_001, 'ROW-3001']);
+    const last = sheet.rows[3_000];
+    expect([last?.[RESULT_COLUMNS.indexOf('line')]?.value, last?.[RESULT_COLUMNS.indexOf('external_id')]?.value]).toEqual([3_001, 'ROW-3001']);
   });
 });

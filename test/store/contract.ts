@@ -281,6 +281,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await store.unsettledRows(batch)).toBe(0);
       await store.settleBatch(batch, '2026-03-02T10:00:00.000Z');
       expect(await store.batch(batch)).toMatchObject({ status: 'settled', settled_at: '2026-03-02T10:00:00.000Z' });
+      // Every row carries its batch's time: a row never sent is given it as its final time in the results.
+      const times = [];
+      for await (const result of store.resultRows(batch)) times.push([result.line, result.batch_time, result.invalid_fields]);
+      expect(times).toEqual([[2, '2026-03-02T10:00:00.000Z', null], [3, '2026-03-02T10:00:00.000Z', null]]);
       expect((await store.openBatches()).length).toBe(0);
       expect((await store.recentBatches('2026-03-01T00:00:00.000Z')).map((b) => b.id)).toEqual([batch]);
       expect((await store.ledgerRows({ batch })).map((l) => [l.line, l.state])).toEqual([[2, 'paid'], [3, null]]);

@@ -8,6 +8,7 @@ import type { Statement } from '../../approvals/statement.js';
 import type { Preview } from '../../engine/preview.js';
 import type { BatchStatus } from '../../engine/status.js';
 import { esc, major, plainMajor } from '../format.js';
+import { formatMoney, formatMoneyAndMinor } from '../../validate/money.js';
 import { may } from '../roles.js';
 import type { Viewer } from './layout.js';
 import { csrfField, notice, page, table } from './layout.js';
@@ -50,6 +51,22 @@ ${p.inactive_corridors === null ? '' : `<dt>Corridors switched off now</dt><dd>$
 ${p.invalid.length > 0 ? `<details><summary>Invalid rows</summary>${table(['Line', 'Column', 'Code', 'Message'], p.invalid.map((i) => [String(i.line), esc(i.column), esc(i.code), esc(i.message)]))}</details>` : ''}`;
 }
 
+/** Rows far above the batch's usual amounts, shown before the facts and the form: checked before anyone signs. */
+function outlierWarning(p: Preview): string {
+  if (p.outliers.length === 0) return '';
+  return `<div class="notice warn outliers" role="alert"><p><strong>Amounts to check before approving (${p.outliers.length})</strong></p>
+${table(['Line', 'External id', 'Amount', 'Why'], p.outliers.map((o) => [String(o.line), esc(o.external_id), esc(formatMoney(o.amount, o.currency)), esc(o.message)]))}</div>`;
+}
+
+/** The statement's amounts are minor units (what is signed); beside them, what they are in major units. */
+function statementMoney(signed: Statement): string {
+  const list = (minor: Record<string, string>): string => Object.entries(minor).map(([c, v]) => esc(formatMoneyAndMinor(v, c))).join(', ') || 'none';
+  return `<dl class="facts statement-money">
+<dt>"totals" in major units</dt><dd>${list(signed.totals)}</dd>
+<dt>"ceiling" in major units</dt><dd>${list(signed.ceiling)}</dd>
+</dl>`;
+}
+
 function signForm(viewer: Viewer, batch: string, view: ApprovalView): string {
   if (viewer.readOnly) return '<p class="muted">Approve from the console of paybatch watch, or with paybatch approve.</p>';
   if (!may(viewer.role, 'approve')) return '<p class="muted">Only an approver of the approval policy may approve or reject.</p>';
@@ -69,6 +86,7 @@ ${Object.entries(proposed).map(([c, minor]) => `<label>${esc(c)} <input name="ce
   return `${ceilingForm}
 <p>This is what you sign:</p>
 <pre class="statement" tabindex="0">${esc(statement)}</pre>
+${statementMoney(signed)}
 <ol>
 <li><a href="/approvals/${id}/statement.json${view.query ? `?${esc(view.query)}` : ''}" download="statement-${esc(batch)}.json">Download the statement</a>.</li>
 <li>On your own machine, sign it with your private key: <code>paybatch keys sign --key YOUR.key statement-${esc(batch)}.json</code></li>
@@ -84,6 +102,7 @@ ${rejectForm}`;
 export function approvalPage(viewer: Viewer, batch: string, view: ApprovalView, message?: { text: string; kind: 'ok' | 'error' }): string {
   const body = `${message ? notice(message.text, message.kind) : ''}
 <p><a href="/batches/${encodeURIComponent(batch)}">See the batch's rows</a></p>
+${outlierWarning(view.preview)}
 ${previewFacts(view.preview)}
 ${signForm(viewer, batch, view)}`;
   return page({ title: `Approve ${view.preview.subject}`, viewer, current: '/approvals', body });

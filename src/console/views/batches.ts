@@ -1,7 +1,7 @@
 /** The batches page and one batch's page. Pure. */
 import type { BatchStatus } from '../../engine/status.js';
 import type { RowFilter, RowPage } from '../console-data.js';
-import { age, esc, major } from '../format.js';
+import { age, esc, fundingLabel, major, payoutLabel } from '../format.js';
 import type { Viewer } from './layout.js';
 import { page, table } from './layout.js';
 
@@ -9,6 +9,9 @@ const counts = (byState: Record<string, number>): string =>
   Object.entries(byState).map(([state, n]) => `<span class="pill state-${esc(state)}">${esc(state)} ${n}</span>`).join(' ') || '<span class="muted">no rows</span>';
 
 const amounts = (minor: Record<string, string>): string => Object.entries(minor).map(([c, v]) => esc(major(v, c))).join('<br>') || '<span class="muted">none</span>';
+
+/** An amount with what it is ("1,250.00 GBP to pay"), nothing when there is no amount. */
+const labelled = (amount: string, label: string): string => (amount ? `${esc(amount)} <span class="muted amount-label">${esc(label)}</span>` : '');
 
 function progress(b: BatchStatus): string {
   const done = b.rows - b.unsettled;
@@ -76,9 +79,11 @@ ${b.corrects ? `<dt>Corrects</dt><dd><a href="/batches/${encodeURIComponent(b.co
 ${filterForm(b.batch, filter, rows)}
 <div data-live-region>
 <p>${rows.matching} row${rows.matching === 1 ? '' : 's'}${filter.state || filter.reason ? ' match' : ''}${rows.matching > limit ? `, ${offset + 1} to ${Math.min(offset + limit, rows.matching)} shown` : ''}.</p>
-${table(['Line', 'External id', 'State', 'Reason', 'Paid out', 'Funded', 'Transaction'], rows.rows.map((r) => [
+${table(['Line', 'External id', 'State', 'Reason', 'Amount', 'Funding', 'Transaction'], rows.rows.map((r) => [
     String(r.line), esc(r.external_id), `<span class="pill state-${esc(r.state)}">${esc(r.state)}</span>`,
-    `${r.code ? `<code>${esc(r.code)}</code> ` : ''}${esc(r.reason)}`, esc(major(r.output_amount, r.output_currency)), esc(major(r.input_amount, r.input_currency)), `<code>${esc(r.transaction_id)}</code>`,
+    `${r.code ? `<code>${esc(r.code)}</code> ` : ''}${esc(r.reason)}`,
+    labelled(major(r.output_amount, r.output_currency), payoutLabel(r.state)),
+    labelled(major(r.input_amount, r.input_currency), fundingLabel(r.state, r.funded)), `<code>${esc(r.transaction_id)}</code>`,
   ]), `Rows of batch ${b.batch}`)}
 ${pager ? `<p class="pager">${pager}</p>` : ''}
 </div>`;

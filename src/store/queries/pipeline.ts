@@ -5,7 +5,7 @@
  * (compare-and-set) is each database's own (sqlite/commit.ts, postgres/commit.ts).
  */
 import type { BatchRecord, NextRead, ObservationSource, PipelineRow, ResultRow } from '../port.js';
-import { FOLLOWED, IN_PROCESSING, NEVER_SENT, PIPELINE_COLUMNS, UNSETTLED, WAITING_ON_SENDER } from '../sql-lists.js';
+import { FOLLOWED, IN_PROCESSING, NEVER_SENT, PIPELINE_COLUMNS, RESULT_ROW_COLUMNS, UNSETTLED, WAITING_ON_SENDER } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 import { marks } from './connection.js';
 import { INTAKE_SQL, PAGE_ROWS } from './intake.js';
@@ -109,9 +109,7 @@ export async function settleBatch(c: SqlConnection, batchId: string, at: string)
 
 export async function* resultRows(c: SqlConnection, batchId: string): AsyncIterable<ResultRow> {
   for (let after = 0; ; ) {
-    const page = await c.all<ResultRow>(`SELECT line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-      input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line
-      FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after]);
+    const page = await c.all<ResultRow>(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after]);
     if (page.length === 0) return;
     yield* page;
     after = (page[page.length - 1] as ResultRow).line;
