@@ -22,8 +22,14 @@ export const WAITING_FOR_SENDER: ReadonlySet<string> = new Set(['initial', 'veri
 /** States that need a person to look [3.1]. */
 export const ATTENTION_STATES: ReadonlySet<string> = new Set(['manual', 'error', 'stuck', 'exception']);
 
+/**
+ * A row held before it was sent as a possible duplicate payment (engine/duplicates.ts): not sent until a person
+ * allows it (paybatch allow), which makes it ready again, or cancels it, which ends it not sent.
+ */
+export const DUPLICATE_HOLD = 'duplicate_hold';
+
 /** Phases of a row paybatch is still working on: a batch settles when none of its rows is in one. */
-export const UNSETTLED_PHASES: readonly string[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling'];
+export const UNSETTLED_PHASES: readonly string[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling', DUPLICATE_HOLD];
 
 /** Phases whose transaction is read on the polling schedule [D17]. */
 export const FOLLOWED_PHASES: readonly string[] = ['created', 'funded', 'cancelling'];
@@ -64,6 +70,11 @@ export const REASONS = {
   /** Its file changed after it was taken in (still being written): nothing of it was sent. */
   fileChanged: 'file_changed',
   externalIdAlreadyUsed: 'external_id_already_used',
+  /**
+   * An earlier row pays the same recipient account the same amount in the same currency within
+   * batch.duplicate_window: held until a person allows it; ended not sent when cancelled instead.
+   */
+  possibleDuplicate: 'possible_duplicate',
 } as const;
 
 /** Rows refused by a limit (quote, budget, balance, deadlines): counted by reason in summaries and status. */
@@ -72,7 +83,7 @@ export const LIMIT_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
-export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid]);
+export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid, REASONS.possibleDuplicate]);
 
 /** A row is final when paid, refunded, or cancelled before it was funded. */
 export function isFinal(state: string, funded: boolean): boolean {

@@ -23,6 +23,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   audit: async () => (await import('./audit-command.js')).auditCommand(),
   preview: async () => (await import('./preview-command.js')).previewCommand(),
   approve: async () => (await import('./approve-command.js')).approveCommand(),
+  allow: async () => (await import('./allow-command.js')).allowCommand(),
   reject: async () => (await import('./approve-command.js')).rejectCommand(),
   demo: async () => (await import('./demo-command.js')).demoCommand(),
   console: async () => (await import('./console-command.js')).consoleCommand(),

@@ -24,7 +24,8 @@ import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
 import { renderReport } from '../reports/validation-report.js';
-import type { BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/store.js';
+import type { BatchRecord, DuplicateStore, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/store.js';
+import { screenDuplicates } from './duplicate-screen.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
@@ -44,7 +45,7 @@ export type IntakeOutcome =
 
 export interface IntakeDeps {
   workspace: Workspace;
-  store: IntakeStore & Pick<PipelineStore, 'row'>;
+  store: IntakeStore & DuplicateStore & Pick<PipelineStore, 'row'>;
   batch: BatchConfig;
   policy: IntakePolicy;
   clock: Clock;
@@ -223,6 +224,9 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     // A corrections file: each row checked against its original (a refused one stays unpaid, with why). Asked only of
     // one: finding none in the store reads the whole batch (0.3 s at a million rows).
     if (corrections > 0) await checkCorrections(batch, deps.store);
+    // Possible duplicate payments, held before the batch is accepted: nothing of it can be sent before this is done.
+    const duplicates = await screenDuplicates(batch, at, deps);
+    if (duplicates.held + duplicates.warned > 0) deps.log?.('possible_duplicates', { batch, file: name, held: duplicates.held, warned: duplicates.warned, action: `paybatch preview ${batch} lists them; paybatch allow ${batch} --external-id ID --reason TEXT --as NAME sends one` });
     // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
     const counts = await deps.store.acceptBatch(batch);

@@ -17,7 +17,9 @@ import type { ApprovalPolicy } from '../approvals/verify.js';
 import { requiredApprovers } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/store.js';
+import type { ApprovalStore, DuplicateStore, IntakeStore, PipelineStore, PossibleDuplicate } from '../store/store.js';
+import { recipientKey } from '../validate/recipient-key.js';
+import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
 import type { Issue } from '../validate/issue.js';
 
 export interface Preview {
@@ -36,12 +38,47 @@ export interface Preview {
   inactive_corridors: { corridor: string; rows: number }[] | null;
   required_approvers: { count: number; because: string[] };
   approvals: { person: string; decision: string; at: string; reason: string | null }[];
+  /** Rows paying an account the same amount as a row of an earlier batch, each with that twin (duplicates.ts); who allowed one. */
+  possible_duplicates: PreviewDuplicate[];
   expires_at: string | null;
   rows_sha256: string;
 }
 
+export interface PreviewDuplicate {
+  line: number;
+  external_id: string | null;
+  /** hold or warn */
+  action: string;
+  detail: string;
+  twin: { batch: string; line: number; external_id: string | null; state: string; date: string };
+  allowed_by: string | null;
+  allowed_reason: string | null;
+}
+
+const previewDuplicate = (d: Omit<PossibleDuplicate, 'batch_id'>): PreviewDuplicate => ({
+  line: d.line, external_id: d.external_id, action: d.action, detail: d.detail,
+  twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase, date: d.twin.at },
+  allowed_by: d.allowed_by, allowed_reason: d.allowed_reason,
+});
+
+/** A file not taken in yet: its rows' twins as they stand, decided as intake would. */
+async function fileDuplicates(requests: readonly { line: number; request: PayoutRequest }[], deps: PreviewDeps): Promise<PreviewDuplicate[]> {
+  const since = windowStart(deps.clock.now(), deps.config.batch.duplicate_window);
+  if (since === null) return [];
+  const out: PreviewDuplicate[] = [];
+  for (const { line, request } of requests) {
+    const key = recipientKey(request);
+    if (key === null) continue;
+    const twins = await deps.store.twinsOf({ batch_id: '', line, key, currency: request.output_currency_code, amount: request.output_amount_in_cents }, since, 20);
+    const decision = decideDuplicate(twins, deps.config.batch.on_duplicate, null);
+    if (decision.action === 'send') continue;
+    out.push(previewDuplicate({ line, external_id: request.external_id, action: decision.action, detail: describeDecision(decision), twin: decision.twin, allowed_by: null, allowed_reason: null, allowed_at: null }));
+  }
+  return out;
+}
+
 export interface PreviewDeps {
-  store: IntakeStore & ApprovalStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
+  store: IntakeStore & ApprovalStore & DuplicateStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
   /** The service, for the corridors switched off now; null: not asked. */
   client: Pick<PayoutClient, 'listCorridors'> | null;
   config: Config;
@@ -99,6 +136,7 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests, deps.client) : null,
     approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
+    possible_duplicates: (await deps.store.possibleDuplicates(batchId)).map(previewDuplicate),
     expires_at: batch.approval_expires_at,
   };
 }
@@ -129,6 +167,7 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
+    possible_duplicates: await fileDuplicates(requests, deps),
     expires_at: null,
   };
 }

@@ -17,9 +17,13 @@ import { GENESIS } from '../audit/chain.js';
 import { MIGRATIONS } from './migrations.js';
 import { ROW_RECORD_COLUMNS, phaseList } from './sql-lists.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
+import {
+  allowDuplicateSqlite, batchTwinsSqlite, heldDuplicatesSqlite, possibleDuplicatesSqlite, recordPossibleDuplicatesSqlite, recordRecipientsSqlite, twinsOfSqlite,
+} from './duplicate-queries-sqlite.js';
 import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import { CorridorCounts } from './corridor-counts.js';
 import type {
+  Allowance, DuplicateStore, PossibleDuplicate, RecipientEntry, Twin, TwinQuery,
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReleaseSeal, RowRecord, CorrectionLink, ReportScope, ReportStore, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from './store.js';
 import type { LedgerRow } from '../reports/reconciliation.js';
@@ -28,7 +32,7 @@ const REFUSALS = phaseList([...REFUSAL_OUTCOMES]);
 /** Lines made sendable per transaction when a batch is accepted. */
 const ACCEPT_CHUNK_LINES = 5000;
 
-export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
+export class SqliteStore extends SqliteOutbox implements IntakeStore, DuplicateStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(db: SqliteDatabase) {
     super(db);
   }
@@ -355,5 +359,35 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, WebhookSto
 
   async lastAudit(action: string): Promise<AuditEntry | undefined> {
     return this.sql('SELECT * FROM audit_log WHERE action = ? ORDER BY seq DESC LIMIT 1').get(action) as AuditEntry | undefined;
+  }
+
+  // ---- possible duplicates (the queries are in duplicate-queries-sqlite.ts)
+
+  async recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void> {
+    this.atomic(() => recordRecipientsSqlite(this.db, batchId, entries));
+  }
+
+  async twinsOf(query: TwinQuery, since: string, limit: number): Promise<Twin[]> {
+    return twinsOfSqlite(this.db, query, since, limit);
+  }
+
+  async batchTwins(batchId: string, after: number, upto: number, since: string): Promise<(Twin & { of_line: number })[]> {
+    return batchTwinsSqlite(this.db, batchId, after, upto, since);
+  }
+
+  async recordPossibleDuplicates(found: Parameters<DuplicateStore['recordPossibleDuplicates']>[0]): Promise<void> {
+    this.atomic(() => recordPossibleDuplicatesSqlite(this.db, found));
+  }
+
+  async possibleDuplicates(batchId: string): Promise<PossibleDuplicate[]> {
+    return possibleDuplicatesSqlite(this.db, batchId);
+  }
+
+  async heldDuplicates(limit: number): Promise<PossibleDuplicate[]> {
+    return heldDuplicatesSqlite(this.db, limit);
+  }
+
+  async allowDuplicate(batchId: string, line: number, allowance: Allowance): Promise<boolean> {
+    return this.atomic(() => allowDuplicateSqlite(this.db, batchId, line, allowance, (entry) => this.appendAuditNow(entry)));
   }
 }

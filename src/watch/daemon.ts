@@ -22,7 +22,7 @@ import type { SharedWork } from '../engine/shared-work.js';
 import { syncWebhooks } from '../engine/webhook-registration.js';
 import { verdictFields, writeReconciliation } from '../engine/reconcile-report.js';
 import { dateIn, dayBefore } from '../reports/period.js';
-import type { ApprovalStore, AuditStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
+import type { ApprovalStore, AuditStore, DuplicateStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/store.js';
 import { Metrics } from '../console/metrics.js';
 import { metricsLog } from '../console/metrics-log.js';
 import { ApprovalGate, RELEASE_SEAL } from '../engine/approval-gate.js';
@@ -36,7 +36,7 @@ import { DatabaseHealth } from './database-health.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore & MetricsStore;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore & MetricsStore & DuplicateStore;
   client: PayoutClient;
   /** The service's key and secret: deliveries are signed with them [D3]. */
   credentials: Credentials;

@@ -20,8 +20,10 @@ import { ROW_RECORD_COLUMNS, phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { PgOutbox } from './outbox.js';
+import { allowDuplicatePg, batchTwinsPg, heldDuplicatesPg, possibleDuplicatesPg, recordPossibleDuplicatesPg, recordRecipientsPg, twinsOfPg } from './duplicate-queries.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
 import type {
+  Allowance, DuplicateStore, PossibleDuplicate, RecipientEntry, Twin, TwinQuery,
   ApprovalRecord, ApprovalStore, AuditStore, BatchRecord, IntakeStore, NewBatch, LeaseHolder, LeaseStore, NewRow, ReportScope, ReportStore, RowRecord, CorrectionLink,
   ReleaseSeal, ScheduleStore, WebhookEvent, WebhookEventCounts, WebhookStore,
 } from '../store.js';
@@ -33,7 +35,7 @@ const LEASE_LOCK = 7_281_921;
 const ACCEPT_LOCK = 7_281_922;
 
 
-export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
+export class PostgresStore extends PgOutbox implements IntakeStore, DuplicateStore, WebhookStore, ScheduleStore, ReportStore, LeaseStore, ApprovalStore, AuditStore {
   private constructor(pool: pg.Pool) {
     super(pool);
   }
@@ -324,5 +326,35 @@ export class PostgresStore extends PgOutbox implements IntakeStore, WebhookStore
 
   async lastAudit(action: string): Promise<AuditEntry | undefined> {
     return this.first<AuditEntry>('SELECT * FROM audit_log WHERE action = $1 ORDER BY seq DESC LIMIT 1', [action]);
+  }
+
+  // ---- possible duplicates (the queries are in duplicate-queries.ts)
+
+  async recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void> {
+    await this.tx((c) => recordRecipientsPg(c, batchId, entries));
+  }
+
+  async twinsOf(query: TwinQuery, since: string, limit: number): Promise<Twin[]> {
+    return twinsOfPg(this.pool, query, since, limit);
+  }
+
+  async batchTwins(batchId: string, after: number, upto: number, since: string): Promise<(Twin & { of_line: number })[]> {
+    return batchTwinsPg(this.pool, batchId, after, upto, since);
+  }
+
+  async recordPossibleDuplicates(found: Parameters<DuplicateStore['recordPossibleDuplicates']>[0]): Promise<void> {
+    await this.tx((c) => recordPossibleDuplicatesPg(c, found));
+  }
+
+  async possibleDuplicates(batchId: string): Promise<PossibleDuplicate[]> {
+    return possibleDuplicatesPg(this.pool, batchId);
+  }
+
+  async heldDuplicates(limit: number): Promise<PossibleDuplicate[]> {
+    return heldDuplicatesPg(this.pool, limit);
+  }
+
+  async allowDuplicate(batchId: string, line: number, allowance: Allowance): Promise<boolean> {
+    return this.tx((c) => allowDuplicatePg(c, batchId, line, allowance, (entry) => this.appendAuditIn(c, entry)));
   }
 }
