@@ -53,7 +53,8 @@ export async function screenDuplicates(batchId: string, receivedAt: number, deps
     after = upto;
   };
   for await (const row of deps.store.rows(batchId)) {
-    if (row.phase !== 'ready' || !row.request) continue;
+    // Sendable rows: 'ready', or 'checking' until the acceptance (every row, on PostgreSQL).
+    if ((row.phase !== 'ready' && row.phase !== 'checking') || !row.request) continue;
     const key = recipientKey(row.request);
     if (key === null) continue;
     entries.push({ line: row.line, external_id: row.external_id, key, currency: row.request.output_currency_code, amount: row.request.output_amount_in_cents });

@@ -45,6 +45,15 @@ export function batchTwinsSqlite(db: SqliteDatabase, batchId: string, after: num
   return statement(db, BATCH_TWINS).all({ batch_id: batchId, after, upto, since }) as LineTwin[];
 }
 
+/**
+ * Holds a row of a batch being taken in: sendable as stored ('ready'), or waiting for its acceptance ('checking': its
+ * external_id looked taken; PostgreSQL stores every row so). Not one whose external_id another row was or will be sent
+ * with: the acceptance refuses that one, as before.
+ */
+export const HOLD = `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = $1, outcome_detail = $2, revision = revision + 1
+  WHERE batch_id = $3 AND line = $4 AND phase IN ('ready', 'checking') AND NOT EXISTS (
+    SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (o.batch_id = rows.batch_id AND o.line = rows.line))`;
+
 interface FoundColumns {
   batch_id: string; line: number; external_id: string | null; twin_batch: string; twin_line: number; twin_external_id: string | null;
   twin_state: string; twin_at: string; action: string; detail: string; allowed_by: string | null; allowed_reason: string | null; allowed_at: string | null;
@@ -70,7 +79,8 @@ export function twinsOfSqlite(db: SqliteDatabase, query: TwinQuery, since: strin
 export function recordPossibleDuplicatesSqlite(db: SqliteDatabase, found: readonly Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>[]): void {
   const insert = statement(db, `INSERT OR REPLACE INTO possible_duplicates (batch_id, line, external_id, twin_batch, twin_line, twin_external_id, twin_state, twin_at, action, detail)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const hold = statement(db, `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND line = ? AND phase = 'ready'`);
+  // Its parameters come in the order of their numbers.
+  const hold = statement(db, HOLD.replace(/\$\d/g, '?'));
   for (const f of found) {
     insert.run(f.batch_id, f.line, f.external_id, f.twin.batch_id, f.twin.line, f.twin.external_id, f.twin.state ?? f.twin.phase, f.twin.at, f.action, f.detail);
     if (f.action === 'hold') hold.run(REASONS.possibleDuplicate, f.detail, f.batch_id, f.line);

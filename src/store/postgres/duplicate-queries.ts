@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { NewAuditEntry } from '../../audit/chain.js';
 import { DUPLICATE_HOLD, REASONS } from '../../payout-states.js';
-import { NOT_UNPAID } from '../duplicate-queries-sqlite.js';
+import { HOLD, NOT_UNPAID } from '../duplicate-queries-sqlite.js';
 import type { Allowance, PossibleDuplicate, RecipientEntry, Twin, TwinQuery } from '../store.js';
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -64,8 +64,7 @@ export async function recordPossibleDuplicatesPg(on: Queryable, found: readonly 
       twin_external_id = EXCLUDED.twin_external_id, twin_state = EXCLUDED.twin_state, twin_at = EXCLUDED.twin_at, action = EXCLUDED.action, detail = EXCLUDED.detail`,
     [f.batch_id, f.line, f.external_id, f.twin.batch_id, f.twin.line, f.twin.external_id, f.twin.state ?? f.twin.phase, f.twin.at, f.action, f.detail]);
     if (f.action === 'hold') {
-      await on.query(`UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = $1, outcome_detail = $2, revision = revision + 1 WHERE batch_id = $3 AND line = $4 AND phase = 'ready'`,
-        [REASONS.possibleDuplicate, f.detail, f.batch_id, f.line]);
+      await on.query(HOLD, [REASONS.possibleDuplicate, f.detail, f.batch_id, f.line]);
     }
   }
 }
