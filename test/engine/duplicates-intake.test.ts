@@ -11,9 +11,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { allowRow } from '../../src/engine/allow.js';
+import { cancelRows } from '../../src/engine/cancel.js';
 import { previewBatch, previewFile } from '../../src/engine/preview.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { engineContext, template } from '../helpers/engine.js';
+import { FAST_ENGINE, engineContext, template } from '../helpers/engine.js';
 
 /** A file of the demo's EUR row (Emmy Noether) under each external id, paying this IBAN as written. */
 function eurBatch(dir: string, name: string, rows: readonly { id: string; iban: string }[]): string {
@@ -99,6 +100,18 @@ describe('possible duplicate payments', () => {
     await ctx.run(config, 500);
     expect(await ctx.store.rowBySubmittedExternalId('STK-2')).toMatchObject({ phase: 'duplicate_hold', transaction_id: null });
     expect(ctx.sandbox.store.ledger(0, 10_000).filter((e) => e.kind === 'debit')).toHaveLength(1);
+
+    // A person ends it instead: never sent, and its batch settles with the row's state and reason code.
+    const client = ctx.client();
+    const engine = configSchema.parse({ engine: FAST_ENGINE }).engine;
+    const [line] = await cancelRows({ batch, externalIds: ['STK-2'], by: 'Grace Hopper' }, { store: ctx.store, client, clock: systemClock, engine, log: () => {}, waitMs: 0 });
+    await client.close();
+    expect(line).toMatchObject({ external_id: 'STK-2', cancelled: true, state_after: 'not_sent' });
+    const end = await ctx.run(config, 300);
+    expect(end.batches.find((b) => b.batch === batch)).toMatchObject({ status: 'settled', unsettled: 0 });
+    const [result] = await ctx.results(batch);
+    expect(result).toMatchObject({ external_id: 'STK-2', state: 'possible_duplicate', state_reason_code: 'possible_duplicate', transaction_id: '' });
+    expect(result?.state_reason).toMatch(/cancelled by Grace Hopper$/);
   });
 
   it('with batch.duplicate_window off, a second payment is sent as before', async () => {
