@@ -21,6 +21,7 @@ export const UNIT = [
   'test/cron.test.ts',
   'test/engine/corrections-rules.test.ts',
   'test/engine/decide-lies.test.ts',
+  'test/engine/advice.test.ts',
   'test/engine/duplicates.test.ts',
   'test/approvals/signed-rows.test.ts',
   'test/audit/person-names.test.ts',
