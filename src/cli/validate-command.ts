@@ -1,11 +1,20 @@
 /**
  * `paybatch validate FILE`: reads a batch and reports every problem, by line and
- * column, before any money moves. No network call. Exit 0 when every row is
+ * column, before any money moves. No network call. With a workspace database,
+ * rows paying an account the same amount as a row of an earlier batch are
+ * listed with that twin (possible duplicates; warnings, not errors). Exit 0 when every row is
  * valid, 1 when some rows are invalid, 2 when the file cannot be read as a batch.
  */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/config.js';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config/config.js';
+import { loadConfig, workspaceHome } from '../config/config.js';
+import type { FileEntry, Finding } from '../engine/duplicate-screen.js';
+import { duplicatesOfFile, fileEntry } from '../engine/duplicate-screen.js';
+import { openStore } from '../store/open-store.js';
+import { openWorkspace } from '../workspace/workspace.js';
 import { readerOptions, ruleOptions } from '../batch/batch-options.js';
 import { BatchFileError } from '../batch/file-error.js';
 import { fileSha256 } from '../batch/file-hash.js';
@@ -33,6 +42,24 @@ function toJson(report: ValidationReport): unknown {
   };
 }
 
+/** The twins of a file's rows among the workspace's batches (no network call: the database only). */
+async function twinsInWorkspace(entries: readonly FileEntry[], config: Config, home: string): Promise<Finding[]> {
+  if (entries.length === 0) return [];
+  const { store } = await openStore(config.store, openWorkspace(home));
+  try {
+    return await duplicatesOfFile(entries, { store, batch: config.batch, now: systemClock.now() });
+  } finally {
+    await store.close();
+  }
+}
+
+function renderDuplicates(found: readonly Finding[]): string {
+  if (found.length === 0) return '';
+  const lines = [`possible duplicate payments: ${found.length} (the same recipient account, amount and currency as a row of an earlier batch)`];
+  for (const f of found) lines.push(`  line ${f.line}  ${f.external_id ?? '-'}  ${f.detail}`);
+  return `${lines.join('\n')}\n`;
+}
+
 export function validateCommand(): Command {
   return new Command('validate')
     .description('Check a batch file, every row and column, without moving any money (exit 0 valid, 1 invalid rows, 2 unreadable file).')
@@ -43,16 +70,26 @@ export function validateCommand(): Command {
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
+        // With a workspace database (or a shared one) and the check on, each valid row's account is kept to look for twins.
+        const home = workspaceHome(opts.home);
+        // Only a workspace that exists: validate creates nothing.
+        const looked = config.batch.duplicate_window !== 'off' && (config.store.url !== undefined || existsSync(join(resolve(home), 'paybatch.db')));
+        const entries: FileEntry[] = [];
         const report = await validateFile(file, {
           reader: readerOptions(config.batch),
           rules: ruleOptions(config.batch, systemClock),
           maxReportedIssues: config.batch.max_reported_issues,
         }, {
+          row: looked ? (checked) => {
+            const entry = checked.valid ? fileEntry(checked.line, checked.request()) : null;
+            if (entry) entries.push(entry);
+          } : undefined,
           scratchRefused(message) {
             process.stderr.write(`paybatch: warning: ${message}\n`);
           },
         });
-        process.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(report));
+        const duplicates = looked ? await twinsInWorkspace(entries, config, home) : [];
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...(toJson(report) as object), possible_duplicates: duplicates }, null, 2)}\n` : `${renderReport(report)}${renderDuplicates(duplicates)}`);
         process.exitCode = report.invalid === 0 ? VALIDATE_EXIT.valid : VALIDATE_EXIT.invalid;
       } catch (error) {
         if (!(error instanceof BatchFileError)) throw error;

@@ -4,11 +4,13 @@
  * (duplicates.ts) is asked with the allowance: a twin that may still pay keeps
  * the row held whoever asks. Otherwise the row is made ready by
  * compare-and-set, the allowance kept and written to the audit trail with it.
+ * With approvals on, a row is allowed only before anyone approved its batch:
+ * approvers see the allowances in the preview before they sign.
  */
 import type { Clock } from '../clock.js';
 import type { BatchConfig } from '../config/config.js';
 import { DUPLICATE_HOLD } from '../payout-states.js';
-import type { DuplicateStore, IntakeStore, Twin } from '../store/store.js';
+import type { ApprovalStore, DuplicateStore, IntakeStore, Twin } from '../store/store.js';
 import { recipientKey } from '../validate/recipient-key.js';
 import { decideDuplicate, describeTwin, windowStart } from './duplicates.js';
 
@@ -23,9 +25,13 @@ export type AllowOutcome =
   | { kind: 'allowed'; line: number; twins: Twin[] }
   | { kind: 'refused'; line: number | null; why: string };
 
-export async function allowRow(request: AllowRequest, deps: { store: IntakeStore & DuplicateStore; clock: Clock; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<AllowOutcome> {
+export async function allowRow(request: AllowRequest, deps: { store: IntakeStore & DuplicateStore & Pick<ApprovalStore, 'approvalsOf'>; clock: Clock; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<AllowOutcome> {
   const batch = await deps.store.batch(request.batch);
   if (!batch) return { kind: 'refused', line: null, why: `no batch ${request.batch}` };
+  // With approvals on, approvers see the allowances before they sign (preview): none is added under their signatures.
+  if (batch.approval !== null && (batch.approval !== 'awaiting' || (await deps.store.approvalsOf(batch.id)).length > 0)) {
+    return { kind: 'refused', line: null, why: `batch ${batch.id} is under approval (${batch.approval}) and approvals were given: a row is allowed before anyone approves, so that approvers see it; submit the rows again in a new file` };
+  }
   let found = null;
   for await (const row of deps.store.rows(request.batch)) {
     if (row.external_id === request.externalId) {

@@ -5,6 +5,7 @@
  * decided by decideDuplicate (duplicates.ts). Rows to hold are moved to
  * duplicate_hold with the reason; rows only warned about are listed.
  */
+import type { PayoutRequest } from '../api/payout-request.js';
 import type { BatchConfig } from '../config/config.js';
 import { recipientKey } from '../validate/recipient-key.js';
 import type { DuplicateStore, IntakeStore, PossibleDuplicate, RecipientEntry, Twin } from '../store/store.js';
@@ -62,4 +63,26 @@ export async function screenDuplicates(batchId: string, receivedAt: number, deps
   }
   await round();
   return outcome;
+}
+
+/** A row of a file not taken in yet, as the check needs it. */
+export type FileEntry = RecipientEntry & { external_id: string | null };
+
+/** The entry of a valid row's request; null when it names no account. */
+export function fileEntry(line: number, request: PayoutRequest): FileEntry | null {
+  const key = recipientKey(request);
+  return key === null ? null : { line, external_id: request.external_id, key, currency: request.output_currency_code, amount: request.output_amount_in_cents };
+}
+
+/** A file not taken in yet (validate, preview): its rows' twins as they stand now, decided as intake would. Reads only. */
+export async function duplicatesOfFile(entries: readonly FileEntry[],
+  deps: { store: Pick<DuplicateStore, 'twinsOf'>; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'>; now: number }): Promise<Finding[]> {
+  const since = windowStart(deps.now, deps.batch.duplicate_window);
+  if (since === null) return [];
+  const found: Finding[] = [];
+  for (const entry of entries) {
+    const twins = await deps.store.twinsOf({ batch_id: '', line: entry.line, key: entry.key, currency: entry.currency, amount: entry.amount }, since, 20);
+    found.push(...findingsOf('', [entry], twins.map((t) => ({ ...t, of_line: entry.line })), deps.batch.on_duplicate));
+  }
+  return found;
 }

@@ -18,8 +18,7 @@ import { requiredApprovers } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { ApprovalStore, DuplicateStore, IntakeStore, PipelineStore, PossibleDuplicate } from '../store/store.js';
-import { recipientKey } from '../validate/recipient-key.js';
-import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
+import { duplicatesOfFile, fileEntry } from './duplicate-screen.js';
 import type { Issue } from '../validate/issue.js';
 
 export interface Preview {
@@ -60,22 +59,6 @@ const previewDuplicate = (d: Omit<PossibleDuplicate, 'batch_id'>): PreviewDuplic
   twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase, date: d.twin.at },
   allowed_by: d.allowed_by, allowed_reason: d.allowed_reason,
 });
-
-/** A file not taken in yet: its rows' twins as they stand, decided as intake would. */
-async function fileDuplicates(requests: readonly { line: number; request: PayoutRequest }[], deps: PreviewDeps): Promise<PreviewDuplicate[]> {
-  const since = windowStart(deps.clock.now(), deps.config.batch.duplicate_window);
-  if (since === null) return [];
-  const out: PreviewDuplicate[] = [];
-  for (const { line, request } of requests) {
-    const key = recipientKey(request);
-    if (key === null) continue;
-    const twins = await deps.store.twinsOf({ batch_id: '', line, key, currency: request.output_currency_code, amount: request.output_amount_in_cents }, since, 20);
-    const decision = decideDuplicate(twins, deps.config.batch.on_duplicate, null);
-    if (decision.action === 'send') continue;
-    out.push(previewDuplicate({ line, external_id: request.external_id, action: decision.action, detail: describeDecision(decision), twin: decision.twin, allowed_by: null, allowed_reason: null, allowed_at: null }));
-  }
-  return out;
-}
 
 export interface PreviewDeps {
   store: IntakeStore & ApprovalStore & DuplicateStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
@@ -167,7 +150,8 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
-    possible_duplicates: await fileDuplicates(requests, deps),
+    possible_duplicates: (await duplicatesOfFile(requests.flatMap((r) => fileEntry(r.line, r.request) ?? []), { store: deps.store, batch: deps.config.batch, now: deps.clock.now() }))
+      .map((f) => previewDuplicate({ ...f, allowed_by: null, allowed_reason: null, allowed_at: null })),
     expires_at: null,
   };
 }

@@ -114,6 +114,21 @@ describe('possible duplicate payments', () => {
     expect(result?.state_reason).toMatch(/cancelled by Grace Hopper$/);
   });
 
+  it('with approvals on, a row is allowed only before anyone approved its batch: approvers see the allowance before they sign', async () => {
+    ctx = await engineContext();
+    ctx.drop(eurBatch(ctx.dir, 'first.csv', [{ id: 'APR-1', iban: PAID_IBAN }]));
+    await ctx.run({}, 5000);
+    ctx.drop(eurBatch(ctx.dir, 'second.csv', [{ id: 'APR-2', iban: PAID_IBAN }]));
+    const run = await ctx.run({}, 300);
+    const batch = run.batches.find((b) => b.file === 'batch-2.csv')?.batch as string;
+    const allow = () => allowRow({ batch, externalId: 'APR-2', reason: 'meant', person: 'Grace Hopper' }, { store: ctx.store, clock: systemClock, batch: configSchema.parse({}).batch });
+    // As the approval gate records it (the signatures themselves are approvals.test.ts's concern).
+    await ctx.store.setApprovalState(batch, 'approved', null);
+    expect(await allow()).toMatchObject({ kind: 'refused', why: expect.stringMatching(/under approval \(approved\)/) });
+    await ctx.store.setApprovalState(batch, 'awaiting', null);
+    expect(await allow()).toMatchObject({ kind: 'allowed', line: 2 });
+  });
+
   it('with batch.duplicate_window off, a second payment is sent as before', async () => {
     ctx = await engineContext();
     ctx.drop(eurBatch(ctx.dir, 'first.csv', [{ id: 'OFF-1', iban: PAID_IBAN }]));
