@@ -233,6 +233,7 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     if (!counts) {
       // Recovered as interrupted by another worker meanwhile (this one was taken for dead): that worker takes the
       // file in again, so this copy is set aside, not put back: one file, one batch.
+      await deps.store.endHeldDuplicates(batch, null, null);
       await moveWithCompanions(claimed, failedPath, deps.workspace.home);
       const reportFile = `${failedPath}.report.txt`;
       const reason = 'another worker recovered its intake as interrupted and takes the file in again; this copy was set aside';

@@ -96,6 +96,12 @@ export function heldDuplicatesSqlite(db: SqliteDatabase, limit: number): Possibl
     WHERE r.phase = '${DUPLICATE_HOLD}' ORDER BY d.batch_id, d.line LIMIT ?`).all(limit) as FoundColumns[]).map(toFound);
 }
 
+export const END_HELD = `UPDATE rows SET phase = 'not_sent', outcome = $1, outcome_detail = $2, revision = revision + 1 WHERE batch_id = $3 AND phase = '${DUPLICATE_HOLD}'`;
+
+export function endHeldDuplicatesSqlite(db: SqliteDatabase, batchId: string, outcome: string | null, detail: string | null): number {
+  return statement(db, END_HELD.replace(/\$\d/g, '?')).run(outcome, detail, batchId).changes;
+}
+
 /** Call inside a transaction; `audit` appends to the trail in it. */
 export function allowDuplicateSqlite(db: SqliteDatabase, batchId: string, line: number, allowance: Allowance, audit: (entry: NewAuditEntry) => void): boolean {
   const moved = statement(db, `UPDATE rows SET phase = 'ready', outcome = NULL, outcome_detail = NULL, revision = revision + 1

@@ -18,7 +18,7 @@ import { MIGRATIONS } from './migrations.js';
 import { ROW_RECORD_COLUMNS, phaseList } from './sql-lists.js';
 import { SqliteOutbox } from './sqlite-outbox.js';
 import {
-  allowDuplicateSqlite, batchTwinsSqlite, heldDuplicatesSqlite, possibleDuplicatesSqlite, recordPossibleDuplicatesSqlite, recordRecipientsSqlite, twinsOfSqlite,
+  allowDuplicateSqlite, batchTwinsSqlite, endHeldDuplicatesSqlite, heldDuplicatesSqlite, possibleDuplicatesSqlite, recordPossibleDuplicatesSqlite, recordRecipientsSqlite, twinsOfSqlite,
 } from './duplicate-queries-sqlite.js';
 import { SQLITE_CORRIDORS } from './corridor-sql.js';
 import { CorridorCounts } from './corridor-counts.js';
@@ -385,6 +385,10 @@ export class SqliteStore extends SqliteOutbox implements IntakeStore, DuplicateS
 
   async heldDuplicates(limit: number): Promise<PossibleDuplicate[]> {
     return heldDuplicatesSqlite(this.db, limit);
+  }
+
+  async endHeldDuplicates(batchId: string, outcome: string | null, detail: string | null): Promise<number> {
+    return endHeldDuplicatesSqlite(this.db, batchId, outcome, detail);
   }
 
   async allowDuplicate(batchId: string, line: number, allowance: Allowance): Promise<boolean> {

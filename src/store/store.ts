@@ -309,6 +309,7 @@ export interface PipelineStore {
   stopCurrency(currency: string, detail: string, at: string): Promise<{ batches: number; notSent: number }>;
   /** The batch's rows not sent yet end not sent, with this reason (a batch held for a person). Returns how many. */
   endReadyRows(batchId: string, outcome: string, detail: string): Promise<number>;
+
   /**
    * The corridors of the batch that still have ready rows, from the summary
    * written at acceptance (never by reading every row); for a batch accepted
@@ -617,6 +618,11 @@ export interface DuplicateStore {
    * the audit trail in the same transaction. False when the row was not held (allowed or cancelled meanwhile).
    */
   allowDuplicate(batchId: string, line: number, allowance: Allowance): Promise<boolean>;
+  /**
+   * The batch ends without them (rejected, withdrawn, its approval ended): its rows held as possible duplicates
+   * end not sent, with this reason, so that their external ids are free again. Returns how many.
+   */
+  endHeldDuplicates(batchId: string, outcome: string | null, detail: string | null): Promise<number>;
 }
 
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */

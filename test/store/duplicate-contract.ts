@@ -72,6 +72,15 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect((await store.possibleDuplicates(second))[0]).toMatchObject({ allowed_by: 'Grace Hopper', allowed_reason: 'meant', allowed_at: allowance.at });
       expect(await store.lastAudit('duplicate_allowed')).toMatchObject({ actor: 'Grace Hopper', subject: `${second} line 2` });
       expect(await store.heldDuplicates(10)).toEqual([]);
+
+      // A batch that ends without them (rejected as interrupted, withdrawn): its held rows end not sent, their ids free.
+      const third = await batchOf('c', ['R-1']);
+      await store.recordPossibleDuplicates([{ batch_id: third, line: 2, external_id: 'R-1', twin, action: 'hold', detail: 'held' }]);
+      expect(await store.rowBySubmittedExternalId('R-1')).toMatchObject({ phase: 'duplicate_hold' });
+      await store.rejectBatch(third, 'interrupted');
+      expect(await store.endHeldDuplicates(third, null, null)).toBe(1);
+      expect(await store.row(third, 2)).toMatchObject({ phase: 'not_sent' });
+      expect(await store.rowBySubmittedExternalId('R-1')).toBeUndefined();
     });
   });
 }

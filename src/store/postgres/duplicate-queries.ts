@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { NewAuditEntry } from '../../audit/chain.js';
 import { DUPLICATE_HOLD, REASONS } from '../../payout-states.js';
-import { HOLD, NOT_UNPAID } from '../duplicate-queries-sqlite.js';
+import { END_HELD, HOLD, NOT_UNPAID } from '../duplicate-queries-sqlite.js';
 import type { Allowance, PossibleDuplicate, RecipientEntry, Twin, TwinQuery } from '../store.js';
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -76,6 +76,10 @@ export async function possibleDuplicatesPg(on: Queryable, batchId: string): Prom
 export async function heldDuplicatesPg(on: Queryable, limit: number): Promise<PossibleDuplicate[]> {
   return ((await on.query(`SELECT d.* FROM possible_duplicates d JOIN rows r ON r.batch_id = d.batch_id AND r.line = d.line
     WHERE r.phase = '${DUPLICATE_HOLD}' ORDER BY d.batch_id, d.line LIMIT $1`, [limit])).rows as FoundColumns[]).map(toFound);
+}
+
+export async function endHeldDuplicatesPg(on: Queryable, batchId: string, outcome: string | null, detail: string | null): Promise<number> {
+  return (await on.query(END_HELD, [outcome, detail, batchId])).rowCount ?? 0;
 }
 
 /** Call inside a transaction; `audit` appends to the trail in it. */

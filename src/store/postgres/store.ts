@@ -20,7 +20,7 @@ import { ROW_RECORD_COLUMNS, phaseList } from '../sql-lists.js';
 import { migratePg } from './base.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { PgOutbox } from './outbox.js';
-import { allowDuplicatePg, batchTwinsPg, heldDuplicatesPg, possibleDuplicatesPg, recordPossibleDuplicatesPg, recordRecipientsPg, twinsOfPg } from './duplicate-queries.js';
+import { allowDuplicatePg, batchTwinsPg, endHeldDuplicatesPg, heldDuplicatesPg, possibleDuplicatesPg, recordPossibleDuplicatesPg, recordRecipientsPg, twinsOfPg } from './duplicate-queries.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
 import type {
   Allowance, DuplicateStore, PossibleDuplicate, RecipientEntry, Twin, TwinQuery,
@@ -352,6 +352,10 @@ export class PostgresStore extends PgOutbox implements IntakeStore, DuplicateSto
 
   async heldDuplicates(limit: number): Promise<PossibleDuplicate[]> {
     return heldDuplicatesPg(this.pool, limit);
+  }
+
+  async endHeldDuplicates(batchId: string, outcome: string | null, detail: string | null): Promise<number> {
+    return endHeldDuplicatesPg(this.pool, batchId, outcome, detail);
   }
 
   async allowDuplicate(batchId: string, line: number, allowance: Allowance): Promise<boolean> {
