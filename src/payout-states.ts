@@ -41,6 +41,7 @@ export const isSenderStopped = (state: string): state is SenderState => (SENDER_
  */
 export const PHASES = [
   'checking', 'invalid', 'refused', 'not_sent', 'ready', 'creating', 'created', 'funding', 'funded', 'cancelling', 'final', 'held',
+  'duplicate_hold',
 ] as const;
 export type Phase = (typeof PHASES)[number];
 
@@ -66,8 +67,14 @@ export const isFinalState = within(FINAL_STATES);
 export const UNPAID_FINAL_STATES: readonly TxState[] = ['canceled', 'refunded'];
 export const isUnpaidFinalState = within(UNPAID_FINAL_STATES);
 
+/**
+ * A row held before it was sent as a possible duplicate payment (engine/duplicates.ts): not sent until a person
+ * allows it (paybatch allow), which makes it ready again, or cancels it, which ends it not sent.
+ */
+export const DUPLICATE_HOLD = 'duplicate_hold' satisfies Phase;
+
 /** Phases of a row paybatch is still working on: a batch settles when none of its rows is in one. */
-export const UNSETTLED_PHASES: readonly Phase[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling'];
+export const UNSETTLED_PHASES: readonly Phase[] = ['ready', 'creating', 'created', 'funding', 'funded', 'cancelling', DUPLICATE_HOLD];
 
 /** Phases a row ends in that count it settled in a batch's summary. */
 export const SETTLED_PHASES: readonly Phase[] = ['final', 'not_sent', 'held'];
@@ -75,7 +82,8 @@ export const SETTLED_PHASES: readonly Phase[] = ['final', 'not_sent', 'held'];
 /**
  * Where an unsettled row is, for people (see engine/batch-stage.ts): not sent yet (ready: nothing of it has left
  * paybatch), being sent (its create call under way, or its outcome not known yet), and in flight at the service (its
- * transaction exists there: created, being funded, funded, being cancelled). Only the last are "in flight".
+ * transaction exists there: created, being funded, funded, being cancelled). Only the last are "in flight". A row held
+ * as a possible duplicate is none of these: it waits for a person.
  */
 export const NOT_SENT_YET_PHASES: readonly string[] = ['ready'];
 export const SENDING_PHASES: readonly string[] = ['creating'];
@@ -146,6 +154,11 @@ export const REASONS = {
   /** Its file changed after it was taken in (still being written): nothing of it was sent. */
   fileChanged: 'file_changed',
   externalIdAlreadyUsed: 'external_id_already_used',
+  /**
+   * An earlier row pays the same recipient account the same amount in the same currency within
+   * batch.duplicate_window: held until a person allows it; ended not sent when cancelled instead.
+   */
+  possibleDuplicate: 'possible_duplicate',
 } as const;
 export type ReasonCode = (typeof REASONS)[keyof typeof REASONS];
 
@@ -155,7 +168,7 @@ export const LIMIT_REASONS: ReadonlySet<string> = new Set<ReasonCode>([
 ]);
 
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
-export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set<ReasonCode>([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid]);
+export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set<ReasonCode>([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid, REASONS.possibleDuplicate]);
 
 /** A row is final when paid, refunded, or cancelled before it was funded. */
 export function isFinal(state: TxState, funded: boolean): boolean {

@@ -27,6 +27,8 @@ export const UNIT = [
   'test/engine/file-wait.test.ts',
   'test/engine/decide-steps.test.ts',
   'test/engine/intake-plan.test.ts',
+  'test/engine/advice.test.ts',
+  'test/engine/duplicates.test.ts',
   'test/approvals/signed-rows.test.ts',
   'test/audit/person-names.test.ts',
   'test/hostile/call-slots-unit.test.ts',

@@ -31,6 +31,7 @@ export const COMMANDS: Readonly<Record<string, Entry>> = {
   console: { task: 'Watching', load: async () => (await import('./console-command.js')).consoleCommand() },
   approve: { task: 'Approving', load: async () => (await import('./approve-command.js')).approveCommand() },
   reject: { task: 'Approving', load: async () => (await import('./approve-command.js')).rejectCommand() },
+  allow: { task: 'Approving', load: async () => (await import('./allow-command.js')).allowCommand() },
   keys: { task: 'Approving', load: async () => (await import('./keys-command.js')).keysCommand() },
   report: { task: 'Reconciling', load: async () => (await import('./report-command.js')).reportCommand() },
   audit: { task: 'Reconciling', load: async () => (await import('./audit-command.js')).auditCommand() },

@@ -1,10 +1,16 @@
 /**
  * `paybatch validate FILE`: reads a batch and reports every problem, by line and
- * column, before any money moves. No network call. Exit 0 when every row is
+ * column, before any money moves. No network call. With a workspace database,
+ * rows paying an account the same amount as a row of an earlier batch are
+ * listed with that twin (possible duplicates; warnings, not errors). Exit 0 when every row is
  * valid, 1 when some rows are invalid, 2 when the file cannot be read as a batch.
  */
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config/config.js';
+import type { FileEntry, Finding } from '../engine/duplicate-screen.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { withWorkspace } from './workspace-options.js';
 import type { Outlier } from '../validate/outliers.js';
@@ -30,6 +36,27 @@ function toJson(report: ValidationReport, outliers: readonly Outlier[]): unknown
   };
 }
 
+/** The twins of a file's rows among the workspace's batches (no network call: the database only). */
+async function twinsInWorkspace(entries: readonly FileEntry[], config: Config, home: string): Promise<Finding[]> {
+  if (entries.length === 0) return [];
+  const [{ openStore }, { openWorkspace }, { duplicatesOfFile }] = await Promise.all([
+    import('../store/open-store.js'), import('../workspace/workspace.js'), import('../engine/duplicate-screen.js'),
+  ]);
+  const { store } = await openStore(config.store, openWorkspace(home));
+  try {
+    return await duplicatesOfFile(entries, { store, batch: config.batch, now: systemClock.now() });
+  } finally {
+    await store.close();
+  }
+}
+
+function renderDuplicates(found: readonly Finding[]): string {
+  if (found.length === 0) return '';
+  const lines = [`possible duplicate payments: ${found.length} (the same recipient account, amount and currency as a row of an earlier batch)`];
+  for (const f of found) lines.push(`  line ${f.line}  ${f.external_id ?? '-'}  ${f.detail}`);
+  return `${lines.join('\n')}\n`;
+}
+
 export function validateCommand(): Command {
   return withWorkspace(new Command('validate'))
     .description('Check a batch file, every row and column, without moving any money (exit 0 valid, 1 invalid rows, 2 unreadable file).')
@@ -37,13 +64,19 @@ export function validateCommand(): Command {
     .option('--json', 'print the report as JSON')
     .action(async (file: string, opts: { json?: boolean; config?: string; home?: string }) => {
       // Loaded when the command runs, not for --help (docs/performance.md).
-      const [{ loadConfig, warnRowAmountMinor }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }, { OutlierWatch }] = await Promise.all([
+      const [{ loadConfig, warnRowAmountMinor, workspaceHome }, { readerOptions, ruleOptions }, { BatchFileError }, { fileSha256 }, { validateFile }, { renderReport }, { OutlierWatch }] = await Promise.all([
         import('../config/config.js'), import('../batch/batch-options.js'), import('../batch/file-error.js'), import('../batch/file-hash.js'),
         import('../batch/validate-file.js'), import('../reports/validation-report.js'), import('../validate/outliers.js'),
       ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
         const watch = new OutlierWatch();
+        // With a workspace database (or a shared one) and the check on, each valid row's account is kept to look for twins.
+        const home = workspaceHome(opts.home);
+        // Only a workspace that exists: validate creates nothing.
+        const looked = config.batch.duplicate_window !== 'off' && (config.store.url !== undefined || existsSync(join(resolve(home), 'paybatch.db')));
+        const entries: FileEntry[] = [];
+        const { fileEntry } = await import('../engine/duplicate-screen.js');
         const report = await validateFile(file, {
           reader: readerOptions(config.batch),
           rules: ruleOptions(config.batch, systemClock),
@@ -52,12 +85,17 @@ export function validateCommand(): Command {
           amount(line, externalId, currency, minor) {
             watch.add(line, externalId, currency, minor);
           },
+          row: looked ? (checked) => {
+            const entry = checked.valid ? fileEntry(checked.line, checked.request()) : null;
+            if (entry) entries.push(entry);
+          } : undefined,
           scratchRefused(message) {
             process.stderr.write(`paybatch: warning: ${message}\n`);
           },
         });
         const outliers = watch.outliers(warnRowAmountMinor(config.batch));
-        process.stdout.write(opts.json ? `${JSON.stringify(toJson(report, outliers), null, 2)}\n` : renderReport(report, outliers));
+        const duplicates = looked ? await twinsInWorkspace(entries, config, home) : [];
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...(toJson(report, outliers) as object), possible_duplicates: duplicates }, null, 2)}\n` : `${renderReport(report, outliers)}${renderDuplicates(duplicates)}`);
         process.exitCode = report.invalid === 0 ? VALIDATE_EXIT.valid : VALIDATE_EXIT.invalid;
       } catch (error) {
         if (!(error instanceof BatchFileError)) throw error;

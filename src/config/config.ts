@@ -67,6 +67,16 @@ const batchSchema = z.strictObject({
   max_reported_issues: positive.default(1_000),
   /** reject_file: a file with any invalid row is not sent at all; skip_invalid: its valid rows are. */
   invalid_rows: z.enum(['reject_file', 'skip_invalid']).default('reject_file'),
+  /**
+   * How far back an earlier row paying the same recipient account the same amount in the same currency makes a row a
+   * possible duplicate: days ("30d") or hours ("12h"); `off` looks for none (docs/operations.md, Possible duplicates).
+   */
+  duplicate_window: z.union([z.literal('off'), z.string().regex(/^[1-9]\d{0,4}[dh]$/, 'a number of days ("30d") or hours ("12h"), or off')]).default('30d'),
+  /**
+   * A possible duplicate whose earlier twin is paid: hold (not sent until paybatch allow), warn (sent, listed) or
+   * allow (sent). One whose twin is still in flight is held whatever this says.
+   */
+  on_duplicate: z.enum(['hold', 'warn', 'allow']).default('hold'),
   /** ISO 20022 pain.001 files (.xml): what they do not carry (docs/iso20022.md). */
   iso20022: iso20022Schema.default(() => ({ senders: {}, allow_equivalent_amount: false })),
 });

@@ -4,6 +4,7 @@
  * where only the database is. Figures stay in minor units here; the views turn
  * them into major units with their currency.
  */
+import { adviceFor } from '../engine/advice.js';
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { verdictFromFields, verdictTone } from '../reports/reconciliation-verdict.js';
@@ -12,10 +13,10 @@ import { ChainWalker } from '../audit/chain.js';
 import type { Clock } from '../clock.js';
 import type { BatchStatus } from '../engine/status.js';
 import { readStatus } from '../engine/status.js';
-import { FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
+import { DUPLICATE_HOLD, FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
-import type { AuditStore, IntakeStore, PipelineRow, PipelineStore, WebhookStore } from '../store/port.js';
+import type { AuditStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 
 const AUDIT_PAGE = 5_000;
@@ -104,33 +105,22 @@ export interface AttentionItem {
   cancellable: boolean;
 }
 
-/** What fits each kind of trouble [3.1]; cancel is offered where the payout can still be stopped. */
-function actionFor(row: PipelineRow): string {
-  if (row.phase === 'held') return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction.';
-  switch (row.state) {
-    case 'manual': return 'The service holds it for a manual check: answer the service\'s request, or cancel the payout.';
-    case 'stuck': return 'Stuck at the service: ask the service, or cancel the payout and pay it again later.';
-    case 'error': return 'Failed at the service: check the recipient\'s details, cancel, and pay it again in a corrected batch.';
-    case 'exception': return 'An exception at the service: raise it with the service\'s support, with the transaction id.';
-    default: return 'Look at it at the service.';
-  }
-}
-
 export async function attentionRows(store: ConsoleReadStore, clock: Clock): Promise<AttentionItem[]> {
-  const rows = await store.allRowsInPhases([...FOLLOWED_PHASES, 'held']);
+  // Rows held as possible duplicates too: each listed with its earlier twin (in its reason), to allow or cancel.
+  const rows = await store.allRowsInPhases([...FOLLOWED_PHASES, 'held', DUPLICATE_HOLD]);
   const now = clock.now();
   return rows
-    .filter((r) => r.phase === 'held' || isAttentionState(r.state))
+    .filter((r) => r.phase === 'held' || r.phase === DUPLICATE_HOLD || isAttentionState(r.state))
     .map((r) => {
       const since = Date.parse(r.observed_at ?? r.heard_at ?? r.created_at ?? '') || now;
-      const held = r.phase === 'held';
+      const held = r.phase === 'held' || r.phase === DUPLICATE_HOLD;
       return {
         batch: r.batch_id, line: r.line, external_id: r.external_id, transaction_id: r.transaction_id,
         state: held ? (r.outcome ?? 'held') : (r.state as string),
         reason: (held ? r.outcome_detail : r.state_reason) ?? '', code: (held ? r.outcome : r.state_reason_code) ?? '',
         output_amount: r.output_amount, output_currency: r.output_currency,
-        age_s: Math.max(0, Math.floor((now - since) / 1000)), action: actionFor(r),
-        cancellable: r.phase !== 'cancelling' && r.transaction_id !== null,
+        age_s: Math.max(0, Math.floor((now - since) / 1000)), action: adviceFor(r),
+        cancellable: r.phase === DUPLICATE_HOLD || (r.phase !== 'cancelling' && r.transaction_id !== null),
       };
     })
     .sort((a, b) => b.age_s - a.age_s);

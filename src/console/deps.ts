@@ -7,12 +7,12 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PipelineLog } from '../engine/pipeline.js';
-import type { ApprovalStore, AuditStore, ConsoleStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
+import type { ApprovalStore, AuditStore, ConsoleStore, DuplicateStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { PayoutClient } from '../api/client.js';
 import type { Viewer } from './views/layout.js';
 
-export type ConsoleStoreNeeds = IntakeStore & PipelineStore & WebhookStore & AuditStore & ApprovalStore & ConsoleStore;
+export type ConsoleStoreNeeds = IntakeStore & PipelineStore & WebhookStore & AuditStore & ApprovalStore & ConsoleStore & DuplicateStore;
 
 /** What the console can do besides reading: only where paybatch runs beside it (`watch`). */
 export interface ConsoleActions {

@@ -8,7 +8,7 @@ import type { PayoutClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow, PipelineStore } from '../store/port.js';
-import { CANCELLABLE_PHASES, PHASES } from '../payout-states.js';
+import { CANCELLABLE_PHASES, DUPLICATE_HOLD, PHASES, REASONS } from '../payout-states.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -42,6 +42,13 @@ function notCancellable(row: PipelineRow): string {
   return `never sent (${row.outcome ?? row.phase})`;
 }
 
+/** A row held as a possible duplicate was never sent: cancelling it ends it not sent, its reason kept, and lets its batch settle. */
+async function endHeldDuplicate(row: PipelineRow, by: string | null, store: PipelineStore): Promise<CancelLine> {
+  const detail = `${row.outcome_detail ?? 'a possible duplicate'}; not sent: cancelled${by ? ` by ${by}` : ''}`;
+  const done = await store.movePhase(row.batch_id, row.line, [DUPLICATE_HOLD], 'not_sent', REASONS.possibleDuplicate, detail);
+  return { line: row.line, external_id: row.external_id, state_before: REASONS.possibleDuplicate, cancelled: done, reason: done ? 'never sent: held as a possible duplicate, now ended not sent' : 'allowed or cancelled meanwhile', state_after: null };
+}
+
 export async function cancelRows(
   request: CancelRequest,
   deps: { store: PipelineStore; client: PayoutClient; clock: Clock; engine: EngineConfig; log: PipelineLog; waitMs: number; sleep?: (ms: number) => Promise<void>; gate?: ApprovalGate },
@@ -62,7 +69,7 @@ export async function cancelRows(
       if (request.externalIds && !named.has(row.external_id)) continue;
       seen.add(row.external_id);
       if (request.states && !request.states.includes(row.state ?? '')) continue;
-      if ((CANCELLABLE_PHASES as readonly string[]).includes(row.phase)) chosen.push(row);
+      if ((CANCELLABLE_PHASES as readonly string[]).includes(row.phase) || row.phase === DUPLICATE_HOLD) chosen.push(row);
       else if (named.has(row.external_id)) lines.push({ line: row.line, external_id: row.external_id, state_before: row.state ?? row.phase, cancelled: false, reason: notCancellable(row), state_after: row.state });
     }
     after = (rows[rows.length - 1] as PipelineRow).line;
@@ -74,6 +81,10 @@ export async function cancelRows(
     return [...lines, ...chosen.map((row) => ({ line: row.line, external_id: row.external_id, state_before: row.state ?? row.phase, cancelled: false, reason: 'not confirmed', state_after: row.state }))];
   }
   for (const row of chosen) {
+    if (row.phase === DUPLICATE_HOLD) {
+      lines.push(await endHeldDuplicate(row, request.by ?? null, deps.store));
+      continue;
+    }
     const outcome = await pipeline.cancelOnRequest(row, request.by ?? null);
     lines.push({ line: row.line, external_id: row.external_id, state_before: outcome.state, cancelled: outcome.done, reason: outcome.reason, state_after: null });
   }
@@ -88,7 +99,7 @@ export async function cancelRows(
   for (const line of lines) {
     if (line.line === null) continue;
     const now = await deps.store.row(request.batch, line.line);
-    line.state_after = now?.state ?? null;
+    line.state_after = now?.state ?? (now?.phase === 'not_sent' ? 'not_sent' : null);
   }
   return lines.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 }

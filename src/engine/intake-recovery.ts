@@ -30,6 +30,8 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
   recovered.push(...(await putBackUnrecorded(deps, () => true)));
   for (const batch of await deps.store.interruptedIntakes()) {
     await deps.store.rejectBatch(batch.id, 'interrupted during intake; the file was put back in the inbox and taken again');
+    // Rows it held as possible duplicates give back their external ids too: the file is taken again.
+    await deps.store.endHeldDuplicates(batch.id, null, null);
     if (await putBackClaimed(deps, batch)) recovered.push(batch.id);
   }
   return recovered;
@@ -94,6 +96,7 @@ async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { k
   const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > Math.max(shared.leaseMs, UNRECORDED_AFTER_MS));
   for (const batch of await shared.store.orphanedIntakes(shared.name, now, atStart)) {
     if (!(await deps.store.rejectBatch(batch.id, `interrupted during intake (worker ${batch.taken_by ?? 'unknown'} stopped); the file was put back in the inbox and taken again`))) continue;
+    await deps.store.endHeldDuplicates(batch.id, null, null);
     if (await putBackClaimed(deps, batch)) {
       recovered.push(batch.id);
       continue;

@@ -23,7 +23,8 @@ import { BatchFileError } from '../batch/file-error.js';
 import { fileSha256 } from '../batch/file-hash.js';
 import type { ValidationReport } from '../batch/validate-file.js';
 import { validateFile } from '../batch/validate-file.js';
-import type { ApprovalStore, BatchRecord, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/port.js';
+import type { ApprovalStore, BatchRecord, DuplicateStore, IntakePolicy, IntakeStore, NewRow, PipelineStore } from '../store/port.js';
+import { screenDuplicates } from './duplicate-screen.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { SharedWork } from './shared-work.js';
 import type { PipelineLog } from './pipeline.js';
@@ -45,7 +46,7 @@ export type IntakeOutcome =
 
 export interface IntakeDeps {
   workspace: Workspace;
-  store: IntakeStore & Pick<PipelineStore, 'row'> & Pick<ApprovalStore, 'setApprovalState'>;
+  store: IntakeStore & DuplicateStore & Pick<PipelineStore, 'row'> & Pick<ApprovalStore, 'setApprovalState'>;
   batch: BatchConfig;
   policy: IntakePolicy;
   clock: Clock;
@@ -176,12 +177,20 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     // A corrections file: each row checked against its original (a refused one stays unpaid, with why). Asked only of
     // one: finding none in the store reads the whole batch (0.3 s at a million rows).
     if (read.corrections > 0) await checkCorrections(batch, deps.store);
+    // Possible duplicate payments, held before the batch is accepted: nothing of it can be sent before this is done.
+    const duplicates = await screenDuplicates(batch, at, deps);
+    if (duplicates.held + duplicates.warned > 0) deps.log?.('possible_duplicates', { batch, file: name, held: duplicates.held, warned: duplicates.warned, action: `paybatch preview ${batch} lists them; paybatch allow ${batch} --external-id ID --reason TEXT --as NAME sends one` });
     // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
     const counts = await deps.store.acceptBatch(batch);
-    if (!counts) return applyRefusal(refusalOf({ ...facts, recoveredElsewhere: true }), claimed, facts, deps);
+    if (!counts) {
+      // Recovered as interrupted by another worker meanwhile: its rows held as possible duplicates end with this copy.
+      await deps.store.endHeldDuplicates(batch, null, null);
+      return applyRefusal(refusalOf({ ...facts, recoveredElsewhere: true }), claimed, facts, deps);
+    }
     // Nothing to send (every row invalid, or its external_id used by an earlier batch): nothing for anyone to approve.
-    if (deps.approval && counts.ready === 0) await deps.store.setApprovalState(batch, 'not_needed', nothingToSend(counts));
+    // A row held as a possible duplicate may be sent once allowed: its batch still needs its approval.
+    if (deps.approval && counts.ready === 0 && duplicates.held === 0) await deps.store.setApprovalState(batch, 'not_needed', nothingToSend(counts));
     return { kind: 'accepted', batch, file: claimed, ...counts, report: read.report };
   } catch (error) {
     // Not the file's fault (those end above as a rejected batch): the batch stays in intake for the next start to

@@ -21,7 +21,8 @@ import { warnRowAmountMinor } from '../config/config.js';
 import type { Outlier } from '../validate/outliers.js';
 import type { PreviewRow } from './preview-rows.js';
 import { PreviewRows } from './preview-rows.js';
-import type { ApprovalStore, IntakeStore, PipelineStore } from '../store/port.js';
+import type { ApprovalStore, DuplicateStore, IntakeStore, PipelineStore, PossibleDuplicate } from '../store/port.js';
+import { duplicatesOfFile, fileEntry } from './duplicate-screen.js';
 import type { Issue } from '../validate/issue.js';
 
 export interface Preview {
@@ -40,6 +41,8 @@ export interface Preview {
   inactive_corridors: { corridor: string; rows: number }[] | null;
   required_approvers: { count: number; because: string[] };
   approvals: { person: string; decision: string; at: string; reason: string | null }[];
+  /** Rows paying an account the same amount as a row of an earlier batch, each with that twin (duplicates.ts); who allowed one. */
+  possible_duplicates: PreviewDuplicate[];
   expires_at: string | null;
   rows_sha256: string;
   /** Every row to send, in line order (the text lists them a page at a time; --json has them all). */
@@ -48,8 +51,25 @@ export interface Preview {
   outliers: Outlier[];
 }
 
+export interface PreviewDuplicate {
+  line: number;
+  external_id: string | null;
+  /** hold or warn */
+  action: string;
+  detail: string;
+  twin: { batch: string; line: number; external_id: string | null; state: string; date: string };
+  allowed_by: string | null;
+  allowed_reason: string | null;
+}
+
+const previewDuplicate = (d: Omit<PossibleDuplicate, 'batch_id'>): PreviewDuplicate => ({
+  line: d.line, external_id: d.external_id, action: d.action, detail: d.detail,
+  twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase, date: d.twin.at },
+  allowed_by: d.allowed_by, allowed_reason: d.allowed_reason,
+});
+
 export interface PreviewDeps {
-  store: IntakeStore & ApprovalStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
+  store: IntakeStore & ApprovalStore & DuplicateStore & Pick<PipelineStore, 'rowBySubmittedExternalId'>;
   /** The service, for the corridors switched off now; null: not asked. */
   client: Pick<PayoutClient, 'listCorridors'> | null;
   config: Config;
@@ -111,6 +131,7 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests, deps.client) : null,
     approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
+    possible_duplicates: (await deps.store.possibleDuplicates(batchId)).map(previewDuplicate),
     expires_at: batch.approval_expires_at,
     ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };
@@ -146,6 +167,8 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
+    possible_duplicates: (await duplicatesOfFile(requests.flatMap((r) => fileEntry(r.line, r.request) ?? []), { store: deps.store, batch: deps.config.batch, now: deps.clock.now() }))
+      .map((f) => previewDuplicate({ ...f, allowed_by: null, allowed_reason: null, allowed_at: null })),
     expires_at: null,
     ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };

@@ -8,7 +8,7 @@
  * validated: they come from the store, never from the file again.
  */
 import type { Clock } from '../clock.js';
-import type { BatchRecord, IntakeStore } from '../store/port.js';
+import type { BatchRecord, DuplicateStore, IntakeStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { changedSince, claimName, putBack } from './intake.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -27,7 +27,7 @@ const APPROVAL_POLL_MS = 2_000;
 /** How often a batch whose taker (another live worker) is to release it is looked at again. */
 const TAKER_POLL_MS = 2_000;
 
-export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore; clock: Clock; gate?: ApprovalGate; shared?: SharedWork | null }): Promise<Release> {
+export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore & Pick<DuplicateStore, 'endHeldDuplicates'>; clock: Clock; gate?: ApprovalGate; shared?: SharedWork | null }): Promise<Release> {
   // With approvals on, `released` is no shortcut (a column anyone with the database can set): the gate decides from
   // the signatures, and the time now or of the release it sealed.
   const gate = deps.gate?.enabled ? deps.gate : undefined;
@@ -38,7 +38,9 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
     const verdict = await deps.gate.check(batch);
     if (verdict.kind === 'waiting') return { kind: 'wait', untilMs: deps.clock.now() + APPROVAL_POLL_MS, reason: verdict.reason, on: 'approval' };
     if (verdict.kind === 'ended') {
-      // Some of it sent already: the gate holds it, and what is not sent ends (see Pipeline.prepare).
+      // Some of it sent already: the gate holds it, and what is not sent ends (see Pipeline.prepare). Rows held as
+      // possible duplicates end first: never sent, they must not count as sent.
+      await deps.store.endHeldDuplicates(batch.id, verdict.outcome, verdict.reason);
       await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason);
       return { kind: 'withdrawn', reason: verdict.reason };
     }
@@ -59,6 +61,7 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
   }
   if (await changedSince(claimed, { size: batch.size_bytes, mtimeMs: batch.file_mtime_ms ?? 0 })) {
     const reason = 'it changed after it was taken in (still being written): put back in the inbox to be taken once whole, nothing of it sent';
+    await deps.store.endHeldDuplicates(batch.id, REASONS.fileChanged, reason);
     if (await deps.store.withdrawBatch(batch.id, REASONS.fileChanged, reason)) {
       await putBack(claimed, batch.file_name, batch.id, deps).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;

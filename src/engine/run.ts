@@ -9,7 +9,8 @@ import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
-import type { ApprovalStore, AuditStore, IntakeStore, PipelineStore } from '../store/port.js';
+import { DUPLICATE_HOLD, UNSETTLED_PHASES } from '../payout-states.js';
+import type { ApprovalStore, AuditStore, DuplicateStore, IntakeStore, PipelineStore } from '../store/port.js';
 import { ApprovalGate, RELEASE_SEAL } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
@@ -33,7 +34,7 @@ export type { BatchSummary } from './settle.js';
 export interface RunDeps {
   workspace: Workspace;
   /** The narrow store interface (STYLE 3): SQLite today, another store later. */
-  store: IntakeStore & PipelineStore & ApprovalStore & AuditStore;
+  store: IntakeStore & PipelineStore & ApprovalStore & AuditStore & DuplicateStore;
   client: PayoutClient;
   config: Config;
   clock: Clock;
@@ -173,6 +174,9 @@ async function sendWhenReleased(pipeline: Pipeline, gate: ApprovalGate, batchId:
   await pipeline.submit(batchId);
 }
 
+/** Phases paybatch itself works on: a batch with none left waits only for a person. */
+const WORKED_PHASES = UNSETTLED_PHASES.filter((phase) => phase !== DUPLICATE_HOLD);
+
 /** How often, within a run, rows whose step was deferred (left in creating or funding) are taken up again. */
 const RETRY_STALLED_MS = 10_000;
 
@@ -221,7 +225,12 @@ async function followUntilFinal(pipeline: Pipeline, gate: ApprovalGate, open: re
   deps.doing?.('following the rows sent');
   while (pending.length > 0) {
     const stillOpen: string[] = [];
-    for (const batch of pending) if (!(await settleIfDone(deps, batch))) stillOpen.push(batch);
+    for (const batch of pending) {
+      if (await settleIfDone(deps, batch)) continue;
+      // Rows held as possible duplicates wait for a person (paybatch allow), not for the service: not waited for here.
+      if ((await deps.store.rowsInPhases(batch, WORKED_PHASES, 0, 1)).length === 0) deps.log('duplicates_held', { batch, action: `paybatch preview ${batch}; paybatch allow ${batch} --external-id ID --reason TEXT --as NAME` });
+      else stillOpen.push(batch);
+    }
     pending = stillOpen;
     if (pending.length === 0 || deps.clock.now() >= until) break;
     if (lookAtStages) {

@@ -7,11 +7,12 @@ import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import { resultReason } from '../reports/results.js';
 import type { ApprovalStore, IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
-import { isAttentionState } from '../payout-states.js';
+import { DUPLICATE_HOLD, isAttentionState } from '../payout-states.js';
 import { formatMoneyMap } from '../validate/money.js';
 import type { BatchStage } from './batch-stage.js';
 import { clockTime, stageWords } from './batch-stage.js';
 import { readBatchStage } from './stage-facts.js';
+import { adviceFor } from './advice.js';
 
 export interface BatchStatus {
   batch: string;
@@ -60,6 +61,8 @@ export interface AttentionRow {
   state: string;
   state_reason: string | null;
   state_reason_code: string | null;
+  /** What a person should do, by its state (advice.ts): never to pay again what may still pay out. */
+  action: string;
 }
 
 /** A worker sharing the database (PostgreSQL), as its lease and claims stand. */
@@ -104,11 +107,11 @@ export async function readStatus(store: IntakeStore & PipelineStore & WebhookSto
     for await (const row of store.resultRows(record.id)) {
       tally.add(row);
       const refused = row.outcome !== null && REFUSAL_OUTCOMES.has(row.outcome);
-      if (isAttentionState(row.state) || refused || row.phase === 'held') {
+      if (isAttentionState(row.state) || refused || row.phase === 'held' || row.phase === DUPLICATE_HOLD) {
         const { reason, code } = resultReason(row);
         attention.push({
           line: row.line, external_id: row.external_id, transaction_id: row.transaction_id, state: row.phase === 'held' ? (row.outcome ?? 'held') : (row.state ?? row.outcome ?? ''),
-          state_reason: reason || null, state_reason_code: code || null,
+          state_reason: reason || null, state_reason_code: code || null, action: adviceFor({ ...row, batch_id: record.id }),
         });
       }
     }
@@ -179,6 +182,7 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
       lines.push(`  needs attention: ${b.attention.length}`);
       for (const a of b.attention.slice(0, ATTENTION_SHOWN)) {
         lines.push(`    line ${a.line}  ${a.external_id ?? ''}  ${a.state}${a.state_reason_code ? `  ${a.state_reason_code}` : ''}${a.state_reason ? `: ${a.state_reason}` : ''}`);
+        lines.push(`      what to do: ${a.action}`);
       }
       if (b.attention.length > ATTENTION_SHOWN) lines.push(`    ... and ${b.attention.length - ATTENTION_SHOWN} more (--json lists them all)`);
     }
@@ -188,7 +192,7 @@ export function renderStatus(report: StatusReport, now: number = Date.now()): st
     // Rows listed only while something of the batch is under way: a batch awaiting approval has nothing to read.
     if (b.next_reads.length > 0 && (b.stage.kind === 'in_flight' || b.stage.kind === 'sending' || b.stage.kind === 'held')) {
       lines.push(`  next reads (${b.in_flight} rows in flight at the service${b.unsettled > b.in_flight ? `, ${b.unsettled - b.in_flight} not there yet` : ''}):`);
-      for (const r of b.next_reads.slice(0, ATTENTION_SHOWN)) lines.push(`    line ${r.line}  ${r.external_id}  ${r.state ?? r.phase}  ${whenNext(r, now)}`);
+      for (const r of b.next_reads.slice(0, ATTENTION_SHOWN)) lines.push(`    line ${r.line}  ${r.external_id}  ${r.state ?? r.phase}  ${r.phase === DUPLICATE_HOLD ? 'not sent: waits for a person (paybatch allow, or paybatch cancel)' : whenNext(r, now)}`);
       if (b.unsettled > ATTENTION_SHOWN) lines.push(`    ... and ${b.unsettled - ATTENTION_SHOWN} more (paybatch status ${b.batch} --json lists them all)`);
     }
     lines.push(`  state changes learned: ${b.learned.webhook} by webhook, ${b.learned.polling} by polling, ${b.learned.answer} in answers to paybatch's calls`);

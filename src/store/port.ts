@@ -100,6 +100,7 @@ export interface PipelineStore {
   stopCurrency(currency: string, detail: string, at: string): Promise<{ batches: number; notSent: number }>;
   /** The batch's rows not sent yet end not sent, with this reason (a batch held for a person). Returns how many. */
   endReadyRows(batchId: string, outcome: string, detail: string): Promise<number>;
+
   /**
    * The corridors of the batch that still have ready rows, from the summary
    * written at acceptance (never by reading every row); for a batch accepted
@@ -242,8 +243,84 @@ export interface NotificationStore {
   notificationCounts(): Promise<Record<string, { waiting: number; delivered: number; given_up: number }>>;
 }
 
+/** An earlier row paying the same account the same amount in the same currency (see engine/duplicates.ts). */
+export interface Twin {
+  batch_id: string;
+  line: number;
+  external_id: string | null;
+  phase: string;
+  /** The service's state of its transaction; null before it has one. */
+  state: string | null;
+  /** When it was created at the service, or else when its batch was received (ISO 8601). */
+  at: string;
+}
+
+/** A person's word that a possible duplicate is meant (paybatch allow). */
+export interface Allowance {
+  person: string;
+  reason: string;
+  at: string;
+}
+
+/** A row's recipient account (validate/recipient-key.ts), amount and currency: what a possible duplicate is found by. */
+export interface RecipientEntry {
+  line: number;
+  key: string;
+  currency: string;
+  /** Minor units, an integer string. */
+  amount: string;
+}
+
+/** A row looked for twins; `batch_id` '' for a file not taken in yet. */
+export interface TwinQuery extends RecipientEntry {
+  batch_id: string;
+}
+
+/** A row found a possible duplicate, with its twin as it stood then; who allowed it, once a person did. */
+export interface PossibleDuplicate {
+  batch_id: string;
+  line: number;
+  external_id: string | null;
+  twin: Twin;
+  /** hold or warn (engine/duplicates.ts). */
+  action: string;
+  detail: string;
+  allowed_by: string | null;
+  allowed_reason: string | null;
+  allowed_at: string | null;
+}
+
+export interface DuplicateStore {
+  /** Keeps the recipient account of a batch's sendable rows, for later rows to be checked against. */
+  recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void>;
+  /**
+   * Candidate twins: rows of other batches paying the same account the same amount in the same currency, not ended
+   * unpaid, dated (created, or else received) at or after `since`; newest first. (Within one file, the same payment
+   * twice is the validation's repeated_payout warning.)
+   */
+  twinsOf(query: TwinQuery, since: string, limit: number): Promise<Twin[]>;
+  /** The same for a batch's rows of lines (after, upto] whose accounts are recorded, in one query: each twin with the line it is a twin of. */
+  batchTwins(batchId: string, after: number, upto: number, since: string): Promise<(Twin & { of_line: number })[]>;
+  /** Records what was found, and holds each `hold` row still ready: moved to duplicate_hold with the reason, in one transaction. */
+  recordPossibleDuplicates(found: readonly Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>[]): Promise<void>;
+  /** What was found in a batch, in line order. */
+  possibleDuplicates(batchId: string): Promise<PossibleDuplicate[]>;
+  /** Every row held as a possible duplicate now, of any batch (the console's list). */
+  heldDuplicates(limit: number): Promise<PossibleDuplicate[]>;
+  /**
+   * A person allows a held row: compare-and-set from duplicate_hold to ready, the allowance kept and written to
+   * the audit trail in the same transaction. False when the row was not held (allowed or cancelled meanwhile).
+   */
+  allowDuplicate(batchId: string, line: number, allowance: Allowance): Promise<boolean>;
+  /**
+   * The batch ends without them (rejected, withdrawn, its approval ended): its rows held as possible duplicates
+   * end not sent, with this reason, so that their external ids are free again. Returns how many.
+   */
+  endHeldDuplicates(batchId: string, outcome: string | null, detail: string | null): Promise<number>;
+}
+
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
-export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore & MetricsStore;
+export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore & MetricsStore & DuplicateStore;
 
 
 /**

@@ -21,7 +21,7 @@ import { archiveSettledElsewhere, resultsRepeat, settleIfDone } from '../engine/
 import type { SharedWork } from '../engine/shared-work.js';
 import { registerWebhooks } from './webhook-sync.js';
 import { OpenResults, reconcileYesterday } from './daily-reports.js';
-import type { ApprovalStore, AuditStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/port.js';
+import type { ApprovalStore, AuditStore, DuplicateStore, IntakeStore, MetricsStore, PipelineStore, ReportStore, ScheduleStore, WebhookStore } from '../store/port.js';
 import { Metrics } from '../console/metrics.js';
 import { metricsLog } from '../console/metrics-log.js';
 import { ApprovalGate, RELEASE_SEAL } from '../engine/approval-gate.js';
@@ -35,7 +35,7 @@ import { DatabaseHealth } from './database-health.js';
 
 export interface DaemonDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore & MetricsStore;
+  store: IntakeStore & PipelineStore & WebhookStore & ScheduleStore & ReportStore & ApprovalStore & AuditStore & MetricsStore & DuplicateStore;
   client: PayoutClient;
   /** The service's key and secret: deliveries are signed with them [D3]. */
   credentials: Credentials;

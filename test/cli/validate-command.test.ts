@@ -5,6 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { BIN, runCli } from '../helpers/cli.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { recipientKey } from '../../src/validate/recipient-key.js';
+import { openWorkspace } from '../../src/workspace/workspace.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
 const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/templates/${name}`, import.meta.url));
@@ -143,5 +146,28 @@ describe('paybatch validate on a large file, through a pipe', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('lists a row paying an account the same amount as a row of an earlier batch in the workspace, with that twin (no network call)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'paybatch-validate-twin-'));
+    const store = SqliteStore.open(join(openWorkspace(home).database));
+    const request = {
+      external_id: 'EUR-2025-0009', type: 'bank', input_currency_code: 'EUR', output_currency_code: 'EUR', output_amount_in_cents: '200000',
+      sender: { external_id: 'SND-0001' }, recipient: { country_code: 'DEU', iban: 'DE89370400440532013000' },
+    };
+    const batch = await store.beginBatch({ file_name: 'earlier.csv', sha256: 'e'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date().toISOString(), file_mtime_ms: 1, send_after: 0 });
+    await store.addRows(batch, [{ line: 2, external_id: request.external_id, request, errors: [] }]);
+    await store.acceptBatch(batch);
+    const row = await store.row(batch, 2);
+    await store.commitRow(batch, 2, row?.revision as number, { changes: { phase: 'final', state: 'paid', transaction_id: 'tr_9' } });
+    await store.recordRecipients(batch, [{ line: 2, key: recipientKey(request) as string, currency: 'EUR', amount: '200000' }]);
+    await store.close();
+
+    const result = await runCli(['validate', template('eur-iban-bank.csv')], { env: { PAYBATCH_HOME: home } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`possible duplicate payments: 1 .*\\n  line 2  EUR-2026-0001  possible duplicate of batch ${batch} line 2 \\(external_id EUR-2025-0009, paid, \\d{4}-\\d\\d-\\d\\d\\): held until a person allows it`));
+    const json = JSON.parse((await runCli(['validate', template('eur-iban-bank.csv'), '--json'], { env: { PAYBATCH_HOME: home } })).stdout);
+    expect(json.possible_duplicates).toEqual([expect.objectContaining({ line: 2, external_id: 'EUR-2026-0001', action: 'hold', twin: expect.objectContaining({ batch_id: batch, external_id: 'EUR-2025-0009' }) })]);
+    rmSync(home, { recursive: true, force: true });
   });
 });

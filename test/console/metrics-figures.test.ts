@@ -53,7 +53,7 @@ describe('metrics read from the store and counted from events', () => {
   it('with nothing stored: every phase at zero, nothing awaiting, no attention, ages zero', async () => {
     const s = await scrape();
     expect(s.samples('paybatch_rows').map((m) => m.labels.phase).sort()).toEqual(
-      ['cancelling', 'checking', 'created', 'creating', 'final', 'funded', 'funding', 'held', 'invalid', 'not_sent', 'ready', 'refused']);
+      ['cancelling', 'checking', 'created', 'creating', 'duplicate_hold', 'final', 'funded', 'funding', 'held', 'invalid', 'not_sent', 'ready', 'refused']);
     expect(s.total('paybatch_rows')).toBe(0);
     expect(s.samples('paybatch_rows_final').map((m) => m.labels.state).sort()).toEqual(['canceled', 'paid', 'refunded']);
     expect(s.total('paybatch_batches_awaiting_approval')).toBe(0);

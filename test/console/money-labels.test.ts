@@ -32,7 +32,7 @@ describe('the approval page, before anyone signs', () => {
     subject: 'batch B1 (pay.csv)', deployment: 'd', file_sha256: 'f'.repeat(64), status: 'accepted, approval awaiting',
     rows: { to_send: 3, invalid: 0, already_used: [] }, invalid: [], totals: { GBP: '10000005000' }, largest_row: { GBP: '9999999999' },
     funding_estimate: { USD: { minor: '3182', exact: true, rows_without_estimate: 0 } }, proposed_ceiling: { USD: '3182' }, inactive_corridors: null,
-    required_approvers: { count: 1, because: ['1 for every batch'] }, approvals: [], expires_at: null, rows_sha256: 'r'.repeat(64), payees: [],
+    required_approvers: { count: 1, because: ['1 for every batch'] }, approvals: [], expires_at: null, rows_sha256: 'r'.repeat(64), payees: [], possible_duplicates: [],
     outliers: [{ line: 4, external_id: 'TYPO-1', currency: 'GBP', amount: '9999999999', median: '2500', because: ['times_median'], message: "99,999,999.99 GBP is over 10 times the batch's median 25.00 GBP: check it before it is approved" }],
   };
   const statement: Statement = {

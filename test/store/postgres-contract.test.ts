@@ -3,11 +3,12 @@ import { describe } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 import { storeContract } from './contract.js';
+import { duplicateContract } from './duplicate-contract.js';
 
 const available = await postgresAvailable('the PostgreSQL store contract');
 
 describe.skipIf(!available)('PostgreSQL', () => {
-  storeContract('PostgreSQL', async () => {
+  const openPostgres = async () => {
     const database = await freshDatabase();
     const store = await PostgresStore.open(database.url);
     return {
@@ -17,5 +18,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
         await database.drop();
       },
     };
-  });
+  };
+  storeContract('PostgreSQL', openPostgres);
+  duplicateContract('PostgreSQL', openPostgres);
 });

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { storeContract } from './contract.js';
+import { duplicateContract } from './duplicate-contract.js';
 
-storeContract('SQLite', async () => {
+const openSqlite = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-contract-'));
   const store = SqliteStore.open(join(dir, 'paybatch.db'));
   return {
@@ -15,4 +16,7 @@ storeContract('SQLite', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-});
+};
+
+storeContract('SQLite', openSqlite);
+duplicateContract('SQLite', openSqlite);

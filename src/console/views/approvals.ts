@@ -34,6 +34,18 @@ export interface ApprovalView {
   query: string;
 }
 
+/** Each possible duplicate with its earlier twin (batch, line, external_id, state, date), and who allowed it. */
+function possibleDuplicates(p: Preview): string {
+  if (p.possible_duplicates.length === 0) return '';
+  const rows = p.possible_duplicates.map((d) => [
+    String(d.line), esc(d.external_id ?? ''), esc(`batch ${d.twin.batch} line ${d.twin.line}`), esc(d.twin.external_id ?? ''), esc(d.twin.state), esc(d.twin.date.slice(0, 10)),
+    esc(d.allowed_by ? `allowed by ${d.allowed_by}: ${d.allowed_reason ?? ''}` : d.action === 'hold' ? 'held: not sent until allowed (paybatch allow)' : 'sent, with this warning'),
+  ]);
+  return `<h2>Possible duplicate payments</h2>
+<p>The same recipient account, amount and currency as a row of an earlier batch.</p>
+${table(['Line', 'External id', 'Earlier row', 'Its external id', 'Its state', 'Its date', 'Standing'], rows)}`;
+}
+
 function previewFacts(p: Preview): string {
   return `<dl class="facts">
 <dt>Status</dt><dd>${esc(p.status)}</dd>
@@ -48,6 +60,7 @@ function previewFacts(p: Preview): string {
 <dt>Expires</dt><dd>${esc(p.expires_at ?? '')}</dd>
 ${p.inactive_corridors === null ? '' : `<dt>Corridors switched off now</dt><dd>${p.inactive_corridors.map((c) => `${esc(c.corridor)} (${c.rows} rows)`).join('<br>') || 'none'}</dd>`}
 </dl>
+${possibleDuplicates(p)}
 ${p.invalid.length > 0 ? `<details><summary>Invalid rows</summary>${table(['Line', 'Column', 'Code', 'Message'], p.invalid.map((i) => [String(i.line), esc(i.column), esc(i.code), esc(i.message)]))}</details>` : ''}`;
 }
 

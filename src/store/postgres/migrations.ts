@@ -263,4 +263,39 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE batches ADD COLUMN release_seal TEXT;
     `,
   },
+  {
+    version: 10,
+    name: 'recipient accounts of rows, and possible duplicate payments (as SQLite migration 16)',
+    sql: `
+      -- The recipient account each sendable row pays (src/validate/recipient-key.ts), with its amount and currency, found
+      -- by all three together: an earlier row paying the same is a possible duplicate (src/engine/duplicates.ts).
+      CREATE TABLE row_recipients (
+        batch_id TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        recipient_key TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        PRIMARY KEY (batch_id, line)
+      );
+      CREATE INDEX row_recipients_payment ON row_recipients(recipient_key, currency, amount);
+      -- Each row found a possible duplicate, with the earlier twin it was found with as it stood then, what was done
+      -- (hold, warn), and who allowed it and why (paybatch allow).
+      CREATE TABLE possible_duplicates (
+        batch_id TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        external_id TEXT,
+        twin_batch TEXT NOT NULL,
+        twin_line INTEGER NOT NULL,
+        twin_external_id TEXT,
+        twin_state TEXT NOT NULL,
+        twin_at TEXT NOT NULL,
+        action TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        allowed_by TEXT,
+        allowed_reason TEXT,
+        allowed_at TEXT,
+        PRIMARY KEY (batch_id, line)
+      );
+    `,
+  },
 ];

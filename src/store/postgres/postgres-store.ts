@@ -10,7 +10,8 @@ import { DatabaseUnreachable, DatabaseUnusable } from '../../errors.js';
 import { redactUrl } from '../database-url.js';
 import type { SharedWorkStore, Store } from '../port.js';
 import { sharedStore } from '../queries/shared-store.js';
-import { appendAudit } from './audit.js';
+import { appendAudit, appendAuditIn } from './audit.js';
+import * as duplicates from './duplicates.js';
 import { PgConnection } from './client.js';
 import { commitRow } from './commit.js';
 import { connectionLost, lostDetail } from './connection.js';
@@ -75,6 +76,15 @@ function postgresStore(pool: pg.Pool): PostgresStore {
     acquireLease: (me, isAlive, staleAfterMs) => acquireLease(c, me, isAlive, staleAfterMs),
     appendAudit: (entry) => appendAudit(c, entry),
     claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
+    // possible duplicates (engine/duplicates.ts decides)
+    recordRecipients: (batchId, entries) => c.tx((tx) => duplicates.recordRecipientsPg(tx, batchId, entries)),
+    twinsOf: (query, since, limit) => duplicates.twinsOfPg(c, query, since, limit),
+    batchTwins: (batchId, after, upto, since) => duplicates.batchTwinsPg(c, batchId, after, upto, since),
+    recordPossibleDuplicates: (found) => c.tx((tx) => duplicates.recordPossibleDuplicatesPg(tx, found)),
+    possibleDuplicates: (batchId) => duplicates.possibleDuplicatesPg(c, batchId),
+    heldDuplicates: (limit) => duplicates.heldDuplicatesPg(c, limit),
+    endHeldDuplicates: (batchId, outcome, detail) => duplicates.endHeldDuplicatesPg(c, batchId, outcome, detail),
+    allowDuplicate: (batchId, line, allowance) => c.tx((tx) => duplicates.allowDuplicatePg(tx, batchId, line, allowance, (entry) => appendAuditIn(tx, entry))),
     // work shared between workers
     joinWorkers: (me, isAlive) => shared.joinWorkers(c, me, isAlive),
     renewWorker: (name, token, at, expiresAt) => shared.renewWorker(c, name, token, at, expiresAt),

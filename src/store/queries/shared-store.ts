@@ -18,7 +18,9 @@ import * as reports from './reports.js';
 export type DialectOwn =
   | 'beginBatch' | 'addRows' | 'invalidateRow' | 'suspendIntake' | 'rejectBatch' | 'withdrawBatch' | 'acceptBatch'
   | 'commitRow' | 'stopCurrency' | 'batchCorridors' | 'endReadyRowsOfCorridor' | 'dueReads' | 'catchUpReads' | 'metricsFigures'
-  | 'acquireLease' | 'appendAudit' | 'claimDueNotifications' | 'close';
+  | 'acquireLease' | 'appendAudit' | 'claimDueNotifications' | 'close'
+  // possible duplicates: each database's own statements for now (sqlite/duplicates.ts, postgres/duplicates.ts)
+  | 'recordRecipients' | 'twinsOf' | 'batchTwins' | 'recordPossibleDuplicates' | 'possibleDuplicates' | 'heldDuplicates' | 'endHeldDuplicates' | 'allowDuplicate';
 
 export type SharedStore = Omit<Store, DialectOwn>;
 

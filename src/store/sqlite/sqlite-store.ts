@@ -8,7 +8,8 @@
 import { DatabaseUnusable } from '../../errors.js';
 import type { Store } from '../port.js';
 import { sharedStore } from '../queries/shared-store.js';
-import { appendAudit } from './audit.js';
+import { appendAudit, appendAuditNow } from './audit.js';
+import * as duplicates from './duplicates.js';
 import { LearnedChanges, commitRow } from './commit.js';
 import { SqliteConnection } from './connection.js';
 import { acquireLease } from './coordination.js';
@@ -71,5 +72,14 @@ function sqliteStore(db: SqliteDatabase): SqliteStore {
     acquireLease: (me, isAlive, staleAfterMs) => acquireLease(c, me, isAlive, staleAfterMs),
     appendAudit: (entry) => appendAudit(c, entry),
     claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
+    // possible duplicates (engine/duplicates.ts decides)
+    recordRecipients: async (batchId, entries) => c.atomic(() => duplicates.recordRecipientsSqlite(db, batchId, entries)),
+    twinsOf: async (query, since, limit) => duplicates.twinsOfSqlite(db, query, since, limit),
+    batchTwins: async (batchId, after, upto, since) => duplicates.batchTwinsSqlite(db, batchId, after, upto, since),
+    recordPossibleDuplicates: async (found) => c.atomic(() => duplicates.recordPossibleDuplicatesSqlite(db, found)),
+    possibleDuplicates: async (batchId) => duplicates.possibleDuplicatesSqlite(db, batchId),
+    heldDuplicates: async (limit) => duplicates.heldDuplicatesSqlite(db, limit),
+    endHeldDuplicates: async (batchId, outcome, detail) => duplicates.endHeldDuplicatesSqlite(db, batchId, outcome, detail),
+    allowDuplicate: async (batchId, line, allowance) => c.atomic(() => duplicates.allowDuplicateSqlite(db, batchId, line, allowance, (entry) => appendAuditNow(c, entry))),
   };
 }

@@ -1,0 +1,88 @@
+/**
+ * The possible-duplicate check of a batch being taken in, before it is
+ * accepted (so before anything of it can be sent): each sendable row's
+ * recipient account is recorded, its twins found by the store, and what to do
+ * decided by decideDuplicate (duplicates.ts). Rows to hold are moved to
+ * duplicate_hold with the reason; rows only warned about are listed.
+ */
+import type { PayoutRequest } from '../api/payout-request.js';
+import type { BatchConfig } from '../config/config.js';
+import { recipientKey } from '../validate/recipient-key.js';
+import type { DuplicateStore, IntakeStore, PossibleDuplicate, RecipientEntry, Twin } from '../store/port.js';
+import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
+
+/** Rows recorded and looked at per round: one query for their twins. */
+const CHUNK = 1000;
+
+export type Finding = Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>;
+
+export interface ScreenOutcome {
+  held: number;
+  warned: number;
+}
+
+/** Decides, purely, for a chunk of rows, given the twins found (any order): what is to be recorded. */
+export function findingsOf(batchId: string, rows: readonly { line: number; external_id: string | null }[], twins: readonly (Twin & { of_line: number })[],
+  policy: BatchConfig['on_duplicate']): Finding[] {
+  const byLine = new Map<number, Twin[]>();
+  for (const { of_line, ...twin } of twins) byLine.set(of_line, [...(byLine.get(of_line) ?? []), twin]);
+  const found: Finding[] = [];
+  for (const row of rows) {
+    const decision = decideDuplicate(byLine.get(row.line) ?? [], policy, null);
+    if (decision.action === 'send') continue;
+    found.push({ batch_id: batchId, line: row.line, external_id: row.external_id, twin: decision.twin, action: decision.action, detail: describeDecision(decision) });
+  }
+  return found;
+}
+
+export async function screenDuplicates(batchId: string, receivedAt: number, deps: { store: IntakeStore & DuplicateStore; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<ScreenOutcome> {
+  const since = windowStart(receivedAt, deps.batch.duplicate_window);
+  const outcome: ScreenOutcome = { held: 0, warned: 0 };
+  let entries: (RecipientEntry & { external_id: string | null })[] = [];
+  let after = 0;
+  const round = async (): Promise<void> => {
+    if (entries.length === 0) return;
+    const chunk = entries;
+    entries = [];
+    await deps.store.recordRecipients(batchId, chunk.map(({ line, key, currency, amount }) => ({ line, key, currency, amount })));
+    const upto = (chunk[chunk.length - 1] as RecipientEntry).line;
+    if (since !== null) {
+      const found = findingsOf(batchId, chunk, await deps.store.batchTwins(batchId, after, upto, since), deps.batch.on_duplicate);
+      if (found.length > 0) await deps.store.recordPossibleDuplicates(found);
+      for (const f of found) outcome[f.action === 'hold' ? 'held' : 'warned'] += 1;
+    }
+    after = upto;
+  };
+  for await (const row of deps.store.rows(batchId)) {
+    // Sendable rows: 'ready', or 'checking' until the acceptance (every row, on PostgreSQL).
+    if ((row.phase !== 'ready' && row.phase !== 'checking') || !row.request) continue;
+    const key = recipientKey(row.request);
+    if (key === null) continue;
+    entries.push({ line: row.line, external_id: row.external_id, key, currency: row.request.output_currency_code, amount: row.request.output_amount_in_cents });
+    if (entries.length >= CHUNK) await round();
+  }
+  await round();
+  return outcome;
+}
+
+/** A row of a file not taken in yet, as the check needs it. */
+export type FileEntry = RecipientEntry & { external_id: string | null };
+
+/** The entry of a valid row's request; null when it names no account. */
+export function fileEntry(line: number, request: PayoutRequest): FileEntry | null {
+  const key = recipientKey(request);
+  return key === null ? null : { line, external_id: request.external_id, key, currency: request.output_currency_code, amount: request.output_amount_in_cents };
+}
+
+/** A file not taken in yet (validate, preview): its rows' twins as they stand now, decided as intake would. Reads only. */
+export async function duplicatesOfFile(entries: readonly FileEntry[],
+  deps: { store: Pick<DuplicateStore, 'twinsOf'>; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'>; now: number }): Promise<Finding[]> {
+  const since = windowStart(deps.now, deps.batch.duplicate_window);
+  if (since === null) return [];
+  const found: Finding[] = [];
+  for (const entry of entries) {
+    const twins = await deps.store.twinsOf({ batch_id: '', line: entry.line, key: entry.key, currency: entry.currency, amount: entry.amount }, since, 20);
+    found.push(...findingsOf('', [entry], twins.map((t) => ({ ...t, of_line: entry.line })), deps.batch.on_duplicate));
+  }
+  return found;
+}

@@ -1,0 +1,86 @@
+/**
+ * The possible-duplicate part of the store contract (see engine/duplicates.ts),
+ * run against SQLite and PostgreSQL alike from their contract test files: the
+ * store finds candidate twins and keeps what was found; it decides nothing.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PayoutRequest } from '../../src/api/payout-request.js';
+import type { Store } from '../../src/store/port.js';
+import type { OpenedStore } from './contract.js';
+
+const AT = '2026-03-02T09:00:00.000Z';
+const request = (id: string, amount = '10000'): PayoutRequest => ({
+  external_id: id, type: 'bank', input_currency_code: 'EUR', output_currency_code: 'EUR', output_amount_in_cents: amount,
+  sender: { external_id: 'S-1' }, recipient: { country_code: 'DEU', iban: 'DE89370400440532013000' },
+});
+const entry = (line: number, amount = '10000') => ({ line, key: 'iban:DE89370400440532013000', currency: 'EUR', amount });
+
+export function duplicateContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`the store contract, possible duplicates: ${name}`, () => {
+    let opened: OpenedStore;
+    let store: Store;
+    beforeEach(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterEach(async () => opened.done());
+
+    async function batchOf(sha: string, ids: string[], receivedAt = AT): Promise<string> {
+      const batch = await store.beginBatch({ file_name: `${sha}.csv`, sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: receivedAt, file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(batch, ids.map((id, i) => ({ line: i + 2, external_id: id, request: request(id, id.endsWith('9') ? '99' : '10000'), errors: [] })));
+      await store.recordRecipients(batch, ids.map((id, i) => entry(i + 2, id.endsWith('9') ? '99' : '10000')));
+      return batch;
+    }
+
+    it('finds rows of other batches paying the same account, amount and currency, not ended unpaid, within the window; holds, lists, allows', async () => {
+      const first = await batchOf('a', ['P-1', 'P-2', 'P-9']);
+      await store.acceptBatch(first);
+      // P-2 ended unpaid (cancelled before funding): nobody's twin; P-9 another amount.
+      const p2 = await store.row(first, 3);
+      await store.commitRow(first, 3, p2?.revision as number, { changes: { phase: 'final', state: 'canceled', transaction_id: 'tr_2' } });
+      const p1 = await store.row(first, 2);
+      await store.commitRow(first, 2, p1?.revision as number, { changes: { phase: 'funded', state: 'stuck', transaction_id: 'tr_1', created_at: '2026-03-02T09:01:00.000Z' } });
+
+      const second = await batchOf('b', ['Q-1', 'Q-2'], '2026-03-03T09:00:00.000Z');
+      const twins = await store.batchTwins(second, 0, 3, '2026-02-01T00:00:00.000Z');
+      expect(twins.map((t) => [t.of_line, t.batch_id, t.line, t.external_id, t.phase, t.state, t.at])).toEqual([
+        [2, first, 2, 'P-1', 'funded', 'stuck', '2026-03-02T09:01:00.000Z'],
+        [3, first, 2, 'P-1', 'funded', 'stuck', '2026-03-02T09:01:00.000Z'],
+      ]);
+      // Outside the window, none.
+      expect(await store.batchTwins(second, 0, 3, '2026-03-02T09:02:00.000Z')).toEqual([]);
+
+      const twin = { batch_id: first, line: 2, external_id: 'P-1', phase: 'funded', state: 'stuck', at: '2026-03-02T09:01:00.000Z' };
+      await store.recordPossibleDuplicates([
+        { batch_id: second, line: 2, external_id: 'Q-1', twin, action: 'hold', detail: 'held: twin may pay' },
+        { batch_id: second, line: 3, external_id: 'Q-2', twin, action: 'warn', detail: 'sent' },
+      ]);
+      // Held before the acceptance, which leaves it held.
+      expect(await store.acceptBatch(second)).toMatchObject({ ready: 1 });
+      expect(await store.row(second, 2)).toMatchObject({ phase: 'duplicate_hold', outcome: 'possible_duplicate', outcome_detail: 'held: twin may pay' });
+      expect(await store.row(second, 3)).toMatchObject({ phase: 'ready' });
+      // A file not taken in yet ('' batch) sees both batches' rows: a held one may still be sent.
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, '2026-02-01T00:00:00.000Z', 10)).map((t) => t.external_id).sort()).toEqual(['P-1', 'Q-1', 'Q-2']);
+      expect((await store.possibleDuplicates(second)).map((d) => [d.line, d.action, d.twin.external_id, d.twin.state])).toEqual([[2, 'hold', 'P-1', 'stuck'], [3, 'warn', 'P-1', 'stuck']]);
+      expect((await store.heldDuplicates(10)).map((d) => [d.batch_id, d.line])).toEqual([[second, 2]]);
+      expect(await store.unsettledRows(second)).toBe(2);
+
+      const allowance = { person: 'Grace Hopper', reason: 'meant', at: '2026-03-03T10:00:00.000Z' };
+      expect(await store.allowDuplicate(second, 2, allowance)).toBe(true);
+      expect(await store.allowDuplicate(second, 2, allowance)).toBe(false);
+      expect(await store.row(second, 2)).toMatchObject({ phase: 'ready', outcome: null });
+      expect((await store.possibleDuplicates(second))[0]).toMatchObject({ allowed_by: 'Grace Hopper', allowed_reason: 'meant', allowed_at: allowance.at });
+      expect(await store.lastAudit('duplicate_allowed')).toMatchObject({ actor: 'Grace Hopper', subject: `${second} line 2` });
+      expect(await store.heldDuplicates(10)).toEqual([]);
+
+      // A batch that ends without them (rejected as interrupted, withdrawn): its held rows end not sent, their ids free.
+      const third = await batchOf('c', ['R-1']);
+      await store.recordPossibleDuplicates([{ batch_id: third, line: 2, external_id: 'R-1', twin, action: 'hold', detail: 'held' }]);
+      expect(await store.rowBySubmittedExternalId('R-1')).toMatchObject({ phase: 'duplicate_hold' });
+      await store.rejectBatch(third, 'interrupted');
+      expect(await store.endHeldDuplicates(third, null, null)).toBe(1);
+      expect(await store.row(third, 2)).toMatchObject({ phase: 'not_sent' });
+      expect(await store.rowBySubmittedExternalId('R-1')).toBeUndefined();
+    });
+  });
+}
