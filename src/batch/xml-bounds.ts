@@ -108,16 +108,8 @@ export class MarkupBounds {
           break;
         }
         case State.Bang: {
-          this.bang += String.fromCharCode(byte);
-          if (this.bang === '--') {
-            this.state = State.Comment;
-            this.repeats = 0;
-          } else if (this.bang === CDATA_OPEN) {
-            this.state = State.Cdata;
-            this.repeats = 0;
-          } else if (!'--'.startsWith(this.bang) && !CDATA_OPEN.startsWith(this.bang)) {
-            return { code: 'not_a_workbook', message: `holds a document type declaration or other <! markup, which no workbook part has (at byte ${this.runStart})` };
-          }
+          const problem = this.readBang(byte);
+          if (problem) return problem;
           break;
         }
         case State.Comment:
@@ -142,6 +134,21 @@ export class MarkupBounds {
     }
     this.position = base + chunk.length;
     return this.checkRun(this.position) ?? this.checkRecord(this.position);
+  }
+
+  /** The next byte after `<!`, a few per comment or CDATA section (cold): which one it opens, or markup no workbook part has. */
+  private readBang(byte: number): MarkupProblem | null {
+    this.bang += String.fromCharCode(byte);
+    if (this.bang === '--') {
+      this.state = State.Comment;
+      this.repeats = 0;
+    } else if (this.bang === CDATA_OPEN) {
+      this.state = State.Cdata;
+      this.repeats = 0;
+    } else if (!'--'.startsWith(this.bang) && !CDATA_OPEN.startsWith(this.bang)) {
+      return { code: 'not_a_workbook', message: `holds a document type declaration or other <! markup, which no workbook part has (at byte ${this.runStart})` };
+    }
+    return null;
   }
 
   /** A comment, CDATA section or instruction ends at `at` (its `>`): text follows. */
