@@ -48,10 +48,17 @@ export interface Collected {
 const ATTENTION: ReadonlySet<string> = new Set(['manual', 'error', 'stuck', 'exception']);
 const DONE_PHASES: ReadonlySet<string> = new Set(['final', 'invalid', 'refused', 'not_sent']);
 
-/** Final, or funded and waiting for a person in an attention state. */
-export function isSettledOrAttention(row: Pick<FinalRow, 'phase' | 'state'>): boolean {
-  return DONE_PHASES.has(row.phase) || (row.state !== null && ATTENTION.has(row.state) && (row.phase === 'funded' || row.phase === 'created'));
+/**
+ * Final; or waiting for a person: funded (or created) in an attention state, or held before it was sent as a possible
+ * duplicate payment (the same account and amount as a row of an earlier batch: chaos drops such files on purpose).
+ */
+export function isSettledOrAttention(row: Pick<FinalRow, 'phase' | 'state' | 'transaction_id'>): boolean {
+  return DONE_PHASES.has(row.phase) || isHeldDuplicate(row)
+    || (row.state !== null && ATTENTION.has(row.state) && (row.phase === 'funded' || row.phase === 'created'));
 }
+
+/** Held as a possible duplicate, and never sent (no transaction at the service). */
+const isHeldDuplicate = (row: Pick<FinalRow, 'phase' | 'state' | 'transaction_id'>): boolean => row.phase === 'duplicate_hold' && row.state === null && row.transaction_id === null;
 
 /** The most reads one transaction may have had by `now` under the polling budget [D17], plus the reads around a restart. */
 export function readBudget(createdAt: number, now: number, polling: Collected['polling'], restarts: number): number {
@@ -95,7 +102,7 @@ export function checkInvariants(c: Collected, restarts: number): Check[] {
   }
 
   const open = c.rows.filter((r) => !isSettledOrAttention(r));
-  const attention = c.rows.filter((r) => r.state !== null && ATTENTION.has(r.state) && !DONE_PHASES.has(r.phase)).length;
+  const attention = c.rows.filter((r) => (r.state !== null && ATTENTION.has(r.state) && !DONE_PHASES.has(r.phase)) || isHeldDuplicate(r)).length;
   checks.push({ name: 'every row final or in an attention state', figure: `${c.rows.length - open.length - attention} final, ${attention} in attention, ${open.length} neither${open.length > 0 ? ` (e.g. line ${open[0]?.line} ${open[0]?.phase}/${open[0]?.state})` : ''}`, ok: open.length === 0 });
 
   checks.push({ name: 'reconciliation report', figure: `${c.differences} differences, ${c.unexplainedDifferences} unexplained`, ok: c.unexplainedDifferences === 0 });
