@@ -46,7 +46,7 @@ export type IntakeOutcome =
 
 export interface IntakeDeps {
   workspace: Workspace;
-  store: IntakeStore & DuplicateStore & Pick<PipelineStore, 'row'> & Pick<ApprovalStore, 'setApprovalState'>;
+  store: IntakeStore & DuplicateStore & Pick<PipelineStore, 'row' | 'unsettledRows'> & Pick<ApprovalStore, 'setApprovalState'>;
   batch: BatchConfig;
   policy: IntakePolicy;
   clock: Clock;
@@ -190,7 +190,9 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     }
     // Nothing to send (every row invalid, or its external_id used by an earlier batch): nothing for anyone to approve.
     // A row held as a possible duplicate may be sent once allowed: its batch still needs its approval.
-    if (deps.approval && counts.ready === 0 && duplicates.held === 0) await deps.store.setApprovalState(batch, 'not_needed', nothingToSend(counts));
+    if (deps.approval && counts.ready === 0 && (duplicates.held === 0 || (await deps.store.unsettledRows(batch)) === 0)) {
+      await deps.store.setApprovalState(batch, 'not_needed', nothingToSend(counts));
+    }
     return { kind: 'accepted', batch, file: claimed, ...counts, report: read.report };
   } catch (error) {
     // Not the file's fault (those end above as a rejected batch): the batch stays in intake for the next start to

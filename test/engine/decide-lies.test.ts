@@ -738,7 +738,7 @@ describe('decide: focused properties', () => {
         expect(d.patch?.reserve?.amount).toBe(quote);
       } else if (d.action.kind === 'cancel') {
         expect(d.action.outcome).toBe('quote_rejected');
-        expect(d.action.detail).toContain(`${quote / 100n}.${(quote % 100n).toString().padStart(2, '0')} USD`);
+        expect(d.action.detail).toContain(`${(quote / 100n).toLocaleString('en-US')}.${(quote % 100n).toString().padStart(2, '0')} USD`);
       }
     }
   });

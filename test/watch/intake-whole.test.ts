@@ -119,7 +119,7 @@ describe('a file taken whole or not at all', () => {
     await eventually(() => readdirSync(ctx.workspace.folders.failed).some((f) => f.endsWith('bad.csv.report.txt')), 10_000, 'the mismatch refused');
     const report = readFileSync(join(ctx.workspace.folders.failed, readdirSync(ctx.workspace.folders.failed).find((f) => f.endsWith('bad.csv.report.txt')) as string), 'utf8');
     expect(report).toMatch(/rows: the manifest says 21, the file has 20/);
-    expect(report).toMatch(/total in GBP: the manifest says 1\.00 GBP, the file has \d+\.\d\d GBP/);
+    expect(report).toMatch(/total in GBP: the manifest says 1\.00 GBP, the file has [\d,]+\.\d\d GBP/);
     expect([...paidAmounts(ctx.sandbox).keys()].some((id) => id.startsWith('V-'))).toBe(false);
   });
 });
