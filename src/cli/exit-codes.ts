@@ -51,6 +51,7 @@ const CODES: Readonly<Record<string, readonly Code[]>> = {
   console: STORE,
   'console login': STORE,
   approve: STORE,
+  allow: STORE,
   reject: STORE,
   keys: [ok, usage],
   'keys generate': [...ALWAYS, failure],
