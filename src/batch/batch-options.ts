@@ -14,6 +14,8 @@ export function readerOptions(batch: BatchConfig): ReaderOptions {
     maxSharedStringsBytes: batch.max_shared_strings_bytes,
     maxRowCharacters: batch.max_row_characters,
     maxColumns: batch.max_columns,
+    scratchAfterBytes: batch.scratch_after_bytes,
+    parallelMinBytes: batch.parallel_min_bytes,
     sheet: batch.sheet,
     decimalSeparator: batch.decimal_separator,
     iso20022: {

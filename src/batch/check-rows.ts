@@ -105,13 +105,17 @@ export function checkRow(columns: ColumnPlan, options: RowRuleOptions, { line, f
 export class RowChecker {
   private readonly batch: BatchRules;
 
-  /** `scratchRefused`: told once, in words for a person, when the scratch file is refused and the fingerprints stay in memory instead. */
+  /**
+   * `scratchRefused`: told once, in words for a person, when the scratch file is refused and the fingerprints stay in memory instead;
+   * `scratchAfterBytes`: how many bytes of them are kept in memory before the scratch file (batch.scratch_after_bytes).
+   */
   constructor(
     private readonly columns: ColumnPlan,
     private readonly options: RowRuleOptions,
     scratchRefused: (message: string) => void,
+    scratchAfterBytes: number,
   ) {
-    this.batch = new BatchRules(new FingerprintSpill((reason) => scratchRefused(`${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)`)));
+    this.batch = new BatchRules(new FingerprintSpill((reason) => scratchRefused(`${reason}; the fingerprints of its rows are kept in memory instead (about 60 bytes a row)`), scratchAfterBytes));
   }
 
   private locate(line: number, issue: FieldIssue): Issue {

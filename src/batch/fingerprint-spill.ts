@@ -15,28 +15,20 @@
 import type { Spill } from '../validate/key-partitions.js';
 import { ScratchFile } from './scratch-file.js';
 
-/**
- * Bytes of full buffers kept in memory before the scratch file is made: 2 MB,
- * 400 buffers of 256 records. `PAYBATCH_SCRATCH_AFTER_BYTES` changes it (the
- * tests set it to 0, to reach the scratch file with a few hundred rows).
- */
-export const IN_MEMORY_BYTES = bytesFrom(process.env.PAYBATCH_SCRATCH_AFTER_BYTES, 2 * 1024 * 1024);
-
-/** A whole number of bytes, or the default when there is none (or it is not one). */
-function bytesFrom(text: string | undefined, otherwise: number): number {
-  return text !== undefined && /^\d{1,15}$/.test(text.trim()) ? Number(text.trim()) : otherwise;
-}
-
 export class FingerprintSpill implements Spill {
   /** Each put's place: its words when kept in memory, its offset when in the scratch file. */
   private readonly places: (Uint32Array | number)[] = [];
   private inMemory = 0;
   private fileRefused = false;
 
+  /**
+   * `budget`: bytes of full buffers kept in memory before the scratch file is made (batch.scratch_after_bytes: 2 MB
+   * by default, 400 buffers of 256 records; the tests set 0, to reach the scratch file with a few hundred rows).
+   */
   constructor(
     private readonly refused: (reason: string) => void,
+    private readonly budget: number,
     private readonly file: Spill = new ScratchFile(),
-    private readonly budget = IN_MEMORY_BYTES,
   ) {}
 
   put(words: Uint32Array): number {

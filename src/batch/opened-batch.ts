@@ -20,6 +20,10 @@ export interface ReaderOptions {
   maxSharedStringsBytes: number;
   maxRowCharacters: number;
   maxColumns: number;
+  /** Bytes of the fingerprints for the rules across rows kept in memory before the scratch file (fingerprint-spill.ts). */
+  scratchAfterBytes: number;
+  /** A CSV file this large or larger is checked on every core (parallel-check.ts). */
+  parallelMinBytes: number;
   /** A spreadsheet's sheet, by name; its first visible sheet when absent. */
   sheet?: string;
   /** How a spreadsheet's number cells are written for output_amount, so that the row rules read them as they read text. */

@@ -44,8 +44,6 @@ const SEGMENT_CHARS = 64 * 1024;
  * 134 to 136 MB. At two with chunks of 250: 24.8 and 26.0 s, 133 and 135 MB. (Peaks vary by some 5 MB run to run.)
  */
 const PIECES_PER_CHECKER = 2;
-/** Files smaller than this are read on one thread: starting workers would cost more than it saves. */
-export const PARALLEL_MIN_BYTES = Number(process.env.PAYBATCH_PARALLEL_MIN_BYTES ?? 4 * 1024 * 1024);
 
 export interface ParallelCheck {
   delimiter: Delimiter;
@@ -74,7 +72,8 @@ export async function checkCsvInParallel(path: string, options: { reader: Reader
   const who = checkers(options.keepRows);
   if (who.workers === 0 || /\.(xlsx|xml)$/i.test(path)) return null;
   const size = await checkSize(path, options.reader.maxFileBytes);
-  if (size < PARALLEL_MIN_BYTES) return null;
+  // Smaller files (batch.parallel_min_bytes) are read on one thread: starting workers would cost more than it saves.
+  if (size < options.reader.parallelMinBytes) return null;
   const state: ByteState = { hash: createHash('sha256'), bytes: 0, lines: 1 };
   const chunks = textChunks(path, options.reader, state);
   try {

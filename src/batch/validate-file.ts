@@ -117,7 +117,7 @@ export async function validateFile(
   const totals = new Map<string, bigint>();
   (place ? opened.columns.warnings.map(place) : opened.columns.warnings).forEach(listWarning);
 
-  const checker = new RowChecker(opened.columns, options.rules, (message) => hooks.scratchRefused?.(message));
+  const checker = new RowChecker(opened.columns, options.rules, (message) => hooks.scratchRefused?.(message), options.reader.scratchAfterBytes);
   try {
     for await (const row of opened.rows) {
       const checked = checker.check(row);
@@ -154,7 +154,7 @@ async function validateInParallel(
   const { report, listError, listWarning } = listing;
   const totals = new Map<string, bigint>();
   parallel.columns.warnings.forEach(listWarning);
-  const checker = new RowChecker(parallel.columns, options.rules, (message) => hooks.scratchRefused?.(message));
+  const checker = new RowChecker(parallel.columns, options.rules, (message) => hooks.scratchRefused?.(message), options.reader.scratchAfterBytes);
   try {
     const none: Issue[] = [];
     for await (const segment of parallel.segments) {

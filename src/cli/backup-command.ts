@@ -5,6 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { JSON_FLAG } from './json-flag.js';
+import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
 import { withWorkspace } from './workspace-options.js';
 
 export function backupCommand(): Command {
@@ -18,7 +19,8 @@ export function backupCommand(): Command {
       const [{ loadConfig, workspaceHome }, { SqliteStore }, { openWorkspace }] = await Promise.all([
         import('../config/config.js'), import('../store/sqlite/sqlite-store.js'), import('../workspace/workspace.js'),
       ]);
-      if (loadConfig({ file: opts.config, home: opts.home }).store.url) {
+      const config = loadConfig({ file: opts.config, home: opts.home });
+      if (config.store.url) {
         throw new PaybatchError('the state is in PostgreSQL (store.url): back it up with PostgreSQL\'s own tools (pg_dump, or the server\'s continuous archiving), not with paybatch backup', ExitCode.failure);
       }
       const workspace = openWorkspace(workspaceHome(opts.home));
@@ -29,6 +31,7 @@ export function backupCommand(): Command {
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
       // Written under a temporary name beside it, then renamed: a half-made copy is never taken for a backup.
       const temporary = join(dirname(target), `.${basename(target)}.${randomUUID()}.tmp`);
+      keepSqliteTemporaryFilesBeside(config.store, workspace);
       const store = SqliteStore.open(workspace.database);
       try {
         await store.backup(temporary);

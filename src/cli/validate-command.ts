@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import type { Config } from '../config/config.js';
 import type { FileEntry, Finding } from '../engine/duplicate-screen.js';
 import type { ValidationReport } from '../batch/validate-file.js';
+import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
 import { withWorkspace } from './workspace-options.js';
 import type { Outlier } from '../validate/outliers.js';
 
@@ -42,7 +43,9 @@ async function twinsInWorkspace(entries: readonly FileEntry[], config: Config, h
   const [{ openStore }, { openWorkspace }, { duplicatesOfFile }] = await Promise.all([
     import('../store/open-store.js'), import('../workspace/workspace.js'), import('../engine/duplicate-screen.js'),
   ]);
-  const { store } = await openStore(config.store, openWorkspace(home));
+  const workspace = openWorkspace(home);
+  keepSqliteTemporaryFilesBeside(config.store, workspace);
+  const { store } = await openStore(config.store, workspace);
   try {
     return await duplicatesOfFile(entries, { store, batch: config.batch, now: systemClock.now() });
   } finally {

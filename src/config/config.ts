@@ -77,6 +77,13 @@ const batchSchema = z.strictObject({
    * allow (sent). One whose twin is still in flight is held whatever this says.
    */
   on_duplicate: z.enum(['hold', 'warn', 'allow']).default('hold'),
+  /**
+   * Bytes of a batch's fingerprints for the rules across rows kept in memory before a scratch file takes the rest
+   * (docs/batch-files.md); 0 goes to the scratch file at once.
+   */
+  scratch_after_bytes: z.number().int().nonnegative().default(2 * 1024 * 1024),
+  /** A CSV file of this many bytes or more is checked on every core; smaller ones on one thread (docs/performance.md). */
+  parallel_min_bytes: z.number().int().nonnegative().default(4 * 1024 * 1024),
   /** ISO 20022 pain.001 files (.xml): what they do not carry (docs/iso20022.md). */
   iso20022: iso20022Schema.default(() => ({ senders: {}, allow_equivalent_amount: false })),
 });

@@ -32,7 +32,7 @@ const words = (n: number): Uint32Array => Uint32Array.from({ length: 4 }, (_, i)
 describe('the spill of a batch\'s fingerprints', () => {
   it('keeps what fits the budget in memory, shared by every caller, and only then writes to the scratch file', () => {
     const file = countingFile();
-    const spill = new FingerprintSpill(() => expect.fail('not refused'), file, 3 * 16);
+    const spill = new FingerprintSpill(() => expect.fail('not refused'), 3 * 16, file);
     const at = [1, 2, 3, 4, 5].map((n) => spill.put(words(n)));
     expect(file.puts).toBe(2);
     for (const [i, place] of at.entries()) {
@@ -43,7 +43,7 @@ describe('the spill of a batch\'s fingerprints', () => {
   });
 
   it('keeps its own copy: the caller reuses its buffer', () => {
-    const spill = new FingerprintSpill(() => {}, countingFile());
+    const spill = new FingerprintSpill(() => {}, 2 * 1024 * 1024, countingFile());
     const buffer = words(1);
     const at = spill.put(buffer);
     buffer.fill(0);
@@ -55,7 +55,7 @@ describe('the spill of a batch\'s fingerprints', () => {
   it('keeps everything in memory once the scratch file is refused, says so once, and gives back what the file took before', () => {
     const file = countingFile(2);
     const refusals: string[] = [];
-    const spill = new FingerprintSpill((reason) => refusals.push(reason), file, 16);
+    const spill = new FingerprintSpill((reason) => refusals.push(reason), 16, file);
     const at = [1, 2, 3, 4, 5, 6].map((n) => spill.put(words(n)));
     expect(file.puts).toBe(2);
     expect(refusals).toEqual(['ENOSPC: no space left on device, write']);
@@ -68,7 +68,7 @@ describe('the spill of a batch\'s fingerprints', () => {
 
   it('carries on in memory when the temporary folder is missing, with the folder named in the reason', () => {
     const refusals: string[] = [];
-    const spill = new FingerprintSpill((reason) => refusals.push(reason), new ScratchFile(join(dir, 'missing')), 0);
+    const spill = new FingerprintSpill((reason) => refusals.push(reason), 0, new ScratchFile(join(dir, 'missing')));
     const at = spill.put(words(7));
     spill.put(words(8));
     const into = new Uint32Array(4);
@@ -87,7 +87,7 @@ describe('the spill of a batch\'s fingerprints', () => {
       reads.push(fd);
       throw Object.assign(new Error('EIO: i/o error, read'), { errno: -5, code: 'EIO', syscall: 'read' });
     };
-    const spill = new FingerprintSpill(() => expect.fail('the scratch file was made and written: nothing to keep in memory'), new ScratchFile(dir, failingDisk), 0);
+    const spill = new FingerprintSpill(() => expect.fail('the scratch file was made and written: nothing to keep in memory'), 0, new ScratchFile(dir, failingDisk));
     const at = spill.put(words(1));
     let thrown: unknown;
     try {

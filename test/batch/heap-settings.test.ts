@@ -24,7 +24,7 @@ keepHeapNearLive();
 const { validateFile } = await import('${built('src/batch/validate-file.js')}');
 const { readerOptions, ruleOptions } = await import('${built('src/batch/batch-options.js')}');
 const { configSchema } = await import('${built('src/config/config.js')}');
-const { batch } = configSchema.parse({});
+const { batch } = configSchema.parse({ batch: { parallel_min_bytes: 0 } });
 const report = await validateFile(process.argv[2], {
   reader: readerOptions(batch),
   rules: ruleOptions(batch, { now: () => Date.now() }),
@@ -108,7 +108,7 @@ describe('the heap settings', () => {
     await generateBatch(file, 60_000);
     const checker = join(dir, 'check.mjs');
     writeFileSync(checker, script);
-    const out = execFileSync(process.execPath, [checker, file], { encoding: 'utf8', env: { ...process.env, PAYBATCH_PARALLEL_MIN_BYTES: '0' } });
+    const out = execFileSync(process.execPath, [checker, file], { encoding: 'utf8' });
     const { rows, youngMb } = JSON.parse(out) as { rows: number; youngMb: number };
     expect(rows).toBe(60_000);
     // Two halves of 2 MB, or a step more when it grew before a worker was ready; 32 MB when the settings were lost.

@@ -1,7 +1,23 @@
 /**
  * Every reading test of reader.test.ts again, with every CSV file parsed and
- * checked on worker threads (however small): the same reports, the same rows,
- * the same errors at the same lines as on one thread.
+ * checked on worker threads (however small: batch.parallel_min_bytes 0): the
+ * same reports, the same rows, the same errors at the same lines as on one
+ * thread.
  */
-process.env.PAYBATCH_PARALLEL_MIN_BYTES = '0';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+import { readerOptions } from '../../src/batch/batch-options.js';
+import { checkCsvInParallel } from '../../src/batch/parallel-check.js';
+import { batchConfig, batchDefaults } from '../helpers/validation.js';
+import { RULES } from '../helpers/rows.js';
+
+batchDefaults.parallel_min_bytes = 0;
 await import('./reader.test.js');
+
+it.skipIf(availableParallelism() < 2)('reads a small CSV file on worker threads under these settings', async () => {
+  const file = fileURLToPath(new URL('../fixtures/batch/valid-lf.csv', import.meta.url));
+  const parallel = await checkCsvInParallel(file, { reader: readerOptions(batchConfig()), rules: RULES, keepRows: false });
+  expect(parallel).not.toBeNull();
+  for await (const _segment of parallel?.segments ?? []) void _segment;
+});

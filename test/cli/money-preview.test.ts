@@ -38,7 +38,9 @@ describe('money and previews, as commands print them', () => {
     const json = JSON.parse((await runCli(['validate', file, '--json'], { env: noWorkspace })).stdout) as { outliers: { line: number; because: string[] }[] };
     expect(json.outliers).toEqual([expect.objectContaining({ line: 11, external_id: 'TYPO-1', currency: 'GBP', amount: '9999999999', because: ['times_median'] })]);
     // A large CSV is checked on worker threads: the amounts come back from them (the external_id does not).
-    const threads = JSON.parse((await runCli(['validate', file, '--json'], { env: { ...noWorkspace, PAYBATCH_PARALLEL_MIN_BYTES: '0' } })).stdout) as { outliers: unknown[] };
+    const everyCore = join(dir, 'every-core.config.json');
+    writeFileSync(everyCore, JSON.stringify({ batch: { parallel_min_bytes: 0 } }));
+    const threads = JSON.parse((await runCli(['validate', file, '--json', '--config', everyCore], { env: noWorkspace })).stdout) as { outliers: unknown[] };
     expect(threads.outliers).toEqual([expect.objectContaining({ line: 11, external_id: null, currency: 'GBP', amount: '9999999999', because: ['times_median'] })]);
     const quiet = await runCli(['validate', gbrBatch(join(dir, 'quiet.csv'), usual(9))], { env: noWorkspace });
     expect(quiet.stdout).not.toMatch(/Amounts to check/);

@@ -1,4 +1,5 @@
 /** The CLI's process-wide settings, set once at start (src/cli/process-tuning.ts). */
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { keepSqliteTemporaryFilesBeside } from '../../src/cli/process-tuning.js';
 import type { StoreConfig } from '../../src/config/config.js';
@@ -18,5 +19,20 @@ describe('SQLite\'s temporary folder', () => {
     const postgres: NodeJS.ProcessEnv = {};
     keepSqliteTemporaryFilesBeside({ url: 'postgres://127.0.0.1/test' } as StoreConfig, workspace, postgres);
     expect(postgres.SQLITE_TMPDIR).toBeUndefined();
+  });
+});
+
+describe('every command that opens the store', () => {
+  it('sets SQLite\'s temporary folder first, the CLI\'s way (the store no longer does)', () => {
+    const cli = new URL('../../src/cli/', import.meta.url);
+    const opening = readdirSync(cli).filter((name) => name.endsWith('.ts'))
+      .map((name) => ({ name, text: readFileSync(new URL(name, cli), 'utf8') }))
+      .filter(({ text }) => /SqliteStore\.open\(|openStore\(/.test(text));
+    expect(opening.map(({ name }) => name)).toEqual(expect.arrayContaining(['backup-command.ts', 'demo-command.ts', 'engine-session.ts', 'read-store.ts', 'validate-command.ts']));
+    for (const { name, text } of opening) {
+      const open = text.search(/SqliteStore\.open\(|openStore\(/);
+      const set = text.indexOf('keepSqliteTemporaryFilesBeside(');
+      expect({ name, set: set >= 0 && set < open }).toEqual({ name, set: true });
+    }
   });
 });

@@ -36,11 +36,11 @@ describe('paybatch run and paybatch demo, as commands', () => {
     const home = join(dir, 'no-tmp');
     const env = {
       PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret,
-      TMPDIR: join(dir, 'missing'), PAYBATCH_SCRATCH_AFTER_BYTES: '0',
+      TMPDIR: join(dir, 'missing'),
     };
     // The workspace's folders, as a first command makes them (that command is tested above).
     openWorkspace(home);
-    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid', scratch_after_bytes: 0 } }));
     // One sender on every row: its partition of the rules across rows spills at 256 rows.
     await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
     const result = await runCli(['run', '--wait', '2s'], { env });
@@ -57,11 +57,11 @@ describe('paybatch run and paybatch demo, as commands', () => {
     mkdirSync(scratch);
     const env = {
       PAYBATCH_HOME: home, PAYBATCH_BASE_URL: suite.sandbox.url, PAYBATCH_API_KEY: suite.sandbox.apiKey, PAYBATCH_API_SECRET: suite.sandbox.apiSecret,
-      TMPDIR: scratch, PAYBATCH_SCRATCH_AFTER_BYTES: '0',
+      TMPDIR: scratch,
     };
     // The workspace's folders, as a first command makes them (that command is tested above).
     openWorkspace(home);
-    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid' } }));
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { invalid_rows: 'skip_invalid', scratch_after_bytes: 0 } }));
     await generateBatch(join(home, 'inbox', 'big.csv'), 300, 1);
     // The child's reads of its scratch file fail (test/helpers/eio-on-scratch-read.mjs); the rest of its disk is sound.
     const failingDisk = `--import ${new URL('../helpers/eio-on-scratch-read.mjs', import.meta.url).href}`;

@@ -133,12 +133,15 @@ describe('paybatch validate on a large file, through a pipe', () => {
       await generateBatch(file, 30_000);
       // A repeated external_id far apart: found through what was kept in memory.
       appendFileSync(file, `${readFileSync(file, 'utf8').split('\n')[1]}\n`);
-      const env = { PAYBATCH_HOME: join(dir, 'none'), PAYBATCH_SCRATCH_AFTER_BYTES: '0' };
-      const refused = await runCli(['validate', '--json', file], { env: { ...env, TMPDIR: join(dir, 'missing') } });
+      const env = { PAYBATCH_HOME: join(dir, 'none') };
+      // The scratch file at once (batch.scratch_after_bytes 0), not after 2 MB of fingerprints.
+      const config = join(dir, 'paybatch.config.json');
+      writeFileSync(config, JSON.stringify({ batch: { scratch_after_bytes: 0 } }));
+      const refused = await runCli(['validate', '--json', '--config', config, file], { env: { ...env, TMPDIR: join(dir, 'missing') } });
       expect(refused.stderr.trim().split('\n')).toEqual([
         expect.stringMatching(/^paybatch: warning: cannot make the scratch file for the rules across rows in .*missing \(the temporary folder; TMPDIR sets another\): ENOENT.*; the fingerprints of its rows are kept in memory instead/),
       ]);
-      const onDisk = await runCli(['validate', '--json', file], { env: { ...env, TMPDIR: dir } });
+      const onDisk = await runCli(['validate', '--json', '--config', config, file], { env: { ...env, TMPDIR: dir } });
       expect(onDisk.stderr).toBe('');
       expect(refused.code).toBe(1);
       expect(JSON.parse(refused.stdout)).toEqual(JSON.parse(onDisk.stdout));

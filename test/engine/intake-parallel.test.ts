@@ -1,7 +1,9 @@
 /**
  * Every intake test of intake.test.ts again, with every CSV file parsed and
- * checked on worker threads (however small): the same rows stored, the same
- * outcomes, the same reports.
+ * checked on worker threads (however small: batch.parallel_min_bytes 0): the
+ * same rows stored, the same outcomes, the same reports.
  */
-process.env.PAYBATCH_PARALLEL_MIN_BYTES = '0';
+import { batchDefaults } from '../helpers/validation.js';
+
+batchDefaults.parallel_min_bytes = 0;
 await import('./intake.test.js');

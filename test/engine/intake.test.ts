@@ -10,6 +10,7 @@ import { takeFile, takeWhenComplete } from '../../src/engine/intake.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
+import { batchConfig } from '../helpers/validation.js';
 
 const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/templates/${name}`, import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/batch/${name}`, import.meta.url));
@@ -28,7 +29,7 @@ describe('taking files in from the inbox', () => {
     dir = mkdtempSync(join(tmpdir(), 'paybatch-intake-'));
     workspace = openWorkspace(join(dir, 'ws'));
     store = SqliteStore.open(workspace.database);
-    deps = { workspace, store, batch: configSchema.parse({}).batch, intake: configSchema.parse({}).intake, policy: 'reject_file', clock };
+    deps = { workspace, store, batch: batchConfig(), intake: configSchema.parse({}).intake, policy: 'reject_file', clock };
   });
   afterEach(async () => {
     await store.close();
@@ -196,7 +197,7 @@ describe('an intake the process died in', () => {
       expect((await store.batch(batch))?.status).toBe('rejected');
       expect(readdirSync(workspace.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done']);
       expect(readdirSync(workspace.folders.processing)).toEqual([]);
-      const deps = { workspace, store, batch: configSchema.parse({}).batch, intake: configSchema.parse({ intake: { marker: 'required' } }).intake, policy: 'reject_file' as const, clock: new ManualClock(Date.now() + 60_000) };
+      const deps = { workspace, store, batch: batchConfig(), intake: configSchema.parse({ intake: { marker: 'required' } }).intake, policy: 'reject_file' as const, clock: new ManualClock(Date.now() + 60_000) };
       expect(await take(join(workspace.folders.inbox, 'eur.csv'), deps)).toMatchObject({ kind: 'accepted', ready: 3 });
       expect(await recoverInterruptedIntakes({ workspace, store, knownBatches: known })).toEqual([]);
       // A file claimed by a process that died before recording its batch goes back too.

@@ -8,7 +8,7 @@ import { BUSY_GROUPS_PER_SECOND } from '../../src/store/sqlite/checkpointer.js';
 import type { SqliteDatabase } from '../../src/store/sqlite/database.js';
 
 /** A module of the built store, as a string literal for a child's script (a child runs JavaScript, from dist/). */
-export const builtStoreModule = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/${path}`, import.meta.url).href);
+export const builtStoreModule = (path: string): string => JSON.stringify(new URL(`../../dist/src/store/sqlite/${path}`, import.meta.url).href);
 
 /** better-sqlite3, as a string literal for a child's script. */
 export const SQLITE_MODULE = JSON.stringify(new URL('../../node_modules/better-sqlite3/lib/index.js', import.meta.url).href);

@@ -7,7 +7,13 @@ import { configSchema } from '../../src/config/config.js';
 import type { RowRuleOptions } from '../../src/validate/row-rules.js';
 import { RULES } from './rows.js';
 
-export const batchConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ batch: overrides }).batch;
+/**
+ * The `batch.*` settings every batchConfig() starts from: a test file that runs another's tests again under other
+ * settings (reader-parallel.test.ts: every CSV file on worker threads) sets them before it imports that file.
+ */
+export const batchDefaults: Record<string, unknown> = {};
+
+export const batchConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ batch: { ...batchDefaults, ...overrides } }).batch;
 
 export const validate = (file: string, overrides: Record<string, unknown> = {}, rules: RowRuleOptions = RULES): Promise<ValidationReport> =>
   validateFile(file, { reader: readerOptions(batchConfig(overrides)), rules, maxReportedIssues: 100 });

@@ -82,5 +82,25 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect(await store.row(third, 2)).toMatchObject({ phase: 'not_sent' });
       expect(await store.rowBySubmittedExternalId('R-1')).toBeUndefined();
     });
+
+    it('records a batch\'s recipients in statements of a hundred and the rest, an entry recorded again replaced; a finding recorded again keeps who allowed it', async () => {
+      const ids = Array.from({ length: 250 }, (_, i) => `M-${i + 1}`);
+      const batch = await batchOf('d', ids);
+      await store.recordRecipients(batch, [entry(2, '555')]);
+      await store.acceptBatch(batch);
+      const since = '2026-02-01T00:00:00.000Z';
+      // 250 rows, 25 of them (ids ending in 9) paying 99; line 2 recorded again paying 555.
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 1000)).length).toBe(224);
+      expect((await store.twinsOf({ batch_id: '', ...entry(0, '555') }, since, 1000)).map((t) => t.line)).toEqual([2]);
+      expect((await store.twinsOf({ batch_id: '', ...entry(0, '99') }, since, 1000)).map((t) => t.line).sort((x, y) => x - y).at(-1)).toBe(250);
+
+      const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready', state: null, at: AT };
+      await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'hold', detail: 'held' }]);
+      const allowance = { person: 'Grace Hopper', reason: 'meant', at: '2026-03-03T10:00:00.000Z' };
+      expect(await store.allowDuplicate(batch, 3, allowance)).toBe(true);
+      await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'warn', detail: 'found again' }]);
+      expect(await store.possibleDuplicates(batch)).toEqual([expect.objectContaining({ line: 3, action: 'warn', detail: 'found again', allowed_by: 'Grace Hopper', allowed_reason: 'meant', allowed_at: allowance.at })]);
+      expect(await store.row(batch, 3)).toMatchObject({ phase: 'ready' });
+    });
   });
 }

@@ -78,12 +78,7 @@ function postgresStore(pool: pg.Pool): PostgresStore {
     claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
     // possible duplicates (engine/duplicates.ts decides)
     recordRecipients: (batchId, entries) => c.tx((tx) => duplicates.recordRecipientsPg(tx, batchId, entries)),
-    twinsOf: (query, since, limit) => duplicates.twinsOfPg(c, query, since, limit),
-    batchTwins: (batchId, after, upto, since) => duplicates.batchTwinsPg(c, batchId, after, upto, since),
     recordPossibleDuplicates: (found) => c.tx((tx) => duplicates.recordPossibleDuplicatesPg(tx, found)),
-    possibleDuplicates: (batchId) => duplicates.possibleDuplicatesPg(c, batchId),
-    heldDuplicates: (limit) => duplicates.heldDuplicatesPg(c, limit),
-    endHeldDuplicates: (batchId, outcome, detail) => duplicates.endHeldDuplicatesPg(c, batchId, outcome, detail),
     allowDuplicate: (batchId, line, allowance) => c.tx((tx) => duplicates.allowDuplicatePg(tx, batchId, line, allowance, (entry) => appendAuditIn(tx, entry))),
     // work shared between workers
     joinWorkers: (me, isAlive) => shared.joinWorkers(c, me, isAlive),

@@ -9,6 +9,7 @@ import type { Store } from '../port.js';
 import * as audit from './audit.js';
 import type { SqlConnection } from './connection.js';
 import * as coordination from './coordination.js';
+import * as duplicates from './duplicates.js';
 import * as intake from './intake.js';
 import * as outbox from './outbox.js';
 import * as pipeline from './pipeline.js';
@@ -19,8 +20,8 @@ export type DialectOwn =
   | 'beginBatch' | 'addRows' | 'invalidateRow' | 'suspendIntake' | 'rejectBatch' | 'withdrawBatch' | 'acceptBatch'
   | 'commitRow' | 'stopCurrency' | 'batchCorridors' | 'endReadyRowsOfCorridor' | 'dueReads' | 'catchUpReads' | 'metricsFigures'
   | 'acquireLease' | 'appendAudit' | 'claimDueNotifications' | 'close'
-  // possible duplicates: each database's own statements for now (sqlite/duplicates.ts, postgres/duplicates.ts)
-  | 'recordRecipients' | 'twinsOf' | 'batchTwins' | 'recordPossibleDuplicates' | 'possibleDuplicates' | 'heldDuplicates' | 'endHeldDuplicates' | 'allowDuplicate';
+  // possible duplicates: the writes of several statements (statements in duplicates.ts, run in each database's transaction)
+  | 'recordRecipients' | 'recordPossibleDuplicates' | 'allowDuplicate';
 
 export type SharedStore = Omit<Store, DialectOwn>;
 
@@ -57,6 +58,12 @@ export function sharedStore(c: SqlConnection): SharedStore {
     rowsWaitingOnSender: (senderExternalId) => pipeline.rowsWaitingOnSender(c, senderExternalId),
     recordHeartbeat: (name, at) => pipeline.recordHeartbeat(c, name, at),
     lastHeartbeat: (name) => pipeline.lastHeartbeat(c, name),
+    // possible duplicates (engine/duplicates.ts decides)
+    twinsOf: (query, since, limit) => duplicates.twinsOf(c, query, since, limit),
+    batchTwins: (batchId, after, upto, since) => duplicates.batchTwins(c, batchId, after, upto, since),
+    possibleDuplicates: (batchId) => duplicates.possibleDuplicates(c, batchId),
+    heldDuplicates: (limit) => duplicates.heldDuplicates(c, limit),
+    endHeldDuplicates: (batchId, outcome, detail) => duplicates.endHeldDuplicates(c, batchId, outcome, detail),
     // reports
     progress: (batchId) => reports.progress(c, batchId),
     ledgerRows: (scope) => reports.ledgerRows(c, scope),

@@ -14,7 +14,6 @@
  * transaction, and recorded in a ledger (STYLE 4).
  */
 import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { UnsafePath } from '../../workspace/safe-files.js';
 import Database from 'better-sqlite3';
 import { DatabaseUnusable } from '../../errors.js';
@@ -92,19 +91,11 @@ export function damagedMessage(file: string, problems: readonly string[]): strin
 }
 
 /**
- * SQLite's own temporary files (large sorts, statement journals) go beside the
- * database, not in the system's temporary folder: the disk that holds the
- * database is the one paybatch needs anyway, and a full or missing temporary
- * folder then stops nothing. SQLite reads the folder once, when it first needs
- * one: the first database opened sets it; one the user set is kept.
+ * Opens the database file. Where SQLite keeps its own temporary files is
+ * process-wide and set by the CLI before it opens one (cli/process-tuning.ts),
+ * not here.
  */
-function keepSqliteTemporaryFilesBeside(file: string): void {
-  if (file === ':memory:' || file === '') return;
-  process.env.SQLITE_TMPDIR ??= dirname(resolve(file));
-}
-
 export function openDatabase(file: string): SqliteDatabase {
-  keepSqliteTemporaryFilesBeside(file);
   refuseLinks(file);
   if (!existsSync(file)) closeSync(openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
   const db = new Database(file);

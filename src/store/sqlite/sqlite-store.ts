@@ -73,13 +73,8 @@ function sqliteStore(db: SqliteDatabase): SqliteStore {
     appendAudit: (entry) => appendAudit(c, entry),
     claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
     // possible duplicates (engine/duplicates.ts decides)
-    recordRecipients: async (batchId, entries) => c.atomic(() => duplicates.recordRecipientsSqlite(db, batchId, entries)),
-    twinsOf: async (query, since, limit) => duplicates.twinsOfSqlite(db, query, since, limit),
-    batchTwins: async (batchId, after, upto, since) => duplicates.batchTwinsSqlite(db, batchId, after, upto, since),
-    recordPossibleDuplicates: async (found) => c.atomic(() => duplicates.recordPossibleDuplicatesSqlite(db, found)),
-    possibleDuplicates: async (batchId) => duplicates.possibleDuplicatesSqlite(db, batchId),
-    heldDuplicates: async (limit) => duplicates.heldDuplicatesSqlite(db, limit),
-    endHeldDuplicates: async (batchId, outcome, detail) => duplicates.endHeldDuplicatesSqlite(db, batchId, outcome, detail),
-    allowDuplicate: async (batchId, line, allowance) => c.atomic(() => duplicates.allowDuplicateSqlite(db, batchId, line, allowance, (entry) => appendAuditNow(c, entry))),
+    recordRecipients: async (batchId, entries) => c.atomic(() => duplicates.recordRecipientsSqlite(c, batchId, entries)),
+    recordPossibleDuplicates: async (found) => c.atomic(() => duplicates.recordPossibleDuplicatesSqlite(c, found)),
+    allowDuplicate: async (batchId, line, allowance) => c.atomic(() => duplicates.allowDuplicateSqlite(c, batchId, line, allowance, (entry) => appendAuditNow(c, entry))),
   };
 }

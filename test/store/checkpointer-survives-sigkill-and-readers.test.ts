@@ -27,7 +27,7 @@ const WRITER = `
   for (let g = 1; Date.now() < end; g++) {
     await Promise.all(Array.from({ length: 20 }, (_, k) => store.row(batch, 2 + k).then((r) => store.commitRow(batch, 2 + k, r.revision, { changes: { next_read_at: g * 100 + k, errors: [{ pad: 'x'.repeat(2000) }] } }))));
     writeSync(1, 'g ' + g + ' wal ' + statSync(file + '-wal').size + '\\n');
-    if (!said && store.checkpointer.running) { said = true; writeSync(1, 'running\\n'); }
+    if (!said && store.connection.checkpointer.running) { said = true; writeSync(1, 'running\\n'); }
   }
   await store.close();
   writeSync(1, 'closed\\n');

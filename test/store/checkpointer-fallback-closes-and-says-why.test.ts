@@ -24,11 +24,11 @@ const SCRIPT = `
   // The database file is removed (an operator's mistake, a cleaner): under load, no thread can open it.
   rmSync(file);
   let i = 0;
-  while (!store.checkpointer.failed && i < 200000) {
+  while (!store.connection.checkpointer.failed && i < 200000) {
     const row = await store.row(batch, 2);
     await store.commitRow(batch, 2, row.revision, { changes: { next_read_at: ++i } });
   }
-  if (!store.checkpointer.failed) process.exit(2);
+  if (!store.connection.checkpointer.failed) process.exit(2);
   // The command's last step.
   await store.close();
   console.log('closed');

@@ -142,10 +142,10 @@ describe('the engine against a service that lies', () => {
     expect(usd?.need_person).toBe(12);
     const rows = await ctx.results(usd?.batch as string);
     expect(rows[0]).toMatchObject({ state: 'canceled', state_reason_code: 'insufficient_funds' });
-    expect(rows[0]?.state_reason).toMatch(/^the service refused funding [\d,]+\.\d\d USD for lack of balance \("balance insufficient funds"\)$/);
+    expect(rows[0]?.state_reason).toMatch(/^the service refused funding \d{1,3}(,\d{3})*\.\d\d USD for lack of balance \("balance insufficient funds"\)$/);
     for (const row of rows.slice(1)) {
       expect(row.state_reason_code).toBe('insufficient_funds');
-      expect(row.state_reason).toMatch(/the USD balance ran out \(batch B\S+ line 2: funding [\d,]+\.\d\d USD refused\)/);
+      expect(row.state_reason).toMatch(/the USD balance ran out \(batch B\S+ line 2: funding \d{1,3}(,\d{3})*\.\d\d USD refused\)/);
     }
     // Stopped at once: one funding call in USD, and only the rows already on their way were created (then cancelled).
     const usdCreated = [...ctx.sandbox.store.allTransactions()].filter((t) => t.external_id.startsWith('USD-ROW-'));

@@ -20,7 +20,7 @@ const SCRIPT = `
   const { SqliteStore } = await import(${builtStoreModule('sqlite-store.js')});
   const [file, other, mode] = process.argv.slice(2);
   const store = SqliteStore.open(file);
-  if (mode === 'control') store.checkpointer = null;
+  if (mode === 'control') store.connection.checkpointer = null;
   const rows = (sha, n) => Array.from({ length: n }, (_, i) => ({ line: i + 2, external_id: 'E-' + sha + i, errors: [], request: { external_id: 'E-' + sha + i, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' } } }));
   async function batchOf(sha, n) {
     const batch = await store.beginBatch({ file_name: sha + '.csv', sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
@@ -36,7 +36,7 @@ const SCRIPT = `
     }
   }
   await busy(1500);
-  const startedFirst = store.checkpointer?.running ?? 'control';
+  const startedFirst = store.connection.checkpointer?.running ?? 'control';
   // The file put in its place: a sound database in WAL mode with a table of its own.
   const b = new Database(other);
   b.pragma('journal_mode = WAL');
@@ -44,12 +44,12 @@ const SCRIPT = `
   b.close();
   // A quiet spell long enough for the thread to end (5 s, checked every 5 s).
   await new Promise((resolve) => setTimeout(resolve, 10_500));
-  const endedInQuiet = store.checkpointer ? !store.checkpointer.running : 'control';
+  const endedInQuiet = store.connection.checkpointer ? !store.connection.checkpointer.running : 'control';
   renameSync(other, file);
   await busy(800);
   await batchOf('b', 300);
   await busy(1200);
-  const startedAgain = store.checkpointer?.running ?? 'control';
+  const startedAgain = store.connection.checkpointer?.running ?? 'control';
   // The file now at the path, as it is on disk while the process still runs.
   copyFileSync(file, file + '.snapshot');
   await store.close();

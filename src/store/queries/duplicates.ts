@@ -1,0 +1,121 @@
+/**
+ * The possible-duplicate queries (see engine/duplicates.ts): the recipient
+ * accounts of rows, candidate twins, what was found, and a person's allowance.
+ * Written once for both databases, with `?` placeholders. The reads are
+ * functions taking a connection, bound in shared-store.ts; the writes that
+ * need a transaction of several statements are run by each database's own
+ * (sqlite/duplicates.ts in c.atomic, postgres/duplicates.ts in c.tx) from the
+ * statements and parameters here. Nothing here decides: the engine does, from
+ * what these return.
+ */
+import type { NewAuditEntry } from '../../audit/chain.js';
+import { DUPLICATE_HOLD, NEVER_SENT_PHASES, REASONS } from '../../payout-states.js';
+import type { Allowance, PossibleDuplicate, RecipientEntry, Twin, TwinQuery } from '../port.js';
+import { phaseList } from '../sql-lists.js';
+import type { SqlConnection } from './connection.js';
+
+/** Rows that ended unpaid are nobody's twin: never sent, or final but not paid (cancelled, refunded). */
+const NOT_UNPAID = `r.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (r.phase = 'final' AND COALESCE(r.state, '') <> 'paid')`;
+
+const TWINS = `SELECT r.batch_id, r.line, r.external_id, r.phase, r.state, COALESCE(r.created_at, b.received_at) AS at
+  FROM row_recipients k JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line JOIN batches b ON b.id = k.batch_id
+  WHERE k.recipient_key = ? AND k.currency = ? AND k.amount = ?
+    AND k.batch_id <> ?
+    AND ${NOT_UNPAID} AND COALESCE(r.created_at, b.received_at) >= ?
+  ORDER BY at DESC, r.batch_id, r.line LIMIT ?`;
+
+/** Twins of a batch's rows in a range of lines, found in one pass over the index: (line, twin) pairs. */
+const BATCH_TWINS = `SELECT k.line AS of_line, r.batch_id, r.line, r.external_id, r.phase, r.state, COALESCE(r.created_at, b.received_at) AS at
+  FROM row_recipients k
+  JOIN row_recipients t ON t.recipient_key = k.recipient_key AND t.currency = k.currency AND t.amount = k.amount AND t.batch_id <> k.batch_id
+  JOIN rows r ON r.batch_id = t.batch_id AND r.line = t.line JOIN batches b ON b.id = t.batch_id
+  WHERE k.batch_id = ? AND k.line > ? AND k.line <= ? AND ${NOT_UNPAID} AND COALESCE(r.created_at, b.received_at) >= ?
+  ORDER BY k.line`;
+
+export type LineTwin = Twin & { of_line: number };
+
+interface FoundColumns {
+  batch_id: string; line: number; external_id: string | null; twin_batch: string; twin_line: number; twin_external_id: string | null;
+  twin_state: string; twin_at: string; action: string; detail: string; allowed_by: string | null; allowed_reason: string | null; allowed_at: string | null;
+}
+
+const toFound = (c: FoundColumns): PossibleDuplicate => ({
+  batch_id: c.batch_id, line: c.line, external_id: c.external_id, action: c.action, detail: c.detail,
+  twin: { batch_id: c.twin_batch, line: c.twin_line, external_id: c.twin_external_id, phase: c.twin_state, state: c.twin_state, at: c.twin_at },
+  allowed_by: c.allowed_by, allowed_reason: c.allowed_reason, allowed_at: c.allowed_at,
+});
+
+export async function twinsOf(c: SqlConnection, query: TwinQuery, since: string, limit: number): Promise<Twin[]> {
+  return c.all<Twin>(TWINS, [query.key, query.currency, query.amount, query.batch_id, since, limit]);
+}
+
+export async function batchTwins(c: SqlConnection, batchId: string, after: number, upto: number, since: string): Promise<LineTwin[]> {
+  return c.all<LineTwin>(BATCH_TWINS, [batchId, after, upto, since]);
+}
+
+export async function possibleDuplicates(c: SqlConnection, batchId: string): Promise<PossibleDuplicate[]> {
+  return (await c.all<FoundColumns>('SELECT * FROM possible_duplicates WHERE batch_id = ? ORDER BY line', [batchId])).map(toFound);
+}
+
+export async function heldDuplicates(c: SqlConnection, limit: number): Promise<PossibleDuplicate[]> {
+  return (await c.all<FoundColumns>(`SELECT d.* FROM possible_duplicates d JOIN rows r ON r.batch_id = d.batch_id AND r.line = d.line
+    WHERE r.phase = '${DUPLICATE_HOLD}' ORDER BY d.batch_id, d.line LIMIT ?`, [limit])).map(toFound);
+}
+
+export async function endHeldDuplicates(c: SqlConnection, batchId: string, outcome: string | null, detail: string | null): Promise<number> {
+  return c.run(`UPDATE rows SET phase = 'not_sent', outcome = ?, outcome_detail = ?, revision = revision + 1 WHERE batch_id = ? AND phase = '${DUPLICATE_HOLD}'`,
+    [outcome, detail, batchId]);
+}
+
+// The writes each database runs in a transaction of its own: statements and their parameters.
+
+/** Recipient entries go in this many to a statement. */
+export const RECIPIENTS_PER_STATEMENT = 100;
+
+/** The statement recording `count` recipient entries; its parameters are recipientParams'. */
+export function recordRecipientsStatement(count: number): string {
+  return `INSERT INTO row_recipients (batch_id, line, recipient_key, currency, amount) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?)').join(', ')}
+    ON CONFLICT (batch_id, line) DO UPDATE SET recipient_key = EXCLUDED.recipient_key, currency = EXCLUDED.currency, amount = EXCLUDED.amount`;
+}
+
+export const recipientParams = (batchId: string, entries: readonly RecipientEntry[]): unknown[] =>
+  entries.flatMap((e) => [batchId, e.line, e.key, e.currency, e.amount]);
+
+export type Finding = Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>;
+
+/** A finding kept; found again, its twin and action are the new ones and a person's allowance stays. */
+export const RECORD_FINDING = `INSERT INTO possible_duplicates (batch_id, line, external_id, twin_batch, twin_line, twin_external_id, twin_state, twin_at, action, detail)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id, line) DO UPDATE SET twin_batch = EXCLUDED.twin_batch, twin_line = EXCLUDED.twin_line,
+  twin_external_id = EXCLUDED.twin_external_id, twin_state = EXCLUDED.twin_state, twin_at = EXCLUDED.twin_at, action = EXCLUDED.action, detail = EXCLUDED.detail`;
+
+export const findingParams = (f: Finding): unknown[] =>
+  [f.batch_id, f.line, f.external_id, f.twin.batch_id, f.twin.line, f.twin.external_id, f.twin.state ?? f.twin.phase, f.twin.at, f.action, f.detail];
+
+/**
+ * Holds a row of a batch being taken in: sendable as stored ('ready'), or waiting for its acceptance ('checking': its
+ * external_id looked taken; PostgreSQL stores every row so). Not one whose external_id another row was or will be sent
+ * with: the acceptance refuses that one, as before.
+ */
+export const HOLD = `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = ?, outcome_detail = ?, revision = revision + 1
+  WHERE batch_id = ? AND line = ? AND phase IN ('ready', 'checking') AND NOT EXISTS (
+    SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (o.batch_id = rows.batch_id AND o.line = rows.line))`;
+
+export const holdParams = (f: Finding): unknown[] => [REASONS.possibleDuplicate, f.detail, f.batch_id, f.line];
+
+/** A held row made sendable again by a person: the first statement of an allowance, with (batch, line). */
+export const RELEASE_HELD = `UPDATE rows SET phase = 'ready', outcome = NULL, outcome_detail = NULL, revision = revision + 1
+  WHERE batch_id = ? AND line = ? AND phase = '${DUPLICATE_HOLD}'`;
+
+/** Who allowed it, why and when: the second, with allowanceParams; it returns the finding. */
+export const RECORD_ALLOWANCE = 'UPDATE possible_duplicates SET allowed_by = ?, allowed_reason = ?, allowed_at = ? WHERE batch_id = ? AND line = ? RETURNING *';
+
+export const allowanceParams = (batchId: string, line: number, allowance: Allowance): unknown[] =>
+  [allowance.person, allowance.reason, allowance.at, batchId, line];
+
+/** The audit entry of an allowance, from the finding RECORD_ALLOWANCE returned. */
+export function allowanceEntry(batchId: string, line: number, allowance: Allowance, found: { external_id: string | null; twin_batch: string; twin_line: number; twin_external_id: string | null } | undefined): NewAuditEntry {
+  return {
+    at: allowance.at, actor: allowance.person, action: 'duplicate_allowed', subject: `${batchId} line ${line}`,
+    details: { reason: allowance.reason, external_id: found?.external_id ?? null, twin: found ? { batch: found.twin_batch, line: found.twin_line, external_id: found.twin_external_id } : null },
+  };
+}
