@@ -13,6 +13,7 @@
  */
 export const UNIT = [
   'test/api/answers.test.ts',
+  'test/api/rate-bucket.test.ts',
   'test/batch/record-boundaries.test.ts',
   'test/batch/xlsx-bounds.test.ts',
   'test/chaos/invariants.test.ts',

@@ -6,8 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { PayoutClient } from '../api/client.js';
+import { anyLimit } from '../api/rate-bucket.js';
+import type { TokenSource } from '../api/rate-limiter.js';
+import { memoryTokens, RateLimiter, sleepUnlessStopped } from '../api/rate-limiter.js';
 import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import type { RunningSandbox } from '../sandbox/start.js';
 import type { ServiceConfig } from '../config/config.js';
@@ -50,9 +54,15 @@ export async function connectService(
     clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void; connections?: number;
     /** The workspace whose embedded sandbox is used (its state and secret kept there); absent: one in memory, for this process alone. */
     home?: string;
+    /** Where service.rate_limits' tokens are taken: the shared database's buckets with several workers; absent: this process's own. */
+    rateTokens?: TokenSource;
   } = {},
 ): Promise<ServiceConnection> {
+  const limits = service.rate_limits;
+  // The service counts its windows in real seconds: the limiter reads the system clock whatever clock the engine is given.
+  const rateLimiter = anyLimit(limits) ? new RateLimiter(limits, options.rateTokens ?? memoryTokens(), systemClock, sleepUnlessStopped) : undefined;
   const clientOptions = {
+    rateLimiter,
     clock: options.clock,
     // As many connections as calls may be in flight (engine.concurrency): with fewer, the calls past them wait for one.
     connections: options.connections,
