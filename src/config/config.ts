@@ -87,10 +87,7 @@ const rateLimitSchema = z.strictObject({
   per: z.enum(['second', 'minute']).default('second'),
 });
 
-/**
- * The request rates the service publishes (see docs/operations.md): never exceeded in any window, by every worker
- * together on PostgreSQL. Each absent: not limited. A Retry-After the service sends is obeyed on top.
- */
+/** The request rates the service publishes; a Retry-After the service sends is obeyed on top. */
 const rateLimitsSchema = z.strictObject({
   /** Every call, whatever its endpoint. */
   overall: rateLimitSchema.optional(),
@@ -116,6 +113,7 @@ const serviceSchema = z.strictObject({
   timeout_ms: delayMs.default(15_000),
   max_answer_bytes: positive.default(4 * 1024 * 1024),
   retry: z.strictObject({ base_ms: delayMs.default(250), cap_ms: delayMs.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
+  /** Request rates never exceeded in any window, by all workers together (docs/operations.md); each absent: not limited. */
   rate_limits: rateLimitsSchema.default(() => ({})),
 });
 
