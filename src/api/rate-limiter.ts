@@ -13,7 +13,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
 import type { Bucket, RateEndpoint, RateLimits } from './rate-bucket.js';
-import { bucketsFor, MemoryBuckets } from './rate-bucket.js';
+import { anyLimit, bucketsFor, MemoryBuckets } from './rate-bucket.js';
+import { systemClock } from '../clock.js';
 
 /** Takes a token from every bucket and returns 0, or takes none and returns the ms until they all have one. */
 export type TokenSource = (buckets: readonly Bucket[], now: number) => Promise<number>;
@@ -67,4 +68,13 @@ export class RateLimiter {
       await this.sleep(Math.max(1, Math.ceil(wait)), signal);
     }
   }
+}
+
+/**
+ * The limiter for service.rate_limits, or none when no limit is set. The service counts its windows in real seconds:
+ * it reads the system clock, whatever clock the engine is given. `tokens`: the shared database's buckets with several
+ * workers; absent, this process's own.
+ */
+export function configuredRateLimiter(limits: RateLimits, tokens?: TokenSource): RateLimiter | undefined {
+  return anyLimit(limits) ? new RateLimiter(limits, tokens ?? memoryTokens(), systemClock, sleepUnlessStopped) : undefined;
 }

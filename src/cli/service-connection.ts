@@ -6,12 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { PayoutClient } from '../api/client.js';
-import { anyLimit } from '../api/rate-bucket.js';
 import type { TokenSource } from '../api/rate-limiter.js';
-import { memoryTokens, RateLimiter, sleepUnlessStopped } from '../api/rate-limiter.js';
+import { configuredRateLimiter } from '../api/rate-limiter.js';
 import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import type { RunningSandbox } from '../sandbox/start.js';
 import type { ServiceConfig } from '../config/config.js';
@@ -58,9 +56,7 @@ export async function connectService(
     rateTokens?: TokenSource;
   } = {},
 ): Promise<ServiceConnection> {
-  const limits = service.rate_limits;
-  // The service counts its windows in real seconds: the limiter reads the system clock whatever clock the engine is given.
-  const rateLimiter = anyLimit(limits) ? new RateLimiter(limits, options.rateTokens ?? memoryTokens(), systemClock, sleepUnlessStopped) : undefined;
+  const rateLimiter = configuredRateLimiter(service.rate_limits, options.rateTokens);
   const clientOptions = {
     rateLimiter,
     clock: options.clock,

@@ -27,6 +27,9 @@ export interface WindowFigures {
   max_in_window: number;
   /** The window (its second since the epoch, as an ISO time) that held them, first found. */
   max_window_at: string | null;
+  /** The first and the last call's arrival (ms since the epoch): their rate is (calls - 1) over the time between. */
+  first_at_ms: number | null;
+  last_at_ms: number | null;
 }
 
 interface Tally {
@@ -35,9 +38,11 @@ interface Tally {
   maxSecond: number | null;
   second: number;
   inSecond: number;
+  first: number | null;
+  last: number | null;
 }
 
-const fresh = (): Tally => ({ calls: 0, max: 0, maxSecond: null, second: -1, inSecond: 0 });
+const fresh = (): Tally => ({ calls: 0, max: 0, maxSecond: null, second: -1, inSecond: 0, first: null, last: null });
 
 export class CallWindows {
   private tallies = new Map<CountedEndpoint | 'overall', Tally>();
@@ -45,16 +50,17 @@ export class CallWindows {
   constructor(private readonly now: () => number = Date.now) {}
 
   count(endpoint: CountedEndpoint): void {
-    const second = Math.floor(this.now() / 1000);
-    this.add('overall', second);
-    this.add(endpoint, second);
+    const at = this.now();
+    this.add('overall', at);
+    this.add(endpoint, at);
   }
 
   /** Per endpoint counted, and overall. */
   figures(): Record<string, WindowFigures> {
     const out: Record<string, WindowFigures> = {};
     for (const [name, t] of this.tallies) {
-      out[name] = { calls: t.calls, max_in_window: t.max, max_window_at: t.maxSecond === null ? null : new Date(t.maxSecond * 1000).toISOString() };
+      const maxWindowAt = t.maxSecond === null ? null : new Date(t.maxSecond * 1000).toISOString();
+      out[name] = { calls: t.calls, max_in_window: t.max, max_window_at: maxWindowAt, first_at_ms: t.first, last_at_ms: t.last };
     }
     return out;
   }
@@ -63,10 +69,13 @@ export class CallWindows {
     this.tallies = new Map();
   }
 
-  private add(name: CountedEndpoint | 'overall', second: number): void {
+  private add(name: CountedEndpoint | 'overall', at: number): void {
+    const second = Math.floor(at / 1000);
     let t = this.tallies.get(name);
     if (!t) this.tallies.set(name, (t = fresh()));
     t.calls += 1;
+    t.first ??= at;
+    t.last = at;
     // Arrivals are in order of the wall clock, bar a step back of the clock: a window seen again starts over.
     if (second !== t.second) {
       t.second = second;
