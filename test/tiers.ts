@@ -69,6 +69,7 @@ export const SYSTEM = [
   'test/console/reconciliation-browser.test.ts',
   'test/engine/crash.test.ts',
   'test/engine/workers.test.ts',
+  'test/engine/workers-rate-limits.test.ts',
   'test/engine/workers-database-lost.test.ts',
   'test/hostile/checkpointer*.test.ts',
   'test/hostile/links.test.ts',

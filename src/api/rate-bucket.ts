@@ -7,10 +7,10 @@
  * that held more than one token would let a burst and the next window's
  * refills meet in one window, over the limit; with one, calls are spaced so
  * that no window of the limit's length ever holds more than `requests` of
- * them at the sender, and the guard leaves room for calls that reach the
- * service a little closer together than they left (timers firing late,
- * connections answering unevenly). A bucket's whole state is the time its
- * token was last taken.
+ * them at the sender, and the guard leaves room for calls sent a little after
+ * their turn (LATEST_SEND_MS) and reaching the service unevenly. A bucket's
+ * whole state is the time its token was last taken: a call reserves the next
+ * turn of every bucket it needs (reservedAt), then waits for it.
  */
 
 import type { Endpoint } from './calls.js';
@@ -77,20 +77,30 @@ export function freeAt(lastTaken: (name: string) => number | undefined, buckets:
   return at;
 }
 
-/** Whether a call may go at `now`: `{ wait: 0 }` when every bucket has its token (the caller takes them all), else how long until they do. */
-export function takeDecision(lastTaken: (name: string) => number | undefined, buckets: readonly Bucket[], now: number): { wait: number } {
-  return { wait: Math.max(0, freeAt(lastTaken, buckets) - now) };
+/**
+ * The time a call asking at `now` is given its tokens: the first moment every bucket has one again, never before
+ * `now`. The tokens are taken for that moment at once (each bucket's last-taken time becomes it): a call reserves its
+ * turn and waits for it, and the next caller's turn is one interval after, however late the first is woken.
+ */
+export function reservedAt(lastTaken: (name: string) => number | undefined, buckets: readonly Bucket[], now: number): number {
+  return Math.max(now, freeAt(lastTaken, buckets));
 }
+
+/**
+ * How late past its turn a call may still be sent. One woken later (a busy event loop) gives its turn up and reserves
+ * another: sent late, it would come closer than an interval to the turns after it. Half the guard, the other half
+ * left for calls reaching the service unevenly.
+ */
+export const LATEST_SEND_MS = WINDOW_GUARD_MS / 2;
 
 /** The in-process buckets (SQLite: one worker): when each token was last taken. */
 export class MemoryBuckets {
   private readonly last = new Map<string, number>();
 
-  /** Takes a token from every bucket, and returns 0; or takes none and returns the ms to wait. */
-  take(buckets: readonly Bucket[], now: number): number {
-    const { wait } = takeDecision((name) => this.last.get(name), buckets, now);
-    if (wait > 0) return wait;
-    for (const bucket of buckets) this.last.set(bucket.name, now);
-    return 0;
+  /** Reserves a token of every bucket: returns the time they are the caller's (see reservedAt). */
+  reserve(buckets: readonly Bucket[], now: number): number {
+    const at = reservedAt((name) => this.last.get(name), buckets, now);
+    for (const bucket of buckets) this.last.set(bucket.name, at);
+    return at;
   }
 }

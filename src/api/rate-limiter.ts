@@ -6,22 +6,21 @@
  * store/queries/rate-buckets.ts). A Retry-After the service asks for is waited
  * on before this, by the client: both are obeyed.
  *
- * Calls to one endpoint queue in the order they came, so that only the first
- * of them asks the buckets (the database) at a time; calls to different
- * endpoints queue apart, a slow endpoint's limit never holding another's calls.
+ * A call reserves its turn and sleeps until it comes; one woken too late
+ * reserves again (rate-bucket.ts LATEST_SEND_MS).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
 import type { Bucket, RateEndpoint, RateLimits } from './rate-bucket.js';
-import { anyLimit, bucketsFor, MemoryBuckets } from './rate-bucket.js';
+import { anyLimit, bucketsFor, LATEST_SEND_MS, MemoryBuckets } from './rate-bucket.js';
 import { systemClock } from '../clock.js';
 
-/** Takes a token from every bucket and returns 0, or takes none and returns the ms until they all have one. */
+/** Reserves a token of every bucket (rate-bucket.ts reservedAt): returns the time, on the clock given, they are the caller's. */
 export type TokenSource = (buckets: readonly Bucket[], now: number) => Promise<number>;
 
 export function memoryTokens(): TokenSource {
   const buckets = new MemoryBuckets();
-  return (wanted, now) => Promise.resolve(buckets.take(wanted, now));
+  return (wanted, now) => Promise.resolve(buckets.reserve(wanted, now));
 }
 
 /** Sleeps, ending early (its timer cleared) when the signal fires. */
@@ -33,8 +32,6 @@ export async function sleepUnlessStopped(ms: number, signal?: AbortSignal): Prom
 export class RateWaitStopped extends Error {}
 
 export class RateLimiter {
-  private readonly queues = new Map<string, Promise<void>>();
-
   constructor(
     private readonly limits: RateLimits,
     private readonly tokens: TokenSource,
@@ -42,30 +39,18 @@ export class RateLimiter {
     private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
   ) {}
 
-  /** Resolves once the call may be sent; throws RateWaitStopped when `signal` fires first. */
+  /** Resolves at the call's turn, when it is sent; throws RateWaitStopped when `signal` fires first. */
   async take(endpoint: RateEndpoint | null, signal?: AbortSignal): Promise<void> {
     const buckets = bucketsFor(this.limits, endpoint);
     if (buckets.length === 0) return;
-    const key = endpoint ?? 'other';
-    const before = this.queues.get(key) ?? Promise.resolve();
-    const mine = before.then(() => this.acquire(buckets, signal));
-    // The next in the queue waits for this one's turn to end, however it ended.
-    const turn = mine.catch(() => {});
-    this.queues.set(key, turn);
-    try {
-      await mine;
-    } finally {
-      if (this.queues.get(key) === turn) this.queues.delete(key);
-    }
-  }
-
-  private async acquire(buckets: readonly Bucket[], signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
-      const wait = await this.tokens(buckets, this.clock.now());
-      if (wait <= 0) return;
-      // At least a millisecond: a timer rounds down, and a token not yet back would be asked for again at once.
-      await this.sleep(Math.max(1, Math.ceil(wait)), signal);
+      const at = await this.tokens(buckets, this.clock.now());
+      const wait = at - this.clock.now();
+      if (wait > 0) await this.sleep(Math.ceil(wait), signal);
+      if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
+      // Woken too late (a busy event loop, a slow database): the turn is given up, never used late (rate-bucket.ts).
+      if (this.clock.now() - at <= LATEST_SEND_MS) return;
     }
   }
 }

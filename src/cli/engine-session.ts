@@ -202,7 +202,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     const connection = options.service === false ? offline : await connectService(config.service, {
       sandboxLog: () => {}, log, connections: config.engine.concurrency, home: workspace.home,
       // Several workers on PostgreSQL: the request rates are the service's, for all of them together.
-      rateTokens: sharedStore ? (buckets, now) => sharedStore.takeRateTokens(buckets, now) : undefined,
+      rateTokens: sharedStore ? (buckets, now) => sharedStore.reserveRateTokens(buckets, now) : undefined,
     });
     holding.push(once(() => connection.close()));
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);

@@ -358,10 +358,10 @@ export interface SharedWorkStore {
   takeCallSlot(worker: string, slots: number, now: number): Promise<number | null>;
   returnCallSlot(slot: number, worker: string): Promise<void>;
   /**
-   * service.rate_limits, shared by every worker: takes a token from each bucket at `now` and returns 0, or takes none
-   * and returns the ms until they all have one (queries/rate-buckets.ts).
+   * service.rate_limits, shared by every worker: reserves a token of each bucket; returns the time they are the
+   * caller's, never before `now` (queries/rate-buckets.ts).
    */
-  takeRateTokens(buckets: readonly Bucket[], now: number): Promise<number>;
+  reserveRateTokens(buckets: readonly Bucket[], now: number): Promise<number>;
   /**
    * Frees what `worker` holds but is not using (a release that failed): its
    * claims of rows not in `working` ("batch:line") and call slots not in

@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { bucketsFor, intervalMs, MemoryBuckets, WINDOW_GUARD_MS } from '../../src/api/rate-bucket.js';
+import { bucketsFor, intervalMs, LATEST_SEND_MS, MemoryBuckets, WINDOW_GUARD_MS } from '../../src/api/rate-bucket.js';
 import { RateLimiter } from '../../src/api/rate-limiter.js';
 import { ManualClock } from '../../src/clock.js';
 
-/** Takes tokens for `endpoint` as fast as the buckets allow over `ms` of the clock, one ms at a time; the times taken. */
-function takeFor(buckets: MemoryBuckets, clock: ManualClock, wanted: ReturnType<typeof bucketsFor>, ms: number): number[] {
-  const taken: number[] = [];
+/** Reserves turns for calls back to back over `ms` of the clock, each sent at its turn plus `late` ms; the send times. */
+function sendFor(buckets: MemoryBuckets, clock: ManualClock, wanted: ReturnType<typeof bucketsFor>, ms: number, late = 0): number[] {
+  const sent: number[] = [];
   const end = clock.now() + ms;
   while (clock.now() < end) {
-    if (buckets.take(wanted, clock.now()) === 0) taken.push(clock.now());
-    else clock.advance(1);
+    const at = buckets.reserve(wanted, clock.now());
+    clock.advance(at - clock.now() + late);
+    sent.push(clock.now());
   }
-  return taken;
+  return sent;
 }
 
 /** The most times in any window [t, t + windowMs), over every start t. */
@@ -29,33 +30,46 @@ describe('the request-rate token bucket', () => {
     const clock = new ManualClock();
     const buckets = new MemoryBuckets();
     const wanted = bucketsFor({ overall: { requests: 20, per: 'second' } }, 'create');
-    const taken = takeFor(buckets, clock, wanted, 10_000);
+    const taken = sendFor(buckets, clock, wanted, 10_000);
     expect(mostInAnyWindow(taken, 1000)).toBe(20);
     // The guard costs 2%: 20 a second less 2%, over ten seconds.
     expect(taken.length).toBeGreaterThanOrEqual(Math.floor((10_000 / (1000 + WINDOW_GUARD_MS)) * 20));
     expect(taken.length / 10 / 20).toBeGreaterThanOrEqual(0.97);
   });
 
+  it('a call sent up to LATEST_SEND_MS after its turn still leaves no window of 1 s less the rest of the guard over the limit', () => {
+    const clock = new ManualClock();
+    const buckets = new MemoryBuckets();
+    const wanted = bucketsFor({ overall: { requests: 20, per: 'second' } }, null);
+    // Every other call late by the most allowed: the worst case for the calls after it.
+    const sent: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const at = buckets.reserve(wanted, clock.now());
+      clock.advance(at - clock.now());
+      sent.push(clock.now() + (i % 2 === 0 ? LATEST_SEND_MS : 0));
+    }
+    expect(mostInAnyWindow(sent, 1000 + WINDOW_GUARD_MS - LATEST_SEND_MS)).toBe(20);
+  });
+
   it('takes from the overall and the endpoint bucket together, or from neither', () => {
     const clock = new ManualClock();
     const buckets = new MemoryBuckets();
     const limits = { overall: { requests: 10, per: 'second' as const }, create: { requests: 2, per: 'second' as const } };
-    expect(buckets.take(bucketsFor(limits, 'create'), clock.now())).toBe(0);
-    // The create bucket is empty: a second create waits for it, and takes nothing from the overall one meanwhile.
-    const wait = buckets.take(bucketsFor(limits, 'create'), clock.now() + 200);
-    expect(wait).toBeCloseTo(intervalMs(limits.create) - 200, 6);
-    // Overall's own interval (102 ms) has passed: a read goes at once.
-    clock.advance(200);
-    expect(buckets.take(bucketsFor(limits, 'read'), clock.now())).toBe(0);
-    // ... and the next create waits for the later of the two buckets.
-    expect(buckets.take(bucketsFor(limits, 'create'), clock.now())).toBeCloseTo(intervalMs(limits.create) - 200, 6);
+    const start = clock.now();
+    expect(buckets.reserve(bucketsFor(limits, 'create'), start)).toBe(start);
+    // The create bucket's next turn is an interval on; a second create gets it, and the overall bucket's too.
+    expect(buckets.reserve(bucketsFor(limits, 'create'), start + 200)).toBeCloseTo(start + intervalMs(limits.create), 6);
+    // So a read, which needs only the overall bucket, comes an overall interval after that create's turn.
+    expect(buckets.reserve(bucketsFor(limits, 'read'), start + 200)).toBeCloseTo(start + intervalMs(limits.create) + intervalMs(limits.overall), 6);
+    // ... and the next create, a create interval after the last create's.
+    expect(buckets.reserve(bucketsFor(limits, 'create'), start + 200)).toBeCloseTo(start + 2 * intervalMs(limits.create), 6);
   });
 
   it('spaces a per-minute limit over the minute', () => {
     const clock = new ManualClock();
     const buckets = new MemoryBuckets();
     const wanted = bucketsFor({ fund: { requests: 30, per: 'minute' } }, 'fund');
-    const taken = takeFor(buckets, clock, wanted, 180_000);
+    const taken = sendFor(buckets, clock, wanted, 180_000);
     expect(mostInAnyWindow(taken, 60_000)).toBe(30);
     expect(taken.length).toBeGreaterThanOrEqual(88);
   });
@@ -68,26 +82,44 @@ describe('the request-rate token bucket', () => {
 });
 
 describe('the rate limiter', () => {
-  it('waits the time the buckets name, on the clock it is given, and serves one endpoint in order', async () => {
+  it('waits for the turn it reserved, on the clock it is given', async () => {
     const clock = new ManualClock();
     const buckets = new MemoryBuckets();
     const slept: number[] = [];
-    const limiter = new RateLimiter({ create: { requests: 10, per: 'second' } }, (b, now) => Promise.resolve(buckets.take(b, now)), clock, (ms) => {
+    const limiter = new RateLimiter({ create: { requests: 10, per: 'second' } }, (b, now) => Promise.resolve(buckets.reserve(b, now)), clock, (ms) => {
       slept.push(ms);
       clock.advance(ms);
       return Promise.resolve();
     });
-    const order: number[] = [];
-    await Promise.all([0, 1, 2].map((n) => limiter.take('create').then(() => order.push(n))));
-    expect(order).toEqual([0, 1, 2]);
+    for (let i = 0; i < 3; i++) await limiter.take('create');
     expect(slept).toEqual([102, 102]);
+  });
+
+  it('gives a turn up when woken too late, and sends at a later one', async () => {
+    const clock = new ManualClock();
+    const buckets = new MemoryBuckets();
+    const turns: number[] = [];
+    const limiter = new RateLimiter({ read: { requests: 10, per: 'second' } }, (b, now) => {
+      const at = buckets.reserve(b, now);
+      turns.push(at);
+      return Promise.resolve(at);
+    }, clock, (ms) => {
+      // The first wait overshoots by 30 ms (a busy event loop); the next is on time.
+      clock.advance(ms + (turns.length === 2 ? 30 : 0));
+      return Promise.resolve();
+    });
+    const start = clock.now();
+    await limiter.take('read');
+    await limiter.take('read');
+    expect(turns).toEqual([start, start + 102, start + 204]);
+    expect(clock.now()).toBe(start + 204);
   });
 
   it('ends a wait when stopped, having taken nothing', async () => {
     const clock = new ManualClock();
     const buckets = new MemoryBuckets();
     const stop = new AbortController();
-    const limiter = new RateLimiter({ overall: { requests: 1, per: 'minute' } }, (b, now) => Promise.resolve(buckets.take(b, now)), clock, () => {
+    const limiter = new RateLimiter({ overall: { requests: 1, per: 'minute' } }, (b, now) => Promise.resolve(buckets.reserve(b, now)), clock, () => {
       stop.abort();
       return Promise.resolve();
     });

@@ -99,7 +99,7 @@ function postgresStore(pool: pg.Pool): PostgresStore {
     claimWebhookEvents: (worker, now, limit) => shared.claimWebhookEvents(c, worker, now, limit),
     takeCallSlot: (worker, slots, now) => shared.takeCallSlot(c, slotsMade, worker, slots, now),
     returnCallSlot: (slot, worker) => shared.returnCallSlot(c, slot, worker),
-    takeRateTokens: (buckets, now) => rateTokens(buckets, now),
+    reserveRateTokens: (buckets, now) => rateTokens(buckets, now),
     sweepOwnClaims: (worker, before, working, slots) => shared.sweepOwnClaims(c, worker, before, working, slots),
     heldBy: (worker) => shared.heldBy(c, worker),
     addFileChunk: (batchId, seq, bytes) => shared.addFileChunk(c, batchId, seq, bytes),

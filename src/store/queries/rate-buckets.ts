@@ -2,12 +2,13 @@
  * The request-rate buckets every worker shares on PostgreSQL (service.rate_limits,
  * see src/api/rate-bucket.ts for what a bucket is): one row per bucket, when
  * its one token was last taken. A call's tokens (overall and its endpoint's)
- * are taken in one statement, all or none: the rows are locked in name order
- * (no two workers deadlock), the time they all have their token again is
- * computed from what is stored, and they are taken only when that time has
- * come; so several workers never take more tokens together than the buckets
- * give. The rule is the same as the in-process buckets' (takeDecision), in SQL.
- * PostgreSQL only (arrays): SQLite's one worker keeps its buckets in memory.
+ * are reserved in one statement: the rows are locked in name order (no two
+ * workers deadlock), the first time they all have their token again (never
+ * before now) is computed from what is stored and written back into each, and
+ * returned; so several workers never hold the same turn, and never more turns
+ * together than the buckets give. The rule is the in-process buckets'
+ * (reservedAt), in SQL. PostgreSQL only (arrays): SQLite's one worker keeps its
+ * buckets in memory.
  */
 import type { Bucket } from '../../api/rate-bucket.js';
 import type { SqlConnection } from './connection.js';
@@ -17,18 +18,17 @@ export async function ensureBuckets(c: SqlConnection, names: readonly string[]):
   await c.run('INSERT INTO rate_buckets (name, last_taken_ms) SELECT unnest(?::text[]), 0 ON CONFLICT (name) DO NOTHING', [[...names]]);
 }
 
-/** Takes a token from every bucket at `now` and returns 0, or takes none and returns the ms until they all have one. */
-export async function takeTokens(c: SqlConnection, buckets: readonly Bucket[], now: number): Promise<number> {
+/** Reserves a token of every bucket: returns the time (ms since the epoch, never before `now`) they are the caller's. */
+export async function reserveTokens(c: SqlConnection, buckets: readonly Bucket[], now: number): Promise<number> {
   const names = buckets.map((b) => b.name);
-  const row = await c.first<{ free_at: number; taken: number }>(`WITH wanted AS (SELECT unnest(?::text[]) AS name, unnest(?::float8[]) AS interval_ms),
-      locked AS (SELECT b.name, b.last_taken_ms + w.interval_ms AS free_at FROM rate_buckets b JOIN wanted w ON w.name = b.name ORDER BY b.name FOR UPDATE OF b),
-      free AS (SELECT COALESCE(MAX(free_at), 0) AS free_at, COUNT(*) AS found FROM locked),
-      took AS (UPDATE rate_buckets SET last_taken_ms = ?::float8 FROM free WHERE rate_buckets.name = ANY(?::text[]) AND free.free_at <= ?::float8 RETURNING 1)
-    SELECT free.free_at AS free_at, (SELECT COUNT(*) FROM took)::int AS taken, free.found::int AS found FROM free`,
-  [names, buckets.map((b) => b.intervalMs), now, names, now]);
+  const row = await c.first<{ at: number }>(`WITH wanted AS (SELECT unnest(?::text[]) AS name, unnest(?::float8[]) AS interval_ms),
+      locked AS (SELECT b.last_taken_ms + w.interval_ms AS free_at FROM rate_buckets b JOIN wanted w ON w.name = b.name ORDER BY b.name FOR UPDATE OF b),
+      turn AS (SELECT GREATEST(?::float8, COALESCE(MAX(free_at), 0)) AS at FROM locked),
+      took AS (UPDATE rate_buckets SET last_taken_ms = turn.at FROM turn WHERE rate_buckets.name = ANY(?::text[]) RETURNING 1)
+    SELECT turn.at AS at, (SELECT COUNT(*) FROM took)::int AS taken FROM turn`,
+  [names, buckets.map((b) => b.intervalMs), now, names]);
   if (!row) throw new Error('the rate buckets answered nothing');
-  if (row.taken > 0) return 0;
-  return Math.max(1, Number(row.free_at) - now);
+  return Number(row.at);
 }
 
 /** A token source (src/api/rate-limiter.ts) over the shared buckets. */
@@ -40,6 +40,6 @@ export function sharedTokens(c: SqlConnection): (buckets: readonly Bucket[], now
       await ensureBuckets(c, missing);
       for (const name of missing) made.add(name);
     }
-    return takeTokens(c, buckets, now);
+    return reserveTokens(c, buckets, now);
   };
 }
