@@ -9,7 +9,6 @@
  * A call reserves its turn and sleeps until it comes; one woken too late
  * reserves again (rate-bucket.ts LATEST_SEND_MS).
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
 import type { Bucket, RateEndpoint, RateLimits } from './rate-bucket.js';
 import { anyLimit, bucketsFor, LATEST_SEND_MS, MemoryBuckets } from './rate-bucket.js';
@@ -23,10 +22,10 @@ export function memoryTokens(): TokenSource {
   return (wanted, now) => Promise.resolve(buckets.reserve(wanted, now));
 }
 
-/** Sleeps, ending early (its timer cleared) when the signal fires. */
-export async function sleepUnlessStopped(ms: number, signal?: AbortSignal): Promise<void> {
-  await delay(ms, undefined, { signal }).catch(() => {});
-}
+/** The longest a stop waits for a call waiting its turn to see it. */
+const STOP_CHECK_MS = 1000;
+
+const systemSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Ended early by a stop: nothing was sent. */
 export class RateWaitStopped extends Error {}
@@ -36,7 +35,7 @@ export class RateLimiter {
     private readonly limits: RateLimits,
     private readonly tokens: TokenSource,
     private readonly clock: Clock,
-    private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
+    private readonly sleep: (ms: number) => Promise<void>,
   ) {}
 
   /** Resolves at the call's turn, when it is sent; throws RateWaitStopped when `signal` fires first. */
@@ -46,9 +45,12 @@ export class RateLimiter {
     for (;;) {
       if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
       const at = await this.tokens(buckets, this.clock.now());
-      const wait = at - this.clock.now();
-      if (wait > 0) await this.sleep(Math.ceil(wait), signal);
-      if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
+      // In steps of at most a second, the stop looked at after each: a listener on the stop's signal per waiting call
+      // would be as many listeners as calls waiting.
+      for (let wait = at - this.clock.now(); wait > 0; wait = at - this.clock.now()) {
+        await this.sleep(Math.ceil(Math.min(wait, STOP_CHECK_MS)));
+        if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
+      }
       // Woken too late (a busy event loop, a slow database): the turn is given up, never used late (rate-bucket.ts).
       if (this.clock.now() - at <= LATEST_SEND_MS) return;
     }
@@ -61,5 +63,5 @@ export class RateLimiter {
  * workers; absent, this process's own.
  */
 export function configuredRateLimiter(limits: RateLimits, tokens?: TokenSource): RateLimiter | undefined {
-  return anyLimit(limits) ? new RateLimiter(limits, tokens ?? memoryTokens(), systemClock, sleepUnlessStopped) : undefined;
+  return anyLimit(limits) ? new RateLimiter(limits, tokens ?? memoryTokens(), systemClock, systemSleep) : undefined;
 }
