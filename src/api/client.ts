@@ -228,7 +228,8 @@ export class PayoutClient {
     const method = endpoint.slice(0, endpoint.indexOf(' '));
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.awaitRate(endpoint, what, limits.signal);
+        // Only when limited: an await here would put the request itself off by a turn of the event loop.
+        if (this.options.rateLimiter) await this.awaitRate(this.options.rateLimiter, endpoint, what, limits.signal);
         return this.classify(kind, await this.timed(endpoint, () => this.send(kind, method, path, body, what, limits.signal)), what);
       } catch (error) {
         if (!(error instanceof Retryable) || attempt >= this.options.retry.attempts) throw error;
@@ -241,10 +242,9 @@ export class PayoutClient {
   }
 
   /** The configured request rate's turn for one request; a stop while waiting is a call that did nothing (Retryable). */
-  private async awaitRate(endpoint: Endpoint, what: string, signal: AbortSignal | undefined): Promise<void> {
-    if (!this.options.rateLimiter) return;
+  private async awaitRate(limiter: RateLimiter, endpoint: Endpoint, what: string, signal: AbortSignal | undefined): Promise<void> {
     try {
-      await this.options.rateLimiter.take(rateEndpoint(endpoint), signal);
+      await limiter.take(rateEndpoint(endpoint), signal);
     } catch (error) {
       if (error instanceof RateWaitStopped) throw new Retryable(`${what}: ${error.message}; not sent`, undefined);
       throw error;
