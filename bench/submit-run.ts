@@ -19,7 +19,11 @@
  * is quoted with the spread: on this machine one run drifts from the next by a
  * fifth.
  *
- *   BENCH_ROWS, BENCH_LATENCY_MS (default 20), BENCH_CONCURRENCY (default 32), BENCH_ROUNDS (default 3)
+ * With BENCH_RATE_LIMIT=N, one more run under service.rate_limits.overall N a second (a limit that binds: N well under
+ * the bound), of 20·N rows: the most calls the sandbox counted in any one-second window beside N (goal: never over),
+ * and the calls' rate over N (goal: at least 0.95).
+ *
+ *   BENCH_ROWS, BENCH_LATENCY_MS (default 20), BENCH_CONCURRENCY (default 32), BENCH_ROUNDS (default 3), BENCH_RATE_LIMIT
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -30,6 +34,8 @@ import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { PayoutClient } from '../src/api/client.js';
+import { configuredRateLimiter } from '../src/api/rate-limiter.js';
+import type { WindowFigures } from '../src/sandbox/call-windows.js';
 import { systemClock } from '../src/clock.js';
 import { configSchema } from '../src/config/config.js';
 import { readerOptions, ruleOptions } from '../src/batch/batch-options.js';
@@ -50,6 +56,7 @@ const rows = Number(process.env.BENCH_ROWS ?? 10_000);
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 20);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const rateLimit = process.env.BENCH_RATE_LIMIT ? Number(process.env.BENCH_RATE_LIMIT) : null;
 
 /** Where a profiled function's time goes, by the file it is in. */
 const PARTS: [string, (url: string, name: string) => boolean][] = [
@@ -141,6 +148,8 @@ interface Submitted {
   parts: Map<string, number> | null;
   /** With a latency: the calls as paybatch timed them, and as the sandbox did. */
   calls: BothSides | null;
+  /** Under a rate limit: the sandbox's count of all calls per one-second window. */
+  windows?: WindowFigures;
 }
 
 /** Both sides' timings of the calls (paybatch's durations in seconds), or null when the sandbox did not time them. */
@@ -150,7 +159,7 @@ const bothSides = (seconds: number[], sandbox: CallSpread | null): BothSides | n
 /** Where a sandbox started for `label` writes its calls' durations; with no added latency they are not timed. */
 const timesFileFor = (dir: string, label: string, latency: number): string | undefined => (latency > 0 ? join(dir, `${label}.call-times.json`) : undefined);
 
-async function submitOnce(dir: string, label: string, latency: number, profile = false): Promise<Submitted> {
+async function submitOnce(dir: string, label: string, latency: number, profile = false, limit: number | null = null, file = 'batch.csv'): Promise<Submitted> {
   const timesFile = timesFileFor(dir, label, latency);
   const sandbox = await startSandboxProcess(sandboxConfig(dir, label, latency), [], timesFile);
   const workspace = openWorkspace(join(dir, label));
@@ -159,12 +168,14 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
   const client = new PayoutClient({
     baseUrl: sandbox.url, credentials: { apiKey: sandbox.key, apiSecret: sandbox.secret },
     timeoutMs: 10_000, retry: { baseMs: 50, capMs: 1000, attempts: 5 }, maxAnswerBytes: 1024 * 1024, connections: concurrency,
+    rateLimiter: limit === null ? undefined : configuredRateLimiter({ overall: { requests: limit, per: 'second' } }),
   });
   let submitted: Omit<Submitted, 'calls'>;
+  let windows: WindowFigures | undefined;
   let calls: number[] = [];
   let sandboxCalls: CallSpread | null = null;
   try {
-    const source = join(dir, 'batch.csv');
+    const source = join(dir, file);
     const inbox = join(workspace.folders.inbox, 'batch.csv');
     writeFileSync(inbox, readFileSync(source));
     // Complete (its marker says so): taken in, and sent once its second look (a marked file's short one) is past.
@@ -196,12 +207,33 @@ async function submitOnce(dir: string, label: string, latency: number, profile =
       rate: intake.ready / seconds, seconds, cpuMicros: (used.user + used.system) / intake.ready, sandboxCpuMicros: (sandboxSeconds * 1e6) / intake.ready, callMs: medianMs(calls), callsPerRowMs, loopTurnMs,
       parts: parts && new Map([...parts].map(([part, micros]) => [part, micros / intake.ready])),
     };
+    if (limit !== null) windows = await callWindows(sandbox.url);
   } finally {
     await client.close();
     await store.close();
     sandboxCalls = await sandbox.stopTimed();
   }
-  return { ...submitted, calls: bothSides(calls, sandboxCalls) };
+  return { ...submitted, calls: bothSides(calls, sandboxCalls), windows };
+}
+
+/** The sandbox's count of all calls per one-second window (its operator controls, beside the API's base path). */
+async function callWindows(baseUrl: string): Promise<WindowFigures> {
+  const answer = await fetch(new URL('/_sandbox/call-windows', baseUrl));
+  return ((await answer.json()) as Record<string, WindowFigures>).overall as WindowFigures;
+}
+
+/** The run under BENCH_RATE_LIMIT: its lines, and whether both goals were met. */
+async function rateLimitedRun(dir: string, limit: number): Promise<boolean> {
+  const count = limit * 20;
+  await generateBatch(join(dir, 'rate-limited.csv'), count);
+  const run = await submitOnce(dir, 'rate-limited', latencyMs, false, limit, 'rate-limited.csv');
+  const w = run.windows as WindowFigures;
+  const rate = (w.calls - 1) / (((w.last_at_ms as number) - (w.first_at_ms as number)) / 1000);
+  const met = w.max_in_window <= limit && rate / limit >= 0.95;
+  console.log(`  under service.rate_limits.overall ${limit}/s (${count} generated rows, ${latencyMs} ms latency, concurrency ${concurrency}):`);
+  console.log(`    most calls in any 1 s window   ${String(w.max_in_window).padStart(6)}  (limit ${limit}; goal: never over: ${w.max_in_window <= limit ? 'met' : 'NOT MET'})`);
+  console.log(`    throughput / limit             ${(rate / limit).toFixed(3).padStart(6)}  (${w.calls} calls at ${rate.toFixed(2)}/s; goal: at least 0.95: ${rate / limit >= 0.95 ? 'met' : 'NOT MET'})`);
+  return met;
 }
 
 function sandboxConfig(dir: string, label: string, latency: number): string {
@@ -351,7 +383,8 @@ try {
   console.log(`  the two together               ${bothMicros.toFixed(0).padStart(6)} µs a row: ${availableParallelism()} cores allow at most ${((availableParallelism() * 1e6) / bothMicros).toFixed(0)} rows/s, each process alone at most ${(1e6 / Math.max(fast.cpuMicros, fast.sandboxCpuMicros)).toFixed(0)}`);
   // Not `run`'s figure (bench:scale measures that): this process ran every round's engine and store one after another, the last under the CPU profiler.
   console.log(`  peak RSS of this process       ${rss} MB  (${rounds * 2 + 1} engine runs in turn, the last profiled; no goal here: \`run\` and \`watch\` are measured by bench:scale)`);
-  if (slow.rate / bound < 0.9 || fast.rate < 2000) process.exitCode = 1;
+  const rateMet = rateLimit === null ? true : await rateLimitedRun(dir, rateLimit);
+  if (slow.rate / bound < 0.9 || fast.rate < 2000 || !rateMet) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

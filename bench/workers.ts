@@ -8,8 +8,13 @@
  * (SIGKILL) mid-batch: prints how long its rows waited before the other took
  * them over, against the lease, and how long the batch took to finish.
  *
+ * With BENCH_RATE_LIMIT=N, one more round: 3 workers under service.rate_limits.overall N a second (shared through
+ * the database), 20·N rows: the most calls the sandbox counted in any one-second window beside N (goal: never
+ * over), and the calls' rate over N (goal: at least 0.95).
+ *
  *   BENCH_ROWS (default 800), BENCH_LATENCY_MS (default 100, as bench:submit), BENCH_CONCURRENCY (default 8 per worker),
- *   BENCH_LEASE_MS (default 5000), BENCH_DATABASE_URL (default PAYBATCH_TEST_DATABASE_URL, else the local server)
+ *   BENCH_LEASE_MS (default 5000), BENCH_DATABASE_URL (default PAYBATCH_TEST_DATABASE_URL, else the local server),
+ *   BENCH_RATE_LIMIT
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -18,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { WindowFigures } from '../src/sandbox/call-windows.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
 import { startSandboxProcess } from './sandbox-process.js';
@@ -28,6 +34,7 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 800);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const LEASE_MS = Number(process.env.BENCH_LEASE_MS ?? 5_000);
+const RATE_LIMIT = process.env.BENCH_RATE_LIMIT ? Number(process.env.BENCH_RATE_LIMIT) : null;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.PAYBATCH_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -51,7 +58,7 @@ interface Round {
 }
 
 /** A fresh database and W workers watching, each in its own workspace. */
-async function startRound(dir: string, label: string, count: number, sandbox: SandboxProcess): Promise<Round> {
+async function startRound(dir: string, label: string, count: number, sandbox: SandboxProcess, rateLimits: Record<string, unknown> = {}): Promise<Round> {
   const name = `paybatch_bench_${label}_${process.pid}`;
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN_URL);
@@ -66,6 +73,7 @@ async function startRound(dir: string, label: string, count: number, sandbox: Sa
       engine: { concurrency: CONCURRENCY, service_concurrency: 4 * CONCURRENCY },
       watch: { listen: { port: 0 }, results_every_ms: 60_000 },
       store: { worker_lease_ms: LEASE_MS },
+      service: { rate_limits: rateLimits },
     }));
     const child = spawn(process.execPath, [BIN, 'watch'], {
       env: { ...process.env, PAYBATCH_HOME: home, PAYBATCH_BASE_URL: sandbox.url, PAYBATCH_API_KEY: sandbox.key, PAYBATCH_API_SECRET: sandbox.secret, PAYBATCH_DATABASE_URL: url.toString(), PAYBATCH_WORKER: `w${i}` },
@@ -148,6 +156,27 @@ async function takeover(dir: string, source: string, sandbox: SandboxProcess): P
   }
 }
 
+/** 3 workers under an overall limit of `limit` a second: the sandbox's count of all calls per one-second window. */
+async function rateLimited(dir: string, limit: number, sandbox: SandboxProcess): Promise<boolean> {
+  const source = join(dir, 'rate-limited.csv');
+  await generateBatch(source, limit * 20);
+  const round = await startRound(dir, 'rate', 3, sandbox, { overall: { requests: limit } });
+  const windows = new URL('/_sandbox/call-windows', sandbox.url);
+  try {
+    await fetch(windows, { method: 'DELETE' });
+    const valid = await dropBatch(round, source);
+    await untilAllFunded(round.db, valid, 600_000);
+  } finally {
+    await round.close();
+  }
+  const w = ((await (await fetch(windows)).json()) as Record<string, WindowFigures>).overall as WindowFigures;
+  const rate = (w.calls - 1) / (((w.last_at_ms as number) - (w.first_at_ms as number)) / 1000);
+  console.log(`  3 workers under service.rate_limits.overall ${limit}/s (${limit * 20} generated rows):`);
+  console.log(`    most calls in any 1 s window   ${String(w.max_in_window).padStart(6)}  (limit ${limit}; goal: never over: ${w.max_in_window <= limit ? 'met' : 'NOT MET'})`);
+  console.log(`    throughput / limit             ${(rate / limit).toFixed(3).padStart(6)}  (${w.calls} calls at ${rate.toFixed(2)}/s; goal: at least 0.95: ${rate / limit >= 0.95 ? 'met' : 'NOT MET'})`);
+  return w.max_in_window <= limit && rate / limit >= 0.95;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-workers-'));
 const sandboxConfig = join(dir, 'sandbox.json');
 writeFileSync(sandboxConfig, JSON.stringify({
@@ -176,6 +205,7 @@ try {
   if (scaling < 1.8) process.exitCode = 1;
   const taken = await takeover(dir, source, sandbox);
   console.log(`  a worker killed mid-batch: ${taken.heldAtKill} rows held by it at the kill; all taken over ${taken.takenOverS.toFixed(1)} s later (lease ${(LEASE_MS / 1000).toFixed(0)} s); batch funded ${taken.finishedS.toFixed(1)} s after the kill`);
+  if (RATE_LIMIT !== null && !(await rateLimited(dir, RATE_LIMIT, sandbox))) process.exitCode = 1;
 } finally {
   sandbox.stop();
   rmSync(dir, { recursive: true, force: true });

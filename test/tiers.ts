@@ -13,6 +13,7 @@
  */
 export const UNIT = [
   'test/api/answers.test.ts',
+  'test/api/rate-bucket.test.ts',
   'test/batch/record-boundaries.test.ts',
   'test/batch/xlsx-bounds.test.ts',
   'test/chaos/invariants.test.ts',
@@ -68,6 +69,7 @@ export const SYSTEM = [
   'test/console/reconciliation-browser.test.ts',
   'test/engine/crash.test.ts',
   'test/engine/workers.test.ts',
+  'test/engine/workers-rate-limits.test.ts',
   'test/engine/workers-database-lost.test.ts',
   'test/notify/cli-notifications.test.ts',
   'test/sandbox/shared-file.test.ts',

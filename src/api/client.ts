@@ -23,6 +23,9 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { CallObserver, Endpoint } from './calls.js';
 import { callOutcome } from './calls.js';
+import { rateEndpoint } from './rate-bucket.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { RateWaitStopped } from './rate-limiter.js';
 import type { Exchanged } from './exchange.js';
 import { exchange } from './exchange.js';
 
@@ -44,6 +47,8 @@ export interface ClientOptions {
   log?: (event: string, fields: Record<string, unknown>) => void;
   /** Told of every HTTP request made, retries included (for /metrics). */
   onCall?: CallObserver;
+  /** service.rate_limits: waited on before every request, retries included (rate-limiter.ts); absent: no rate is limited. */
+  rateLimiter?: RateLimiter;
 }
 
 /**
@@ -223,6 +228,8 @@ export class PayoutClient {
     const method = endpoint.slice(0, endpoint.indexOf(' '));
     for (let attempt = 1; ; attempt++) {
       try {
+        // Only when limited: an await here would put the request itself off by a turn of the event loop.
+        if (this.options.rateLimiter) await this.awaitRate(this.options.rateLimiter, endpoint, what, limits.signal);
         return this.classify(kind, await this.timed(endpoint, () => this.send(kind, method, path, body, what, limits.signal)), what);
       } catch (error) {
         if (!(error instanceof Retryable) || attempt >= this.options.retry.attempts) throw error;
@@ -231,6 +238,16 @@ export class PayoutClient {
         await this.pause(wait, limits.signal);
         if (limits.signal?.aborted) throw error;
       }
+    }
+  }
+
+  /** The configured request rate's turn for one request; a stop while waiting is a call that did nothing (Retryable). */
+  private async awaitRate(limiter: RateLimiter, endpoint: Endpoint, what: string, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await limiter.take(rateEndpoint(endpoint), signal);
+    } catch (error) {
+      if (error instanceof RateWaitStopped) throw new Retryable(`${what}: ${error.message}; not sent`, undefined);
+      throw error;
     }
   }
 

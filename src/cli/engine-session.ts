@@ -199,7 +199,11 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
     const log = notifications?.log ?? plainLog;
     // Commands that only read and write the store (approve, reject) need no service.
     // The embedded sandbox is the workspace's: its state and secret are kept in it, for every command (embedded-sandbox.ts).
-    const connection = options.service === false ? offline : await connectService(config.service, { sandboxLog: () => {}, log, connections: config.engine.concurrency, home: workspace.home });
+    const connection = options.service === false ? offline : await connectService(config.service, {
+      sandboxLog: () => {}, log, connections: config.engine.concurrency, home: workspace.home,
+      // Several workers on PostgreSQL: the request rates are the service's, for all of them together.
+      rateTokens: sharedStore ? (buckets, now) => sharedStore.reserveRateTokens(buckets, now) : undefined,
+    });
     holding.push(once(() => connection.close()));
     if (options.service !== false) process.stderr.write(`paybatch: using ${connection.describe}\n`);
     if (connection.embedded && exclusive && !shared) dropLeftWebhooks(connection.embedded);

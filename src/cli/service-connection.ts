@@ -6,6 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { PayoutClient } from '../api/client.js';
+import type { TokenSource } from '../api/rate-limiter.js';
+import { configuredRateLimiter } from '../api/rate-limiter.js';
 import type { Credentials } from '../api/signing.js';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
@@ -50,9 +52,13 @@ export async function connectService(
     clock?: Clock; sandboxLog?: (line: string) => void; log?: (event: string, fields: Record<string, unknown>) => void; connections?: number;
     /** The workspace whose embedded sandbox is used (its state and secret kept there); absent: one in memory, for this process alone. */
     home?: string;
+    /** Where service.rate_limits' tokens are taken: the shared database's buckets with several workers; absent: this process's own. */
+    rateTokens?: TokenSource;
   } = {},
 ): Promise<ServiceConnection> {
+  const rateLimiter = configuredRateLimiter(service.rate_limits, options.rateTokens);
   const clientOptions = {
+    rateLimiter,
     clock: options.clock,
     // As many connections as calls may be in flight (engine.concurrency): with fewer, the calls past them wait for one.
     connections: options.connections,

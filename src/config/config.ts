@@ -88,6 +88,28 @@ const batchSchema = z.strictObject({
   iso20022: iso20022Schema.default(() => ({ senders: {}, allow_equivalent_amount: false })),
 });
 
+/** One request rate the service publishes: `requests` per second or per minute. */
+const rateLimitSchema = z.strictObject({
+  requests: positive.max(100_000),
+  per: z.enum(['second', 'minute']).default('second'),
+});
+
+/** The request rates the service publishes; a Retry-After the service sends is obeyed on top. */
+const rateLimitsSchema = z.strictObject({
+  /** Every call, whatever its endpoint. */
+  overall: rateLimitSchema.optional(),
+  /** POST /transactions. */
+  create: rateLimitSchema.optional(),
+  /** POST /transactions/{id}/fund. */
+  fund: rateLimitSchema.optional(),
+  /** GET /transactions/{id}. */
+  read: rateLimitSchema.optional(),
+  /** GET /transactions?external_id= (finding a create whose answer was lost [D7]). */
+  lookup: rateLimitSchema.optional(),
+  /** DELETE /transactions/{id}. */
+  cancel: rateLimitSchema.optional(),
+});
+
 const serviceSchema = z.strictObject({
   /** Includes any version prefix [D1]. Absent: paybatch starts the sandbox in-process (the embedded default). */
   base_url: z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).optional(),
@@ -98,6 +120,8 @@ const serviceSchema = z.strictObject({
   timeout_ms: delayMs.default(15_000),
   max_answer_bytes: positive.default(4 * 1024 * 1024),
   retry: z.strictObject({ base_ms: delayMs.default(250), cap_ms: delayMs.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
+  /** Request rates never exceeded in any window, by all workers together (docs/operations.md); each absent: not limited. */
+  rate_limits: rateLimitsSchema.default(() => ({})),
 });
 
 const money = z.string().regex(/^\d{1,18}$/, 'minor units as an integer string');

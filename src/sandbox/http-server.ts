@@ -9,6 +9,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiHandler } from './api-routes.js';
+import type { CallWindows } from './call-windows.js';
+import { countedEndpoint } from './call-windows.js';
 import type { SandboxConfig } from './config.js';
 import { drawFault, drawResetAfterCommit } from './faults.js';
 import type { FaultSettings } from './operator-routes.js';
@@ -26,6 +28,8 @@ export interface HttpDeps {
   api: Router<ApiHandler>;
   operator: Router<ApiHandler>;
   faults: FaultSettings;
+  /** Calls to the interface per one-second window (call-windows.ts). */
+  calls: CallWindows;
   random: Random;
   log: (line: string) => void;
 }
@@ -123,6 +127,7 @@ export function createSandboxServer(deps: HttpDeps): Server {
     // latency has passed (a service's latency includes its own work). Work done after the wait would add to it, and
     // requests that arrive together would then be worked one after another, each answer later than the one before.
     if (!isOperator) {
+      deps.calls.count(countedEndpoint(method, path));
       const faults = deps.faults.current();
       const fault = drawFault(faults, deps.random);
       if (fault.delayMs > 0) latency = sleep(fault.delayMs);

@@ -3,6 +3,7 @@
  * signature needed. Tests and rehearsals use them to set balances, switch
  * corridors and faults, read the ledger and delivery log, and move time.
  */
+import type { CallWindows } from './call-windows.js';
 import type { FaultConfig, SandboxConfig } from './config.js';
 import { describeIssues, mergeDeep } from '../config/json.js';
 import { faultConfigSchema } from './config.js';
@@ -45,6 +46,7 @@ export function operatorRoutes(
   store: SandboxStore,
   faults: FaultSettings,
   config: SandboxConfig,
+  calls: CallWindows,
 ): Router<ApiHandler> {
   const time = (): Reply => reply(200, { now: new Date(service.now()).toISOString(), now_ms: service.now() });
   return new Router<ApiHandler>()
@@ -71,6 +73,12 @@ export function operatorRoutes(
     .on('DELETE', '/_sandbox/faults', () => {
       faults.update(config.faults);
       return reply(200, faults.current());
+    })
+    // Calls per one-second window, per endpoint and overall (call-windows.ts); DELETE starts the count over.
+    .on('GET', '/_sandbox/call-windows', () => reply(200, calls.figures()))
+    .on('DELETE', '/_sandbox/call-windows', () => {
+      calls.reset();
+      return reply(200, calls.figures());
     })
     .on('GET', '/_sandbox/ledger', ({ query }) => reply(200, store.ledger(...page(query))))
     .on('GET', '/_sandbox/deliveries', ({ query }) => reply(200, store.deliveries(...page(query))))

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { apiRoutes } from './api-routes.js';
+import { CallWindows } from './call-windows.js';
 import type { SandboxConfig, SandboxConfigInput } from './config.js';
 import { loadSandboxConfig } from './config.js';
 import { createSandboxServer } from './http-server.js';
@@ -40,6 +41,8 @@ export interface RunningSandbox {
   config: SandboxConfig;
   service: SandboxService;
   store: SandboxStore;
+  /** Calls to the interface per one-second window, per endpoint (also at GET /_sandbox/call-windows). */
+  calls: CallWindows;
   /** Moves sandbox time forward and applies every step that became due. */
   advance(ms: number): number;
   /** Resolves once every queued webhook delivery was attempted. */
@@ -57,12 +60,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const dispatcher: WebhookDispatcher = new WebhookDispatcher(store, config, random, (): number => service.now(), log);
   const service: SandboxService = new SandboxService({ store, config, clock, random, events: dispatcher });
   const faults = new FaultSettings(store, config.faults);
+  const calls = new CallWindows();
   const server = createSandboxServer({
     config,
     store,
     api: apiRoutes(service, store),
-    operator: operatorRoutes(service, store, faults, config),
+    operator: operatorRoutes(service, store, faults, config, calls),
     faults,
+    calls,
     random,
     log,
   });
@@ -86,6 +91,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     config,
     service,
     store,
+    calls,
     advance: (ms) => service.advanceTime(ms),
     deliveriesSettled: () => dispatcher.idle(),
     async stop() {

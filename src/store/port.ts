@@ -3,6 +3,7 @@
  * nothing of SQLite, so another store (PostgreSQL) can follow without touching
  * the engine. Each method is one atomic operation of the domain.
  */
+import type { Bucket } from '../api/rate-bucket.js';
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
@@ -356,6 +357,11 @@ export interface SharedWorkStore {
   /** Takes one of the first `slots` call slots (the service's concurrency, shared by all workers); null when all are taken. */
   takeCallSlot(worker: string, slots: number, now: number): Promise<number | null>;
   returnCallSlot(slot: number, worker: string): Promise<void>;
+  /**
+   * service.rate_limits, shared by every worker: reserves a token of each bucket; returns the time they are the
+   * caller's, never before `now` (queries/rate-buckets.ts).
+   */
+  reserveRateTokens(buckets: readonly Bucket[], now: number): Promise<number>;
   /**
    * Frees what `worker` holds but is not using (a release that failed): its
    * claims of rows not in `working` ("batch:line") and call slots not in

@@ -298,4 +298,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'request-rate buckets shared by every worker (service.rate_limits)',
+    sql: `
+      -- One row per bucket (overall, create, fund, read, lookup, cancel): when its one token was last taken, in ms since
+      -- the epoch (src/api/rate-bucket.ts, src/store/queries/rate-buckets.ts). PostgreSQL only: SQLite's one worker keeps
+      -- its buckets in memory.
+      CREATE TABLE rate_buckets (
+        name TEXT PRIMARY KEY,
+        last_taken_ms DOUBLE PRECISION NOT NULL
+      );
+    `,
+  },
 ];

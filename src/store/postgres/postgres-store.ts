@@ -9,6 +9,7 @@ import pg from 'pg';
 import { DatabaseUnreachable, DatabaseUnusable } from '../../errors.js';
 import { redactUrl } from '../database-url.js';
 import type { SharedWorkStore, Store } from '../port.js';
+import { sharedTokens } from '../queries/rate-buckets.js';
 import { sharedStore } from '../queries/shared-store.js';
 import { appendAudit, appendAuditIn } from './audit.js';
 import * as duplicates from './duplicates.js';
@@ -54,6 +55,7 @@ export const PostgresStore = {
 function postgresStore(pool: pg.Pool): PostgresStore {
   const c = new PgConnection(pool, pool);
   const slotsMade: shared.CallSlotsMade = { slots: 0 };
+  const rateTokens = sharedTokens(c);
   return {
     ...sharedStore(c),
     close: () => c.close(),
@@ -92,6 +94,7 @@ function postgresStore(pool: pg.Pool): PostgresStore {
     claimWebhookEvents: (worker, now, limit) => shared.claimWebhookEvents(c, worker, now, limit),
     takeCallSlot: (worker, slots, now) => shared.takeCallSlot(c, slotsMade, worker, slots, now),
     returnCallSlot: (slot, worker) => shared.returnCallSlot(c, slot, worker),
+    reserveRateTokens: (buckets, now) => rateTokens(buckets, now),
     sweepOwnClaims: (worker, before, working, slots) => shared.sweepOwnClaims(c, worker, before, working, slots),
     heldBy: (worker) => shared.heldBy(c, worker),
     addFileChunk: (batchId, seq, bytes) => shared.addFileChunk(c, batchId, seq, bytes),
