@@ -8,6 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { PayoutRequest } from '../api/payout-request.js';
 import { currencyDecimals } from '../validate/money.js';
+import { duplicatesDigest, unallowedHolds } from './duplicates-digest.js';
+import type { SignedDuplicate } from './duplicates-digest.js';
 import { SignedRows } from './signed-rows.js';
 import type { Statement } from './statement.js';
 import type { BatchFigures } from './verify.js';
@@ -19,6 +21,8 @@ export interface ApprovalFacts {
   estimate: Map<string, { minor: bigint; exact: boolean; unknownRows: number }>;
   /** Each row's digest, from the same bytes as `rows_sha256`: kept by the gate once a signature over it verified. */
   rows: SignedRows;
+  /** The lines held as possible duplicates with no allowance, as signed over by `duplicates_sha256`: never sent under it. */
+  unallowedHolds: ReadonlySet<number>;
 }
 
 /** "0.7912" as a fraction n / d, exactly. */
@@ -36,7 +40,8 @@ export function inputFor(outputMinor: bigint, outputCurrency: string, inputCurre
   return (numerator + denominator - 1n) / denominator;
 }
 
-export async function approvalFacts(batch: { id: string; sha256: string }, rows: AsyncIterable<{ line: number; request: PayoutRequest }>, rates: Readonly<Record<string, string>>, deployment: string): Promise<ApprovalFacts> {
+export async function approvalFacts(batch: { id: string; sha256: string }, rows: AsyncIterable<{ line: number; request: PayoutRequest }>, rates: Readonly<Record<string, string>>, deployment: string,
+  duplicates: readonly SignedDuplicate[] = []): Promise<ApprovalFacts> {
   const digest = createHash('sha256');
   const signed = SignedRows.collector();
   const totals = new Map<string, bigint>();
@@ -60,11 +65,16 @@ export async function approvalFacts(batch: { id: string; sha256: string }, rows:
     estimate.set(input, entry);
   }
   const record = (map: Map<string, bigint>): Record<string, string> => Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, v.toString()]));
+  const duplicatesSha256 = duplicatesDigest(duplicates);
   return {
-    expected: { deployment, batch: batch.id, file_sha256: batch.sha256, rows: count, rows_sha256: digest.digest('hex'), totals: record(totals) },
+    expected: {
+      deployment, batch: batch.id, file_sha256: batch.sha256, rows: count, rows_sha256: digest.digest('hex'),
+      ...(duplicatesSha256 === undefined ? {} : { duplicates_sha256: duplicatesSha256 }), totals: record(totals),
+    },
     figures: { totals, largestRow },
     estimate,
     rows: signed.done(),
+    unallowedHolds: unallowedHolds(duplicates),
   };
 }
 

@@ -16,6 +16,11 @@ export interface Statement {
   rows: number;
   /** SHA-256 over the rows to send, each exactly as it will be sent: a row edited in the database no longer matches. */
   rows_sha256: string;
+  /**
+   * SHA-256 over the batch's possible duplicates and the allowances made for them (duplicates-digest.ts); absent when
+   * it has none, so that a statement signed before this field existed still verifies for such a batch.
+   */
+  duplicates_sha256?: string;
   /** Output currency to the total of the rows to send, minor units. */
   totals: Record<string, string>;
   /** Input currency to the most that may be funded, minor units. */
@@ -36,6 +41,8 @@ export function statementBytes(statement: Statement): Buffer {
     batch: statement.batch,
     deployment: statement.deployment,
     ceiling: sorted(statement.ceiling),
+    // Only when present: the bytes of a statement of a batch with no possible duplicates are those signed before.
+    ...(statement.duplicates_sha256 === undefined ? {} : { duplicates_sha256: statement.duplicates_sha256 }),
     expires_at: statement.expires_at,
     file_sha256: statement.file_sha256,
     rows: statement.rows,
@@ -57,6 +64,7 @@ export function statementDifferences(signed: Statement, now: Statement): string[
   compare('rows', signed.rows, now.rows);
   compare('rows_sha256', signed.rows_sha256, now.rows_sha256);
   compare('totals', sorted(signed.totals), sorted(now.totals));
+  compare('duplicates_sha256', signed.duplicates_sha256 ?? null, now.duplicates_sha256 ?? null);
   return differences;
 }
 
@@ -77,5 +85,9 @@ export function parseStatement(text: string): Statement | string {
   if (typeof s.batch !== 'string' || typeof s.file_sha256 !== 'string' || typeof s.rows_sha256 !== 'string' || typeof s.expires_at !== 'string') return 'a statement has batch, file_sha256, rows_sha256 and expires_at';
   if (typeof s.rows !== 'number' || !Number.isInteger(s.rows) || s.rows < 0) return 'rows must be a whole number';
   if (!isMinorMap(s.totals) || !isMinorMap(s.ceiling)) return 'totals and ceiling map currency codes to minor units';
-  return { deployment: s.deployment, batch: s.batch, file_sha256: s.file_sha256, rows: s.rows, rows_sha256: s.rows_sha256, totals: s.totals, ceiling: s.ceiling, expires_at: s.expires_at };
+  if (s.duplicates_sha256 !== undefined && typeof s.duplicates_sha256 !== 'string') return 'duplicates_sha256, when present, is a string';
+  return {
+    deployment: s.deployment, batch: s.batch, file_sha256: s.file_sha256, rows: s.rows, rows_sha256: s.rows_sha256,
+    ...(s.duplicates_sha256 === undefined ? {} : { duplicates_sha256: s.duplicates_sha256 }), totals: s.totals, ceiling: s.ceiling, expires_at: s.expires_at,
+  };
 }

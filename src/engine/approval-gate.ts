@@ -25,7 +25,7 @@ import { verifyApprovals } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import { REASONS } from '../payout-states.js';
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { ApprovalStore, BatchRecord, PipelineStore, ReleaseSeal } from '../store/port.js';
+import type { ApprovalStore, BatchRecord, DuplicateStore, PipelineStore, ReleaseSeal } from '../store/port.js';
 import type { PipelineLog } from './steps.js';
 
 export type GateVerdict =
@@ -43,7 +43,7 @@ export const RELEASE_SEAL = 'release seal';
 export class ApprovalGate {
   private readonly ceilings = new Map<string, Map<string, bigint>>();
   /** Per batch verified in this process: its rows as signed for, and what its release seal covers. */
-  private readonly approved = new Map<string, { rows: SignedRows; sealed: Sealed }>();
+  private readonly approved = new Map<string, { rows: SignedRows; sealed: Sealed; unallowedHolds: ReadonlySet<number> }>();
   private readonly held = new Map<string, string>();
   private readonly free = new Set<string>();
   private deployment: string | null = null;
@@ -51,7 +51,7 @@ export class ApprovalGate {
   /** `sealKey`: derived from the service's secret (PayoutClient.derivedKey); without it no release is sealed or believed. */
   constructor(
     private readonly policy: ApprovalPolicy | undefined,
-    private readonly store: ApprovalStore,
+    private readonly store: ApprovalStore & Pick<DuplicateStore, 'possibleDuplicates'>,
     private readonly clock: Clock,
     private readonly rates: Readonly<Record<string, string>> = {},
     private readonly sealKey?: Buffer,
@@ -63,7 +63,8 @@ export class ApprovalGate {
 
   async facts(batch: Pick<BatchRecord, 'id' | 'sha256'>): Promise<ApprovalFacts> {
     this.deployment ??= await this.store.deploymentId();
-    return approvalFacts(batch, this.store.acceptedRows(batch.id), this.rates, this.deployment);
+    // The possible duplicates and their allowances are part of what is signed (approvals/duplicates-digest.ts).
+    return approvalFacts(batch, this.store.acceptedRows(batch.id), this.rates, this.deployment, await this.store.possibleDuplicates(batch.id));
   }
 
   /**
@@ -104,7 +105,7 @@ export class ApprovalGate {
     const verdict = verifyApprovals(this.policy, facts.expected, facts.figures, approvals, batch.submitted_by ?? this.policy.inboxSubmitter, releasedAt ?? this.clock.now());
     if (verdict.ok) {
       this.ceilings.set(batch.id, new Map(Object.entries(verdict.ceiling).map(([currency, minor]) => [currency, BigInt(minor)])));
-      this.approved.set(batch.id, { rows: facts.rows, sealed });
+      this.approved.set(batch.id, { rows: facts.rows, sealed, unallowedHolds: facts.unallowedHolds });
       if (batch.approval !== 'approved') await this.store.setApprovalState(batch.id, 'approved', `by ${verdict.approvers.join(', ')}`);
       return { kind: 'approved', approvers: verdict.approvers };
     }
@@ -166,6 +167,9 @@ export class ApprovalGate {
     if (!approved) return `the approvals of batch ${row.batch_id} were not verified before its line ${row.line} was sent`;
     if (!approved.rows.covers(row.line, row.request)) {
       return `line ${row.line} (${row.external_id}) is not a row the approvers signed for: edited or inserted in the database after approval`;
+    }
+    if (approved.unallowedHolds.has(row.line)) {
+      return `line ${row.line} (${row.external_id}) was held as a possible duplicate, not allowed, when the approvers signed: released after approval without a new signature`;
     }
     return null;
   }

@@ -8,7 +8,8 @@
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { BatchConfig } from '../config/config.js';
 import { recipientKey } from '../validate/recipient-key.js';
-import type { DuplicateStore, IntakeStore, PossibleDuplicate, RecipientEntry, Twin } from '../store/port.js';
+import type { DuplicateStore, IntakeStore, PossibleDuplicate, RecipientEntry } from '../store/port.js';
+import type { Candidate } from './duplicates.js';
 import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
 
 /** Rows recorded and looked at per round: one query for their twins. */
@@ -21,10 +22,32 @@ export interface ScreenOutcome {
   warned: number;
 }
 
+/**
+ * The earlier lines of a file, met in line order: for each row, the first earlier line paying the same account the
+ * same amount in the same currency (the one sent), as a twin, or null. Kept across the chunks of a batch.
+ */
+export class SameFileTwins {
+  private readonly first = new Map<string, { line: number; external_id: string | null }>();
+
+  constructor(private readonly batchId: string, private readonly at: string) {}
+
+  /** The twins of these rows (in line order) within the file so far: (line, twin) pairs, as the store's are. */
+  of(rows: readonly FileEntry[]): (Candidate & { of_line: number })[] {
+    const found: (Candidate & { of_line: number })[] = [];
+    for (const row of rows) {
+      const key = JSON.stringify([row.key, row.currency, row.amount]);
+      const earlier = this.first.get(key);
+      if (!earlier) this.first.set(key, { line: row.line, external_id: row.external_id });
+      else found.push({ of_line: row.line, batch_id: this.batchId, line: earlier.line, external_id: earlier.external_id, phase: 'ready', state: null, at: this.at, same_file: true });
+    }
+    return found;
+  }
+}
+
 /** Decides, purely, for a chunk of rows, given the twins found (any order): what is to be recorded. */
-export function findingsOf(batchId: string, rows: readonly { line: number; external_id: string | null }[], twins: readonly (Twin & { of_line: number })[],
+export function findingsOf(batchId: string, rows: readonly { line: number; external_id: string | null }[], twins: readonly (Candidate & { of_line: number })[],
   policy: BatchConfig['on_duplicate']): Finding[] {
-  const byLine = new Map<number, Twin[]>();
+  const byLine = new Map<number, Candidate[]>();
   for (const { of_line, ...twin } of twins) byLine.set(of_line, [...(byLine.get(of_line) ?? []), twin]);
   const found: Finding[] = [];
   for (const row of rows) {
@@ -38,6 +61,7 @@ export function findingsOf(batchId: string, rows: readonly { line: number; exter
 export async function screenDuplicates(batchId: string, receivedAt: number, deps: { store: IntakeStore & DuplicateStore; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<ScreenOutcome> {
   const since = windowStart(receivedAt, deps.batch.duplicate_window);
   const outcome: ScreenOutcome = { held: 0, warned: 0 };
+  const sameFile = new SameFileTwins(batchId, new Date(receivedAt).toISOString());
   let entries: (RecipientEntry & { external_id: string | null })[] = [];
   let after = 0;
   const round = async (): Promise<void> => {
@@ -47,7 +71,8 @@ export async function screenDuplicates(batchId: string, receivedAt: number, deps
     await deps.store.recordRecipients(batchId, chunk.map(({ line, key, currency, amount }) => ({ line, key, currency, amount })));
     const upto = (chunk[chunk.length - 1] as RecipientEntry).line;
     if (since !== null) {
-      const found = findingsOf(batchId, chunk, await deps.store.batchTwins(batchId, after, upto, since), deps.batch.on_duplicate);
+      const twins = [...await deps.store.batchTwins(batchId, after, upto, since), ...sameFile.of(chunk)];
+      const found = findingsOf(batchId, chunk, twins, deps.batch.on_duplicate);
       if (found.length > 0) await deps.store.recordPossibleDuplicates(found);
       for (const f of found) outcome[f.action === 'hold' ? 'held' : 'warned'] += 1;
     }
@@ -80,9 +105,10 @@ export async function duplicatesOfFile(entries: readonly FileEntry[],
   const since = windowStart(deps.now, deps.batch.duplicate_window);
   if (since === null) return [];
   const found: Finding[] = [];
+  const sameFile = new SameFileTwins('', new Date(deps.now).toISOString());
   for (const entry of entries) {
     const twins = await deps.store.twinsOf({ batch_id: '', line: entry.line, key: entry.key, currency: entry.currency, amount: entry.amount }, since, 20);
-    found.push(...findingsOf('', [entry], twins.map((t) => ({ ...t, of_line: entry.line })), deps.batch.on_duplicate));
+    found.push(...findingsOf('', [entry], [...twins.map((t) => ({ ...t, of_line: entry.line })), ...sameFile.of([entry])], deps.batch.on_duplicate));
   }
   return found;
 }

@@ -1,13 +1,15 @@
 /**
  * Possible duplicate payments, caught before money moves (issue 37). A row is a
- * possible duplicate when a row of an earlier batch (that has not ended
- * unpaid) pays the same recipient account (validate/recipient-key.ts) the same
- * amount in the same currency within batch.duplicate_window: its *twin*. The
- * store only finds candidate twins; what to do with the row is decided here,
- * purely, from the twins as stored, the batch's policy (batch.on_duplicate) and
- * a person's allowance (paybatch allow). The same payment twice within one
- * file is the validation's repeated_payout warning (validate/batch-rules.ts),
- * as before: a file that says it twice says so on purpose or is corrected there.
+ * possible duplicate when an earlier row (of an earlier batch that has not
+ * ended unpaid, or an earlier line of its own file) pays the same recipient
+ * account (validate/recipient-key.ts) the same amount in the same currency
+ * within batch.duplicate_window: its *twin*. The store only finds candidate
+ * twins of other batches, duplicate-screen.ts those of the same file; what to
+ * do with the row is decided here, purely, from the twins, the batch's policy
+ * (batch.on_duplicate) and a person's allowance (paybatch allow). Of a payment
+ * said twice in one file, the earlier line is sent as usual and the later one
+ * is the possible duplicate (the validation's repeated_payout warning names it
+ * too).
  *
  * One rule stands above the policy and above a person: a row whose twin may
  * still pay (in flight, held, not sent yet) is held, so that the same money is
@@ -18,21 +20,27 @@ import type { Allowance, Twin } from '../store/port.js';
 
 export type { Allowance, Twin } from '../store/port.js';
 
+/** A twin as the check sees it: `same_file` when it is an earlier line of the row's own file (not sent yet: it is sent first). */
+export type Candidate = Twin & { same_file?: boolean };
 
-/** Whether the twin was paid, may still pay, or ended unpaid (and so is no twin). */
-export type TwinStanding = 'paid' | 'in_flight' | 'unpaid';
+/**
+ * Whether the twin was paid, may still pay, or ended unpaid (and so is no twin); `same_file`: an earlier line of the
+ * row's own file, which the batch.on_duplicate policy decides about (it is the one sent, this row the one held or warned).
+ */
+export type TwinStanding = 'paid' | 'in_flight' | 'unpaid' | 'same_file';
 
 export type DuplicatePolicy = 'hold' | 'warn' | 'allow';
 
 
 export type DuplicateDecision =
   | { action: 'send'; why: 'no_twin' | 'allowed_by_person' | 'allowed_by_policy' }
-  | { action: 'warn'; twin: Twin }
-  | { action: 'hold'; twin: Twin; why: 'twin_in_flight' | 'policy_hold' };
+  | { action: 'warn'; twin: Candidate }
+  | { action: 'hold'; twin: Candidate; why: 'twin_in_flight' | 'policy_hold' };
 
 const NEVER_SENT: ReadonlySet<string> = new Set(NEVER_SENT_PHASES);
 
-export function twinStanding(twin: Pick<Twin, 'phase' | 'state'>): TwinStanding {
+export function twinStanding(twin: Pick<Candidate, 'phase' | 'state' | 'same_file'>): TwinStanding {
+  if (twin.same_file === true) return 'same_file';
   if (NEVER_SENT.has(twin.phase)) return 'unpaid';
   if (twin.phase === 'final') return twin.state === 'paid' ? 'paid' : 'unpaid';
   // Any other phase (in flight, held for a person, waiting to be sent) may still pay.
@@ -44,20 +52,21 @@ export function twinStanding(twin: Pick<Twin, 'phase' | 'state'>): TwinStanding 
  * it for a person. The twin named is the one that decided: one in flight
  * first, else the latest.
  */
-export function decideDuplicate(twins: readonly Twin[], policy: DuplicatePolicy, allowance: Allowance | null): DuplicateDecision {
+export function decideDuplicate(twins: readonly Candidate[], policy: DuplicatePolicy, allowance: Allowance | null): DuplicateDecision {
   const live = twins.filter((t) => twinStanding(t) !== 'unpaid');
   if (live.length === 0) return { action: 'send', why: 'no_twin' };
   const inFlight = live.find((t) => twinStanding(t) === 'in_flight');
   if (inFlight) return { action: 'hold', twin: inFlight, why: 'twin_in_flight' };
   if (allowance) return { action: 'send', why: 'allowed_by_person' };
-  const latest = [...live].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))[0] as Twin;
+  const latest = [...live].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))[0] as Candidate;
   if (policy === 'allow') return { action: 'send', why: 'allowed_by_policy' };
   if (policy === 'warn') return { action: 'warn', twin: latest };
   return { action: 'hold', twin: latest, why: 'policy_hold' };
 }
 
 /** The twin for people: batch, line, external_id, state and date. */
-export function describeTwin(twin: Twin): string {
+export function describeTwin(twin: Candidate): string {
+  if (twin.same_file === true) return `line ${twin.line} of the same file (external_id ${twin.external_id ?? '-'}, sent first)`;
   const standing = twin.state ?? twin.phase;
   return `batch ${twin.batch_id} line ${twin.line} (external_id ${twin.external_id ?? '-'}, ${standing}, ${twin.at.slice(0, 10)})`;
 }

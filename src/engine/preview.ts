@@ -45,6 +45,8 @@ export interface Preview {
   possible_duplicates: PreviewDuplicate[];
   expires_at: string | null;
   rows_sha256: string;
+  /** The digest of the possible duplicates and their allowances, as signed (approvals/duplicates-digest.ts); null: none. */
+  duplicates_sha256?: string | null;
   /** Every row to send, in line order (the text lists them a page at a time; --json has them all). */
   payees: PreviewRow[];
   /** Rows far above the batch's usual amounts, or over batch.warn_row_amount: to check before signing. */
@@ -90,7 +92,7 @@ async function inactiveCorridors(requests: readonly PayoutRequest[], client: Pic
   return [...inactive.entries()].map(([corridor, rows]) => ({ corridor, rows }));
 }
 
-function shape(facts: ApprovalFacts, policy: ApprovalPolicy | undefined, margin: number): Pick<Preview, 'totals' | 'largest_row' | 'funding_estimate' | 'proposed_ceiling' | 'required_approvers' | 'rows_sha256'> {
+function shape(facts: ApprovalFacts, policy: ApprovalPolicy | undefined, margin: number): Pick<Preview, 'totals' | 'largest_row' | 'funding_estimate' | 'proposed_ceiling' | 'required_approvers' | 'rows_sha256' | 'duplicates_sha256'> {
   const record = (map: ReadonlyMap<string, bigint>): Record<string, string> => Object.fromEntries([...map.entries()].map(([k, v]) => [k, v.toString()]));
   return {
     totals: facts.expected.totals,
@@ -99,6 +101,7 @@ function shape(facts: ApprovalFacts, policy: ApprovalPolicy | undefined, margin:
     proposed_ceiling: Object.fromEntries([...proposedCeiling(facts, margin).entries()].map(([c, v]) => [c, v === null ? null : v.toString()])),
     required_approvers: policy ? requiredApprovers(policy, facts.figures) : { count: 0, because: ['approvals are off'] },
     rows_sha256: facts.expected.rows_sha256,
+    duplicates_sha256: facts.expected.duplicates_sha256 ?? null,
   };
 }
 
@@ -120,7 +123,8 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
       listed.add(row.line, row.request);
     }
   }
-  const facts = await approvalFacts(batch, deps.store.acceptedRows(batchId), deps.config.approvals.estimate_rates, await deps.store.deploymentId());
+  const duplicates = await deps.store.possibleDuplicates(batchId);
+  const facts = await approvalFacts(batch, deps.store.acceptedRows(batchId), deps.config.approvals.estimate_rates, await deps.store.deploymentId(), duplicates);
   return {
     subject: `batch ${batch.id} (${batch.file_name})`,
     deployment: facts.expected.deployment,
@@ -131,7 +135,7 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests, deps.client) : null,
     approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
-    possible_duplicates: (await deps.store.possibleDuplicates(batchId)).map(previewDuplicate),
+    possible_duplicates: duplicates.map(previewDuplicate),
     expires_at: batch.approval_expires_at,
     ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };
@@ -156,7 +160,9 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
   async function* accepted(): AsyncIterable<{ line: number; request: PayoutRequest }> {
     yield* requests;
   }
-  const facts = await approvalFacts({ id: '(not taken in yet)', sha256: report.sha256 }, accepted(), deps.config.approvals.estimate_rates, await deps.store.deploymentId());
+  const duplicates = (await duplicatesOfFile(requests.flatMap((r) => fileEntry(r.line, r.request) ?? []), { store: deps.store, batch: deps.config.batch, now: deps.clock.now() }))
+    .map((f) => ({ ...f, allowed_by: null, allowed_reason: null, allowed_at: null }));
+  const facts = await approvalFacts({ id: '(not taken in yet)', sha256: report.sha256 }, accepted(), deps.config.approvals.estimate_rates, await deps.store.deploymentId(), duplicates);
   return {
     subject: `file ${file} (a dry run: nothing taken in, nothing sent)`,
     deployment: facts.expected.deployment,
@@ -167,8 +173,7 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
-    possible_duplicates: (await duplicatesOfFile(requests.flatMap((r) => fileEntry(r.line, r.request) ?? []), { store: deps.store, batch: deps.config.batch, now: deps.clock.now() }))
-      .map((f) => previewDuplicate({ ...f, allowed_by: null, allowed_reason: null, allowed_at: null })),
+    possible_duplicates: duplicates.map(previewDuplicate),
     expires_at: null,
     ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };

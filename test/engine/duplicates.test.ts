@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Twin } from '../../src/engine/duplicates.js';
 import { decideDuplicate, describeDecision, twinStanding, windowStart } from '../../src/engine/duplicates.js';
-import { findingsOf } from '../../src/engine/duplicate-screen.js';
+import { SameFileTwins, findingsOf } from '../../src/engine/duplicate-screen.js';
 
 const twin = (phase: string, state: string | null, at = '2026-11-20T10:00:00.000Z'): Twin => ({ batch_id: 'B1', line: 2, external_id: 'PAY-1', phase, state, at });
 const allowance = { person: 'Grace Hopper', reason: 'second invoice', at: '2026-11-27T10:00:00.000Z' };
@@ -68,5 +68,30 @@ describe('findingsOf', () => {
     const twins = [{ ...twin('final', 'paid'), of_line: 2 }, { ...twin('funded', 'stuck'), of_line: 4 }];
     expect(findingsOf('B9', rows, twins, 'warn').map((f) => [f.line, f.action])).toEqual([[2, 'warn'], [4, 'hold']]);
     expect(findingsOf('B9', rows, twins, 'allow').map((f) => [f.line, f.action])).toEqual([[4, 'hold']]);
+  });
+});
+
+describe('an earlier line of the same file', () => {
+  const entry = (line: number, id: string, amount = '1000') => ({ line, external_id: id, key: 'iban:DE89370400440532013000', currency: 'EUR', amount });
+
+  it('is the twin of each later line paying the same account, amount and currency: the first line is sent, the later ones are decided by the policy', () => {
+    const sameFile = new SameFileTwins('B9', '2026-11-27T10:00:00.000Z');
+    const rows = [entry(2, 'A'), entry(3, 'B', '2000'), entry(4, 'C')];
+    const twins = sameFile.of(rows);
+    expect(twins).toEqual([{ of_line: 4, batch_id: 'B9', line: 2, external_id: 'A', phase: 'ready', state: null, at: '2026-11-27T10:00:00.000Z', same_file: true }]);
+    // Across the chunks of a batch: a later chunk's row still meets line 2.
+    expect(sameFile.of([entry(1002, 'D')]).map((t) => [t.of_line, t.line])).toEqual([[1002, 2]]);
+    expect(findingsOf('B9', rows, twins, 'hold').map((f) => [f.line, f.action, f.detail])).toEqual([[4, 'hold', 'possible duplicate of line 2 of the same file (external_id A, sent first): held until a person allows it (paybatch allow) or cancels it']]);
+    expect(findingsOf('B9', rows, twins, 'warn').map((f) => [f.line, f.action])).toEqual([[4, 'warn']]);
+    expect(findingsOf('B9', rows, twins, 'allow')).toEqual([]);
+  });
+
+  it('is never "in flight": the policy and a person decide, unless a twin of another batch may still pay', () => {
+    const earlier = { ...twin('ready', null), same_file: true };
+    expect(twinStanding(earlier)).toBe('same_file');
+    expect(decideDuplicate([earlier], 'hold', null)).toEqual({ action: 'hold', twin: earlier, why: 'policy_hold' });
+    expect(decideDuplicate([earlier], 'hold', allowance)).toEqual({ action: 'send', why: 'allowed_by_person' });
+    const stuck = twin('funded', 'stuck');
+    expect(decideDuplicate([earlier, stuck], 'allow', allowance)).toEqual({ action: 'hold', twin: stuck, why: 'twin_in_flight' });
   });
 });
