@@ -32,6 +32,7 @@ export const UNIT = [
   'test/engine/duplicates.test.ts',
   'test/engine/call-slots-never-deadlock-or-leak.test.ts',
   'test/approvals/signed-rows.test.ts',
+  'test/approvals/statement-duplicates.test.ts',
   'test/audit/person-names.test.ts',
   'test/notify/events.test.ts',
   'test/payout-states.test.ts',

@@ -5,27 +5,18 @@
  * every shape, answers lost after the call took effect, absurd Retry-After.
  * Nothing that was not asked for is ever funded or counted as paid.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/config.js';
 import { writeReconciliation } from '../../src/engine/reconcile-report.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import { debitsPerTransaction, engineContext, gbrRowsBatch, template } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
 import {
   PATHS, answer, loseAnswerAfterCommit, lyingService, otherInputCurrency, otherOutputCurrency, otherTransaction, rule, scaleOutputAmount,
 } from '../helpers/lying-service.js';
-import { readFileSync } from 'node:fs';
 
-/** A batch file of the GBR template's first row, once per external id (quoted as CSV wants). */
-function batchOf(dir: string, name: string, externalIds: readonly string[], source = 'templates/gbr-bank.csv'): string {
-  const [header, first] = readFileSync(template(source), 'utf8').split('\n') as [string, string];
-  const rest = first.slice(first.indexOf(','));
-  const file = join(dir, name);
-  writeFileSync(file, `${header}\n${externalIds.map((id) => `"${id.replace(/"/g, '""')}"${rest}`).join('\n')}\n`);
-  return file;
-}
+/** The GBR template's first row once per external id, each paying its own account (gbrRowsBatch): many payouts, not one repeated. */
+const batchOf = (dir: string, name: string, externalIds: readonly string[]): string => gbrRowsBatch(dir, name, externalIds);
 
 describe('the engine against a service that lies', () => {
   let ctx: EngineContext;

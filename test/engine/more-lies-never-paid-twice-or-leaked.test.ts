@@ -3,22 +3,16 @@
  * shape, a date in the far future, account numbers in the service's words,
  * slow answers against --wait, lost fund answers with stale reads.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EngineContext } from '../helpers/engine.js';
-import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import { debitsPerTransaction, engineContext, gbrRowsBatch, template } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
 import { PATHS, answer, delay, forward, loseAnswerAfterCommit, lyingService, otherTransaction, rule, scaleOutputAmount, transform } from '../helpers/lying-service.js';
 import { AuthenticationRefused } from '../../src/api/errors.js';
 
-function batchOf(dir: string, name: string, externalIds: readonly string[], source = 'templates/gbr-bank.csv'): string {
-  const [header, first] = readFileSync(template(source), 'utf8').split('\n') as [string, string];
-  const rest = first.slice(first.indexOf(','));
-  const file = join(dir, name);
-  writeFileSync(file, `${header}\n${externalIds.map((id) => `"${id}"${rest}`).join('\n')}\n`);
-  return file;
-}
+/** The GBR template's first row once per external id, each paying its own account (gbrRowsBatch): many payouts, not one repeated. */
+const batchOf = (dir: string, name: string, externalIds: readonly string[]): string => gbrRowsBatch(dir, name, externalIds);
 
 describe('the engine against more lies', () => {
   let ctx: EngineContext;

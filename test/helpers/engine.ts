@@ -60,27 +60,35 @@ export const FAST_ENGINE = { polling: { first_window_ms: 60_000, first_window_re
 
 export const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
-/** A batch file of the GBR template's first row (its sender approved at once), once per external id; returns its path. */
 /**
  * The template's UK account, then the next ones after it that pass the modulus check under its sort code, each ending
  * in 58 as it does (an ordinary outcome at the sandbox): rows paying distinct accounts, so that a file of many rows is
- * not one payment repeated (a possible duplicate, issue 37).
+ * not one payment repeated (a possible duplicate, issue 37). An external id keeps its account within a test file, so
+ * that a file submitted again is the same rows.
  */
 const gbrAccounts: string[] = [];
-function gbrAccount(index: number): string {
+const accountOfId = new Map<string, string>();
+function gbrAccount(id: string): string {
+  const known = accountOfId.get(id);
+  if (known !== undefined) return known;
+  const index = accountOfId.size;
   for (let next = Number((gbrAccounts[gbrAccounts.length - 1] ?? '66374858').slice(0, 6)) + 1; gbrAccounts.length <= index; next++) {
     const account = `${next}58`;
     if (ukModulusValid('089999', account)) gbrAccounts.push(account);
   }
+  accountOfId.set(id, gbrAccounts[index] as string);
   return gbrAccounts[index] as string;
 }
 
-/** The template's first GBR row under each external id, each paying its own account (the first the template's own). */
+/**
+ * A batch file of the GBR template's first row (its sender approved at once), once per external id, each paying its
+ * own account (the first id met the template's own); returns its path.
+ */
 export function gbrRowsBatch(dir: string, name: string, externalIds: readonly string[]): string {
   const [header, first] = readFileSync(template('templates/gbr-bank.csv'), 'utf8').split('\n') as [string, string];
   const rest = first.slice(first.indexOf(','));
   const file = join(dir, name);
-  writeFileSync(file, `${header}\n${externalIds.map((id, i) => `"${id}"${rest.replace(',66374958,', `,${gbrAccount(i)},`)}`).join('\n')}\n`);
+  writeFileSync(file, `${header}\n${externalIds.map((id) => `"${id.replace(/"/g, '""')}"${rest.replace(',66374958,', `,${gbrAccount(id)},`)}`).join('\n')}\n`);
   return file;
 }
 
