@@ -5,7 +5,10 @@
  * the row held whoever asks. Otherwise the row is made ready by
  * compare-and-set, the allowance kept and written to the audit trail with it.
  * With approvals on, a row is allowed only before anyone approved its batch:
- * approvers see the allowances in the preview before they sign.
+ * approvers see the allowances in the preview and sign them (the statement's
+ * duplicates_sha256, approvals/duplicates-digest.ts). After an approval it is
+ * refused rather than voiding the signatures: a batch whose signatures no
+ * longer match is held for good, so it could only hold the batch.
  */
 import type { Clock } from '../clock.js';
 import type { BatchConfig } from '../config/config.js';

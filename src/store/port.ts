@@ -296,8 +296,8 @@ export interface DuplicateStore {
   recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void>;
   /**
    * Candidate twins: rows of other batches paying the same account the same amount in the same currency, not ended
-   * unpaid, dated (created, or else received) at or after `since`; newest first. (Within one file, the same payment
-   * twice is the validation's repeated_payout warning.)
+   * unpaid, dated (created, or else received) at or after `since`; newest first. (Twins within one file are found by
+   * the engine as it reads the file's rows: engine/duplicate-screen.ts SameFileTwins.)
    */
   twinsOf(query: TwinQuery, since: string, limit: number): Promise<Twin[]>;
   /** The same for a batch's rows of lines (after, upto] whose accounts are recorded, in one query: each twin with the line it is a twin of. */
