@@ -50,7 +50,8 @@ describe('approvals as commands', () => {
       },
     }));
     const lines = readFileSync(template('templates/global-usd-bank.csv'), 'utf8').trim().split('\n');
-    const rows = Array.from({ length: 30 }, (_, i) => (lines[2] as string).replace(/^USD-2026-0002/, `K-${i + 1}`));
+    // 30 payouts to 30 accounts (each ending in 21, an ordinary outcome at the sandbox), not one payment repeated (a possible duplicate).
+    const rows = Array.from({ length: 30 }, (_, i) => (lines[2] as string).replace(/^USD-2026-0002/, `K-${i + 1}`).replace(',987654321,', `,9876${100 + i}21,`));
     writeFileSync(join(home, 'inbox', 'usd.csv'), `${lines[0]}\n${rows.join('\n')}\n`);
     writeFileSync(join(home, 'inbox', 'usd.csv.done'), '');
 
