@@ -50,7 +50,8 @@ const DONE_PHASES: ReadonlySet<string> = new Set(['final', 'invalid', 'refused',
 
 /**
  * Final; or waiting for a person: funded (or created) in an attention state, or held before it was sent as a possible
- * duplicate payment (the same account and amount as a row of an earlier batch: chaos drops such files on purpose).
+ * duplicate payment (the same account and amount as a row of an earlier batch, chaos drops such files on purpose, or as
+ * an earlier line of its own file).
  */
 export function isSettledOrAttention(row: Pick<FinalRow, 'phase' | 'state' | 'transaction_id'>): boolean {
   return DONE_PHASES.has(row.phase) || isHeldDuplicate(row)
