@@ -55,7 +55,7 @@ async function twinsInWorkspace(entries: readonly FileEntry[], config: Config, h
 
 function renderDuplicates(found: readonly Finding[]): string {
   if (found.length === 0) return '';
-  const lines = [`possible duplicate payments: ${found.length} (the same recipient account, amount and currency as a row of an earlier batch)`];
+  const lines = [`possible duplicate payments: ${found.length} (the same recipient account, amount and currency as a row of an earlier batch, or an earlier line of this file)`];
   for (const f of found) lines.push(`  line ${f.line}  ${f.external_id ?? '-'}  ${f.detail}`);
   return `${lines.join('\n')}\n`;
 }
