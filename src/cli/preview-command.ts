@@ -24,9 +24,11 @@ export function renderPreview(p: Preview, subject: string, page: PayeePage = { p
   if (p.expires_at) lines.push(`  the approval request expires at ${p.expires_at}`);
   lines.push(...outlierWarningLines(p.outliers), ...payeeLines(subject, p.payees, page));
   if (p.possible_duplicates.length > 0) {
-    lines.push(`  possible duplicate payments (the same account, amount and currency as a row of an earlier batch): ${p.possible_duplicates.length}`);
+    lines.push(`  possible duplicate payments (the same account, amount and currency as a row of an earlier batch, or an earlier line of this file): ${p.possible_duplicates.length}`);
     for (const d of p.possible_duplicates) {
-      const twin = `batch ${d.twin.batch} line ${d.twin.line} (external_id ${d.twin.external_id ?? '-'}, ${d.twin.state}, ${d.twin.date.slice(0, 10)})`;
+      const twin = d.twin.same_file
+        ? `line ${d.twin.line} of the same file (external_id ${d.twin.external_id ?? '-'}, sent first)`
+        : `batch ${d.twin.batch} line ${d.twin.line} (external_id ${d.twin.external_id ?? '-'}, ${d.twin.state}, ${d.twin.date.slice(0, 10)})`;
       const standing = d.allowed_by ? `allowed by ${d.allowed_by}: ${d.allowed_reason ?? ''}` : d.action === 'hold' ? 'held: not sent until allowed (paybatch allow)' : 'sent, with this warning';
       lines.push(`    line ${d.line}  ${d.external_id ?? '-'}  twin of ${twin}  ${standing}`);
     }

@@ -59,14 +59,15 @@ export interface PreviewDuplicate {
   /** hold or warn */
   action: string;
   detail: string;
-  twin: { batch: string; line: number; external_id: string | null; state: string; date: string };
+  /** `same_file`: an earlier line of this very file (its batch, or '' for a file not taken in yet). */
+  twin: { batch: string; line: number; external_id: string | null; state: string; date: string; same_file: boolean };
   allowed_by: string | null;
   allowed_reason: string | null;
 }
 
-const previewDuplicate = (d: Omit<PossibleDuplicate, 'batch_id'>): PreviewDuplicate => ({
+const previewDuplicate = (own: string) => (d: Omit<PossibleDuplicate, 'batch_id'>): PreviewDuplicate => ({
   line: d.line, external_id: d.external_id, action: d.action, detail: d.detail,
-  twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase, date: d.twin.at },
+  twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase, date: d.twin.at, same_file: d.twin.batch_id === own },
   allowed_by: d.allowed_by, allowed_reason: d.allowed_reason,
 });
 
@@ -135,7 +136,7 @@ export async function previewBatch(batchId: string, deps: PreviewDeps): Promise<
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests, deps.client) : null,
     approvals: (await deps.store.approvalsOf(batchId)).map((a) => ({ person: a.person, decision: a.decision, at: a.at, reason: a.reason })),
-    possible_duplicates: duplicates.map(previewDuplicate),
+    possible_duplicates: duplicates.map(previewDuplicate(batchId)),
     expires_at: batch.approval_expires_at,
     ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };
@@ -173,7 +174,7 @@ export async function previewFile(file: string, deps: PreviewDeps): Promise<Prev
     ...shape(facts, deps.config.approvalPolicy, deps.config.approvals.ceiling_margin_percent),
     inactive_corridors: deps.client ? await inactiveCorridors(requests.map((r) => r.request), deps.client) : null,
     approvals: [],
-    possible_duplicates: duplicates.map(previewDuplicate),
+    possible_duplicates: duplicates.map(previewDuplicate('')),
     expires_at: null,
     ...listed.finish(warnRowAmountMinor(deps.config.batch)),
   };

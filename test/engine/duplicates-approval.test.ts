@@ -18,6 +18,8 @@ import { configSchema } from '../../src/config/config.js';
 import { allowRow } from '../../src/engine/allow.js';
 import { ApprovalGate } from '../../src/engine/approval-gate.js';
 import { approveBatch } from '../../src/engine/approve.js';
+import { renderPreview } from '../../src/cli/preview-command.js';
+import type { Preview } from '../../src/engine/preview.js';
 import { previewBatch } from '../../src/engine/preview.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { engineContext, sqliteOf, template } from '../helpers/engine.js';
@@ -75,6 +77,7 @@ describe('possible duplicates under approval', () => {
     expect(await allow(batch)).toMatchObject({ kind: 'allowed' });
     const preview = await previewBatch(batch, { store: ctx.store, client: null, config: configSchema.parse({ approvals: ONE }), clock: systemClock });
     expect(preview?.possible_duplicates).toEqual([expect.objectContaining({ external_id: 'INV-2', allowed_by: 'Grace Hopper', allowed_reason: 'a second invoice' })]);
+    expect(renderPreview(preview as Preview, batch)).toMatch(/line 2 {2}INV-2 {2}twin of batch \S+ line 2 \(external_id INV-1, paid, [\d-]+\) {2}allowed by Grace Hopper: a second invoice/);
     // The allowance changed what is signed: the statement carries the digest with it.
     expect(preview?.duplicates_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(preview?.duplicates_sha256).not.toBe(before?.duplicates_sha256);

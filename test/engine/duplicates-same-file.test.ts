@@ -11,6 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { allowRow } from '../../src/engine/allow.js';
+import { renderPreview } from '../../src/cli/preview-command.js';
+import { approvalPage } from '../../src/console/views/approvals.js';
+import type { Preview } from '../../src/engine/preview.js';
 import { previewBatch, previewFile } from '../../src/engine/preview.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { engineContext, template } from '../helpers/engine.js';
@@ -37,7 +40,7 @@ describe('the same payment twice in one file', () => {
     const file = eurBatch(ctx.dir, 'twice.csv', [{ id: 'SF-1', iban: IBAN }, { id: 'SF-2', iban: 'de89 3704 0044 0532 0130 00' }, { id: 'SF-3', iban: OTHER }]);
     const deps = { store: ctx.store, client: null, config: configSchema.parse({}), clock: systemClock };
     const dry = await previewFile(file, deps);
-    expect(dry.possible_duplicates).toEqual([expect.objectContaining({ line: 3, external_id: 'SF-2', action: 'hold', twin: expect.objectContaining({ line: 2, external_id: 'SF-1' }) })]);
+    expect(dry.possible_duplicates).toEqual([expect.objectContaining({ line: 3, external_id: 'SF-2', action: 'hold', twin: expect.objectContaining({ line: 2, external_id: 'SF-1', same_file: true }) })]);
     expect(dry.possible_duplicates[0]?.detail).toMatch(/^possible duplicate of line 2 of the same file \(external_id SF-1, sent first\): held/);
 
     ctx.drop(file);
@@ -48,7 +51,11 @@ describe('the same payment twice in one file', () => {
     expect(await ctx.store.rowBySubmittedExternalId('SF-3')).toMatchObject({ phase: 'final', state: 'paid' });
     expect(run.batches[0]?.need_person).toBe(1);
     const preview = await previewBatch(batch, deps);
-    expect(preview?.possible_duplicates).toEqual([expect.objectContaining({ line: 3, external_id: 'SF-2', action: 'hold', allowed_by: null, twin: expect.objectContaining({ batch, line: 2, external_id: 'SF-1' }) })]);
+    expect(preview?.possible_duplicates).toEqual([expect.objectContaining({ line: 3, external_id: 'SF-2', action: 'hold', allowed_by: null, twin: expect.objectContaining({ batch, line: 2, external_id: 'SF-1', same_file: true }) })]);
+    // As people read it: the preview's text and the console's approval page.
+    expect(renderPreview(preview as Preview, batch)).toMatch(/line 3 {2}SF-2 {2}twin of line 2 of the same file \(external_id SF-1, sent first\) {2}held: not sent until allowed/);
+    const page = approvalPage({ name: 'ada', role: 'approver', readOnly: false } as never, batch, { preview: preview as Preview, statement: { refused: 'not awaiting approval' }, ceiling: {}, query: '' });
+    expect(page).toMatch(/<td role="cell"[^>]*>line 2 of this file<\/td>/);
     expect(ctx.sandbox.store.ledger(0, 10_000).filter((e) => e.kind === 'debit')).toHaveLength(2);
 
     expect(await allowRow({ batch, externalId: 'SF-2', reason: 'two invoices, same amount', person: 'Grace Hopper' }, { store: ctx.store, clock: systemClock, batch: deps.config.batch }))

@@ -38,11 +38,11 @@ export interface ApprovalView {
 function possibleDuplicates(p: Preview): string {
   if (p.possible_duplicates.length === 0) return '';
   const rows = p.possible_duplicates.map((d) => [
-    String(d.line), esc(d.external_id ?? ''), esc(`batch ${d.twin.batch} line ${d.twin.line}`), esc(d.twin.external_id ?? ''), esc(d.twin.state), esc(d.twin.date.slice(0, 10)),
+    String(d.line), esc(d.external_id ?? ''), esc(d.twin.same_file ? `line ${d.twin.line} of this file` : `batch ${d.twin.batch} line ${d.twin.line}`), esc(d.twin.external_id ?? ''), esc(d.twin.state), esc(d.twin.date.slice(0, 10)),
     esc(d.allowed_by ? `allowed by ${d.allowed_by}: ${d.allowed_reason ?? ''}` : d.action === 'hold' ? 'held: not sent until allowed (paybatch allow)' : 'sent, with this warning'),
   ]);
   return `<h2>Possible duplicate payments</h2>
-<p>The same recipient account, amount and currency as a row of an earlier batch.</p>
+<p>The same recipient account, amount and currency as a row of an earlier batch, or an earlier line of this file (sent first).</p>
 ${table(['Line', 'External id', 'Earlier row', 'Its external id', 'Its state', 'Its date', 'Standing'], rows)}`;
 }
 
