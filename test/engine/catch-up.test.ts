@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { readStatus, renderStatus } from '../../src/engine/status.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import { debitsPerTransaction, engineContext, sqliteOf, template } from '../helpers/engine.js';
 import { operator } from '../helpers/sandbox.js';
 
 /** Reads ten minutes apart in the first hour: what D17 allows a live service. */
@@ -21,7 +21,9 @@ describe('catch-up after downtime', () => {
   it('reads the rows in flight at once after a restart, so approvals missed while down are acted on now, not in ten minutes', async () => {
     ctx = await engineContext({ kyc: { mode: 'review', verify_after_ms: 600_000, approve_after_ms: 600_000 } });
     ctx.drop(template('templates/gbr-bank.csv'));
-    const first = await ctx.run(SLOW_POLLING, 500);
+    // Until both are created and waiting on their senders (at most 20 s, for a busy machine).
+    const bothCreated = (): boolean => sqliteOf(ctx.store).prepare("SELECT COUNT(*) FROM rows WHERE state = 'initial'").pluck().get() === 2;
+    const first = await ctx.run(SLOW_POLLING, 20_000, {}, { endWhen: bothCreated });
     const batch = first.batches[0]?.batch as string;
     expect(first.batches[0]?.by_state).toEqual({ initial: 2 });
 

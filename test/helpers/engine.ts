@@ -117,8 +117,12 @@ export interface EngineContext {
   /** Every event the engine logged, in order. */
   events: { event: string; fields: Record<string, unknown> }[];
   drop(source: string, name?: string): void;
-  /** `hooks`: what the CLI would hand the run (beforeSending). */
-  run(config?: Record<string, unknown>, waitMs?: number, client?: Partial<ClientOptions>, hooks?: Pick<RunDeps, 'beforeSending'>): Promise<RunReport>;
+  /**
+   * `hooks`: what the CLI would hand the run (beforeSending). `endWhen`: the state the test waits for; once it holds
+   * (looked at between the run's rounds), the helper's clock is moved past the run's --wait, so the run ends then,
+   * and `waitMs` is only the bound, generous for a busy machine, not the time the run takes.
+   */
+  run(config?: Record<string, unknown>, waitMs?: number, client?: Partial<ClientOptions>, hooks?: Pick<RunDeps, 'beforeSending'> & { endWhen?: () => boolean }): Promise<RunReport>;
   client(): PayoutClient;
   results(batch: string): Promise<Record<string, string>[]>;
   stop(): Promise<void>;
@@ -159,9 +163,19 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
         parsed.approvalPolicy = policy;
       }
       const client = newClient(clientOptions);
+      const { endWhen, ...runHooks } = hooks;
+      if (endWhen && !own) throw new Error('endWhen moves the helper\'s own clock: this test gave the engine another');
+      let ended = false;
+      const sleepUntilEnded = async (ms: number): Promise<void> => {
+        await sleep(ms);
+        if (endWhen && !ended && endWhen()) {
+          ended = true;
+          own?.advance(waitMs + 1);
+        }
+      };
       try {
         const log = (event: string, fields: Record<string, unknown>): void => void events.push({ event, fields });
-        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep, ...hooks });
+        return await runOnce({ workspace, store, client, config: parsed, clock, log, waitMs, tickMs: 5, sleep: sleepUntilEnded, ...runHooks });
       } finally {
         await client.close();
       }
