@@ -18,7 +18,7 @@ import { correctionExternalId } from '../../src/engine/corrections.js';
 import { lineageOf } from '../../src/engine/lineage.js';
 import { writeReconciliation } from '../../src/engine/reconcile-report.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import { atRest, debitsPerTransaction, engineContext, FAST_ENGINE, template } from '../helpers/engine.js';
 
 type Record = { [column: string]: string };
 const parseCsv = (text: string): Record[] => parse(text, { columns: true }) as Record[];
@@ -31,7 +31,7 @@ describe('corrections: unpaid rows paid again, never twice', () => {
   it('error → cancelled → refunded → corrected → paid once; two corrections racing, one paid; a stuck original refused; the lineage shows it', { timeout: 60_000 }, async () => {
     ctx = await engineContext();
     ctx.drop(template('demo-batch.csv'));
-    const run = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const run = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 30_000, {}, { endWhen: atRest(ctx) });
     const batch = run.batches[0]?.batch as string;
     const line = async (externalId: string): Promise<number> => {
       for await (const row of ctx.store.rows(batch)) if (row.external_id === externalId) return row.line;

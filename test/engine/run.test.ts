@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineContext } from '../helpers/engine.js';
-import { debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
+import { atRest, debitsPerTransaction, engineContext, template } from '../helpers/engine.js';
 import type { ReadCell } from '../helpers/workbook.js';
 import { csvTextOf, readWorkbook } from '../helpers/workbook.js';
 
@@ -52,7 +52,7 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     ctx = await engineContext();
     ctx.drop(template('templates/gbr-bank.csv'), 'gbr.csv');
     ctx.drop(template('demo-batch.csv'), 'demo.csv');
-    const report = await ctx.run({ reports: { results_xlsx: true }, batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const report = await ctx.run({ reports: { results_xlsx: true }, batch: { invalid_rows: 'skip_invalid' } }, 30_000, {}, { endWhen: atRest(ctx, 2) });
     const settled = report.batches.find((b) => b.file === 'gbr.csv');
     const open = report.batches.find((b) => b.file === 'demo.csv');
     expect(settled).toMatchObject({ status: 'settled', unsettled: 0 });
@@ -75,7 +75,7 @@ describe('paybatch run: the payout engine against the sandbox', () => {
   it('reports each deterministic outcome with its state_reason code, and keeps following the ones in attention states', async () => {
     ctx = await engineContext();
     ctx.drop(template('demo-batch.csv'));
-    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 30_000, {}, { endWhen: atRest(ctx) });
     const [batch] = report.batches;
     expect(batch?.by_state).toEqual({ error: 1, exception: 1, invalid: 2, manual: 1, paid: 12, stuck: 1 });
     expect(batch?.unsettled).toBe(4);
@@ -144,7 +144,7 @@ describe('paybatch run: the payout engine against the sandbox', () => {
     ctx = await engineContext();
     ctx.sandbox.service.setCorridorActive('nga-cash', false);
     ctx.drop(template('demo-batch.csv'));
-    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 1500);
+    const report = await ctx.run({ batch: { invalid_rows: 'skip_invalid' } }, 30_000, {}, { endWhen: atRest(ctx) });
     const batch = report.batches[0]?.batch as string;
     const rows = await ctx.results(batch);
     // Lines 11 to 14 are cash to Nigeria, paid out in naira (11, 13, 14) or in dollars (12): two corridors of the service's one.

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { PayoutClient } from '../../src/api/client.js';
 import type { ClientOptions } from '../../src/api/client.js';
 import type { Clock } from '../../src/clock.js';
+import { ATTENTION_STATES, DUPLICATE_HOLD, FINAL_STATES, NEVER_SENT_PHASES, SETTLED_PHASES } from '../../src/payout-states.js';
+import { phaseList } from '../../src/store/sql-lists.js';
 import { configSchema } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
 import { approvalPolicy } from '../../src/approvals/policy.js';
@@ -94,6 +96,25 @@ export function gbrRowsBatch(dir: string, name: string, externalIds: readonly st
 
 /** The store's own SQLite connection, for a test that sets a row as a crash or the passing of time would leave it. */
 export const sqliteOf = (store: SqliteStore): Database.Database => (store as unknown as { db: Database.Database }).db;
+
+/**
+ * For a run's `endWhen`: `batches` batches taken, and every row of them at rest: settled (final, not sent, held), never
+ * to be sent (invalid, refused), held as a possible duplicate, or
+ * at the service in a final state or one that waits for a person (manual, error, stuck, exception). The demo batch's
+ * rows reach that in well under a second on a quiet machine; a busy one may take many.
+ */
+export function atRest(ctx: Pick<EngineContext, 'store'>, batches = 1): () => boolean {
+  const waiting = phaseList([...ATTENTION_STATES, ...FINAL_STATES]);
+  // Invalid and refused rows are never sent: at rest from intake on (checking is not: it is still being checked);
+  // a possible duplicate waits for a person.
+  const resting = phaseList([...SETTLED_PHASES, ...NEVER_SENT_PHASES.filter((phase) => phase !== 'checking'), DUPLICATE_HOLD]);
+  return () => {
+    const db = sqliteOf(ctx.store);
+    if ((db.prepare('SELECT COUNT(*) FROM batches').pluck().get() as number) < batches) return false;
+    const moving = db.prepare(`SELECT COUNT(*) FROM rows WHERE phase NOT IN ${resting} AND (state IS NULL OR state NOT IN ${waiting})`).pluck().get();
+    return moving === 0;
+  };
+}
 
 /** A row claimed `at` (an ISO time): as a claim made that long before a crash and a late restart leaves it. */
 export function backdateClaim(store: SqliteStore, batch: string, line: number, at: string): void {
