@@ -10,6 +10,10 @@ import { lineageOf } from '../../src/engine/lineage.js';
 
 export interface OpenedStore {
   store: Store;
+  /** Closes the store and opens the same database again (what a new version does at its first start); done() closes that one. */
+  reopen?(): Promise<Store>;
+  /** Runs SQL on the database as it is, outside the store (to make it look as an older version left it). */
+  exec?(sql: string): Promise<void>;
   done(): Promise<void>;
 }
 

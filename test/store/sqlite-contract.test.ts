@@ -8,9 +8,17 @@ import { duplicateContract } from './duplicate-contract.js';
 
 const openSqlite = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-contract-'));
-  const store = SqliteStore.open(join(dir, 'paybatch.db'));
+  let store = SqliteStore.open(join(dir, 'paybatch.db'));
   return {
     store,
+    async exec(sql: string) {
+      store.db.exec(sql);
+    },
+    async reopen() {
+      await store.close();
+      store = SqliteStore.open(join(dir, 'paybatch.db'));
+      return store;
+    },
     async done() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
