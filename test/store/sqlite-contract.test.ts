@@ -14,6 +14,9 @@ const openSqlite = async () => {
     async exec(sql: string) {
       store.db.exec(sql);
     },
+    async rewindBeforeDuplicateCheck() {
+      store.db.exec('DROP TABLE row_recipients; DROP TABLE possible_duplicates; DROP TABLE data_backfills; ALTER TABLE rows DROP COLUMN may_cancel; DELETE FROM schema_migrations WHERE version >= 16');
+    },
     async reopen() {
       await store.close();
       store = SqliteStore.open(join(dir, 'paybatch.db'));
