@@ -115,7 +115,12 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       ]);
       await store.acceptBatch(old);
       const o1 = await store.row(old, 2);
-      await store.commitRow(old, 2, o1?.revision as number, { changes: { phase: 'final', state: 'paid', transaction_id: 'tr_o1', created_at: '2026-03-02T09:01:00.000Z' } });
+      await store.commitRow(old, 2, o1?.revision as number, { changes: { phase: 'final', state: 'paid', transaction_id: 'tr_o1', created_at: '2026-03-02T09:01:00.000Z', may_cancel: false } });
+      // The service's may_cancel as committed (a yes or no, or not said), in rows and results alike.
+      expect([(await store.row(old, 2))?.may_cancel, (await store.row(old, 3))?.may_cancel]).toEqual([false, null]);
+      const results = [];
+      for await (const r of store.resultRows(old)) results.push(r.may_cancel);
+      expect(results).toEqual([false, null, null]);
       // The database as the version before the check left it: its tables and columns gone, its ledger at the version before.
       await rewindBeforeDuplicateCheck.call(opened);
       const since = '2026-02-01T00:00:00.000Z';
