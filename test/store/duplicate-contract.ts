@@ -94,6 +94,11 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 1000)).length).toBe(224);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '555') }, since, 1000)).map((t) => t.line)).toEqual([2]);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '99') }, since, 1000)).map((t) => t.line).sort((x, y) => x - y).at(-1)).toBe(250);
+      // Within the batch: each line's first earlier line paying the same (line 2 alone at 555; 3 and 10 the first at theirs).
+      const expected = Array.from({ length: 17 }, (_, i) => i + 4).filter((line) => line !== 10)
+        .map((line) => (line === 20 ? { of_line: 20, line: 10, external_id: 'M-9' } : { of_line: line, line: 3, external_id: 'M-2' }));
+      expect(await store.sameBatchTwins(batch, 0, 20)).toEqual(expected);
+      expect(await store.sameBatchTwins(batch, 19, 21)).toEqual([{ of_line: 20, line: 10, external_id: 'M-9' }, { of_line: 21, line: 3, external_id: 'M-2' }]);
 
       const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready', state: null, at: AT };
       await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'hold', detail: 'held' }]);
