@@ -19,7 +19,12 @@
  *   small batch (sent to the end, in a workspace of its own): the daemon holds
  *   more than `run` whatever the batch (its webhook listener, its schedule), so
  *   a batch's effect on its memory is measured against itself; the ratio to
- *   `run`'s peak on the small batch is printed too.
+ *   `run`'s peak on the small batch is printed too;
+ * - the possible-duplicate screen of intake (issue 37) on the large batch: the
+ *   same intake again with batch.duplicate_window off, right after, in a
+ *   workspace of its own; the difference in seconds to accepted and in peak
+ *   RSS up to acceptance is what the screen costs. BENCH_SCREEN_ONLY=1 runs
+ *   only these two intakes (each killed once accepted).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -37,6 +42,7 @@ import { startSandboxProcess } from './sandbox-process.js';
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const smallRows = Number(process.env.BENCH_SMALL_ROWS ?? 10_000);
 const sendSeconds = Number(process.env.BENCH_SEND_SECONDS ?? 40);
+const screenOnly = process.env.BENCH_SCREEN_ONLY === '1';
 const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const MB = 1024 * 1024;
 
@@ -45,6 +51,8 @@ interface Watched {
   peakMb: number;
   /** ms from start to the line matching `mark`, when seen. */
   markedAtMs: number | null;
+  /** Peak RSS (VmHWM) in MB up to the line matching `mark`: an intake's own peak. */
+  peakAtMarkMb: number | null;
   /** The largest WAL seen while it ran, in bytes. */
   walMax: number;
   exit: number | null;
@@ -72,7 +80,7 @@ function runPaybatch(args: string[], home: string, options: { mark?: RegExp; kil
   spawnSync('sync');
   const child = spawn(process.execPath, [bin, ...args, '--home', home], { stdio: ['ignore', 'ignore', 'pipe'] });
   const started = performance.now();
-  const watched: Watched = { peakMb: 0, markedAtMs: null, walMax: 0, exit: null };
+  const watched: Watched = { peakMb: 0, markedAtMs: null, peakAtMarkMb: null, walMax: 0, exit: null };
   const wal = join(home, 'paybatch.db-wal');
   const sample = setInterval(() => {
     watched.peakMb = Math.max(watched.peakMb, vmHwmMb(child.pid as number));
@@ -91,6 +99,7 @@ function runPaybatch(args: string[], home: string, options: { mark?: RegExp; kil
     err += d.toString();
     if (options.mark && watched.markedAtMs === null && options.mark.test(err)) {
       watched.markedAtMs = performance.now() - started;
+      watched.peakAtMarkMb = vmHwmMb(child.pid as number);
       if (options.killAfterMs !== undefined) setTimeout(kill, options.killAfterMs);
     }
   });
@@ -155,6 +164,22 @@ async function csvParseSeconds(file: string): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
+/**
+ * The duplicate screen's cost: an intake of `file` with it (`screened`, measured already) against one without it
+ * (batch.duplicate_window off), run now in a workspace of its own and killed once accepted.
+ */
+async function screenCost(file: string, screened: Watched, baseUrl: string, sandbox: SandboxProcess): Promise<void> {
+  const home = workspace(dir, 'unscreened', file, baseUrl, sandbox, { batch: { invalid_rows: 'skip_invalid', duplicate_window: 'off' } });
+  const unscreened = await runPaybatch(['run', '--wait', '1h'], home, { mark: /intake accepted/, killAfterMs: 0 });
+  const on = (screened.markedAtMs ?? NaN) / 1000;
+  const off = (unscreened.markedAtMs ?? NaN) / 1000;
+  const onMb = screened.peakAtMarkMb ?? NaN;
+  const offMb = unscreened.peakAtMarkMb ?? NaN;
+  console.log(`  duplicate screen, ${rows} rows  intake ${on.toFixed(1)} s with it, ${off.toFixed(1)} s without: the screen ${(on - off).toFixed(1)} s, ${((on - off) / on * 100).toFixed(0)}% of intake;`
+    + ` peak RSS to accepted ${onMb} MB with it, ${offMb} MB without (${onMb - offMb >= 0 ? '+' : ''}${onMb - offMb} MB)  (goal: intake under 30 s: ${goal(on < 30)}, peak under 150 MB: ${goal(onMb < 150)})`);
+  rmSync(home, { recursive: true, force: true });
+}
+
 const NO_ROWS = { rows: 0, sent: 0, funded: 0, ready: 0, dbBytes: 0 };
 
 function rowFigures(home: string): typeof NO_ROWS {
@@ -186,8 +211,17 @@ const goal = (ok: boolean): string => {
 try {
   const smallFile = join(dir, 'small.csv');
   const largeFile = join(dir, 'large.csv');
-  await generateBatch(smallFile, smallRows);
   await generateBatch(largeFile, rows);
+  if (screenOnly) {
+    console.log(`bench:scale  duplicate screen only: ${rows} rows (${(statSync(largeFile).size / 1e6).toFixed(0)} MB), sandbox in its own process`);
+    const screened = await runPaybatch(['run', '--wait', '1h'], workspace(dir, 'screened', largeFile, sandbox.url, sandbox), { mark: /intake accepted/, killAfterMs: 0 });
+    await screenCost(largeFile, screened, sandbox.url, sandbox);
+    proxy.close();
+    sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(failed ? 1 : 0);
+  }
+  await generateBatch(smallFile, smallRows);
   console.log(`bench:scale  ${rows} rows (${(statSync(largeFile).size / 1e6).toFixed(0)} MB) and ${smallRows} rows, sandbox in its own process, no added latency, concurrency 32`);
 
   const smallHome = workspace(dir, 'small', smallFile, sandbox.url, sandbox);
@@ -214,6 +248,7 @@ try {
   console.log(`  ratio to ${smallRows} rows          ${(killed.peakMb / small.peakMb).toFixed(2)}  (goal: within 1.20: ${goal(killed.peakMb / small.peakMb <= 1.2)})`);
   console.log(`  write-ahead log, largest       ${(killed.walMax / MB).toFixed(1)} MB  (goal: under 64 MB: ${goal(killed.walMax < 64 * MB)})`);
   console.log(`  database                       ${(killedFigures.dbBytes / MB).toFixed(0)} MB, ${(killedFigures.dbBytes / killedFigures.rows).toFixed(0)} bytes per row`);
+  await screenCost(largeFile, killed, sandbox.url, sandbox);
 
   proxy.arm();
   const resumed = await runPaybatch(['run', '--wait', '1h'], largeHome, { killAtMs: 10_000 });

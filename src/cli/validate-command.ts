@@ -1,8 +1,9 @@
 /**
  * `paybatch validate FILE`: reads a batch and reports every problem, by line and
- * column, before any money moves. No network call. With a workspace database,
- * rows paying an account the same amount as a row of an earlier batch are
- * listed with that twin (possible duplicates; warnings, not errors). Exit 0 when every row is
+ * column, before any money moves. No network call. Rows paying an account the
+ * same amount as an earlier line of the file, or (with a workspace database) as
+ * a row of an earlier batch, are listed with that twin (possible duplicates;
+ * warnings, not errors). Exit 0 when every row is
  * valid, 1 when some rows are invalid, 2 when the file cannot be read as a batch.
  */
 import { Command } from 'commander';
@@ -37,9 +38,17 @@ function toJson(report: ValidationReport, outliers: readonly Outlier[]): unknown
   };
 }
 
-/** The twins of a file's rows among the workspace's batches (no network call: the database only). */
-async function twinsInWorkspace(entries: readonly FileEntry[], config: Config, home: string): Promise<Finding[]> {
+/**
+ * The twins of a file's rows, as preview and intake find them: among the workspace's batches when it has a database
+ * (no network call: the database only), and always among the earlier lines of the file itself.
+ */
+async function twinsOf(entries: readonly FileEntry[], config: Config, home: string, inWorkspace: boolean): Promise<Finding[]> {
   if (entries.length === 0) return [];
+  if (!inWorkspace) {
+    const { duplicatesOfFile } = await import('../engine/duplicate-screen.js');
+    // No database: no earlier batch is anyone's twin, the earlier lines of the file still are.
+    return duplicatesOfFile(entries, { store: { twinsOf: async () => [] }, batch: config.batch, now: systemClock.now() });
+  }
   const [{ openStore }, { openWorkspace }, { duplicatesOfFile }] = await Promise.all([
     import('../store/open-store.js'), import('../workspace/workspace.js'), import('../engine/duplicate-screen.js'),
   ]);
@@ -74,10 +83,11 @@ export function validateCommand(): Command {
       const config = loadConfig({ file: opts.config, home: opts.home });
       try {
         const watch = new OutlierWatch();
-        // With a workspace database (or a shared one) and the check on, each valid row's account is kept to look for twins.
+        // With the check on, each valid row's account is kept to look for twins: in the file, and in the workspace's
+        // database (or a shared one) when there is one. Only a workspace that exists: validate creates nothing.
         const home = workspaceHome(opts.home);
-        // Only a workspace that exists: validate creates nothing.
-        const looked = config.batch.duplicate_window !== 'off' && (config.store.url !== undefined || existsSync(join(resolve(home), 'paybatch.db')));
+        const looked = config.batch.duplicate_window !== 'off';
+        const inWorkspace = looked && (config.store.url !== undefined || existsSync(join(resolve(home), 'paybatch.db')));
         const entries: FileEntry[] = [];
         const { fileEntry } = await import('../engine/duplicate-screen.js');
         const report = await validateFile(file, {
@@ -97,7 +107,7 @@ export function validateCommand(): Command {
           },
         });
         const outliers = watch.outliers(warnRowAmountMinor(config.batch));
-        const duplicates = looked ? await twinsInWorkspace(entries, config, home) : [];
+        const duplicates = looked ? await twinsOf(entries, config, home, inWorkspace) : [];
         process.stdout.write(opts.json ? `${JSON.stringify({ ...(toJson(report, outliers) as object), possible_duplicates: duplicates }, null, 2)}\n` : `${renderReport(report, outliers)}${renderDuplicates(duplicates)}`);
         process.exitCode = report.invalid === 0 ? VALIDATE_EXIT.valid : VALIDATE_EXIT.invalid;
       } catch (error) {

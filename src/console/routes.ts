@@ -102,7 +102,7 @@ async function sendResults(deps: ConsoleDeps, reply: FastifyReply, batch: string
   // For spreadsheets: the UTF-8 mark, semicolons (what a spreadsheet in most locales splits on), and a decimal comma in the major amounts.
   const csv = stringify({ header: true, columns: [...RESULT_COLUMNS], delimiter: spreadsheet ? ';' : ',', bom: spreadsheet, record_delimiter: '\r\n' });
   void (async () => {
-    for await (const row of deps.store.resultRows(batch)) if (!csv.write(resultRecord(row, { decimalComma: spreadsheet }))) await once(csv, 'drain');
+    for await (const row of deps.store.resultRows(batch)) if (!csv.write(resultRecord(row, { decimalComma: spreadsheet }, batch))) await once(csv, 'drain');
     csv.end();
   })().catch((error: unknown) => csv.destroy(error as Error));
   return reply

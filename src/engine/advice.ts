@@ -1,6 +1,7 @@
 /**
  * What a person should do with a row, by where it stands: one text per state,
- * written once and shown by the attention page, `status` and its JSON. Pure.
+ * written once and shown by the attention page, `status` and its JSON, and the
+ * result file's next_step column. Pure.
  *
  * Advice never leads to paying twice: a payout that may still pay out is never
  * to be paid again; "pay again" is offered only through corrections (which
@@ -26,11 +27,15 @@ const CORRECT = (batch: string): string => `paybatch corrections ${batch}`;
 /** States a payout usually cannot be stopped in: money on its way to the recipient. */
 const UNSTOPPABLE: ReadonlySet<string> = new Set(['stuck', 'processing', 'mispaid']);
 
-export function adviceFor(row: AdviceInput): string {
-  const batch = row.batch_id ?? 'BATCH';
+/** `batchId`: the batch its commands name, when the row does not say (a result row); BATCH when neither does. */
+export function adviceFor(row: AdviceInput, batchId?: string): string {
+  const batch = row.batch_id ?? batchId ?? 'BATCH';
   const id = row.external_id ?? 'ID';
   if (row.phase === DUPLICATE_HOLD) {
     return `Held before it was sent: a possible duplicate of an earlier payment (see the reason). If it is meant, allow it (paybatch allow ${batch} --external-id ${id} --reason TEXT --as NAME); if not, cancel it (paybatch cancel --batch ${batch} --external-id ${id}). Nothing of it was sent.`;
+  }
+  if (row.phase === 'ready' || row.phase === 'checking') {
+    return 'Not sent yet: paybatch sends it (once its batch is released, where approvals are on). Nothing to do; do not pay it another way.';
   }
   if (row.phase === 'held') {
     return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction. Do not pay it again: it may still pay out.';

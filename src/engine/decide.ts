@@ -121,6 +121,8 @@ function observed(row: PipelineRow, tx: ServiceTransaction, now: string, at: str
     output_amount: tx.output_amount_in_cents ?? row.output_amount,
     output_currency: tx.output_currency ?? row.output_currency,
     observed_at: at ?? row.observed_at,
+    // As the service said it, with the state it said it with (newer observations only): absent is not said, not a no.
+    may_cancel: typeof tx.raw.may_cancel === 'boolean' ? tx.raw.may_cancel : null,
     heard_at: now,
     paid_at: tx.state === 'paid' ? (row.paid_at ?? moved) : row.paid_at,
     refunded_at: tx.state === 'refunded' ? (row.refunded_at ?? moved) : row.refunded_at,

@@ -23,8 +23,9 @@ export interface ScreenOutcome {
 }
 
 /**
- * The earlier lines of a file, met in line order: for each row, the first earlier line paying the same account the
- * same amount in the same currency (the one sent), as a twin, or null. Kept across the chunks of a batch.
+ * The earlier lines of a file not taken in yet (validate, preview), met in line order: for each row, the first earlier
+ * line paying the same account the same amount in the same currency (the one sent), as a twin, or null. Kept across
+ * the chunks of a file; intake asks the store instead (sameBatchTwins), in constant memory.
  */
 export class SameFileTwins {
   private readonly first = new Map<string, { line: number; external_id: string | null }>();
@@ -61,7 +62,7 @@ export function findingsOf(batchId: string, rows: readonly { line: number; exter
 export async function screenDuplicates(batchId: string, receivedAt: number, deps: { store: IntakeStore & DuplicateStore; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<ScreenOutcome> {
   const since = windowStart(receivedAt, deps.batch.duplicate_window);
   const outcome: ScreenOutcome = { held: 0, warned: 0 };
-  const sameFile = new SameFileTwins(batchId, new Date(receivedAt).toISOString());
+  const fileAt = new Date(receivedAt).toISOString();
   let entries: (RecipientEntry & { external_id: string | null })[] = [];
   let after = 0;
   const round = async (): Promise<void> => {
@@ -71,7 +72,12 @@ export async function screenDuplicates(batchId: string, receivedAt: number, deps
     await deps.store.recordRecipients(batchId, chunk.map(({ line, key, currency, amount }) => ({ line, key, currency, amount })));
     const upto = (chunk[chunk.length - 1] as RecipientEntry).line;
     if (since !== null) {
-      const twins = [...await deps.store.batchTwins(batchId, after, upto, since), ...sameFile.of(chunk)];
+      // Twins in the file itself from the store's index too, not from a map of every account of the file: a file of a
+      // million rows is screened in constant memory (docs/performance.md).
+      const inFile = (await deps.store.sameBatchTwins(batchId, after, upto)).map((t): Candidate & { of_line: number } => ({
+        of_line: t.of_line, batch_id: batchId, line: t.line, external_id: t.external_id, phase: 'ready', state: null, at: fileAt, same_file: true,
+      }));
+      const twins = [...await deps.store.batchTwins(batchId, after, upto, since), ...inFile];
       const found = findingsOf(batchId, chunk, twins, deps.batch.on_duplicate);
       if (found.length > 0) await deps.store.recordPossibleDuplicates(found);
       for (const f of found) outcome[f.action === 'hold' ? 'held' : 'warned'] += 1;

@@ -91,7 +91,7 @@ async function writeReportFiles(
   const base = join(folder, `reconciliation-${report.reconciliation.period.label}`);
   if (req.format === 'xlsx') {
     // A batch's workbook carries its result file too: every row, those that moved no money included.
-    const tables = [...reportTables(report.reconciliation, report.checks), ...(req.batch ? [resultsTable(report.rows)] : [])];
+    const tables = [...reportTables(report.reconciliation, report.checks), ...(req.batch ? [resultsTable(report.rows, req.batch)] : [])];
     await writeWorkbook(home, `${base}.xlsx`, tables);
     return [`${base}.xlsx`];
   }

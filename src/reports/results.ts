@@ -15,6 +15,7 @@ import type { SheetColumn, Table, WorkbookFile } from './workbook.js';
 import { openWorkbook } from './workbook.js';
 import type { ResultRow } from '../store/port.js';
 
+import { adviceFor } from '../engine/advice.js';
 import { NEVER_SENT_PHASES } from '../payout-states.js';
 import type { RowFields } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
@@ -31,11 +32,13 @@ export const RESULT_COLUMNS = [
   'external_id', 'recipient_name', 'output_amount', 'output_currency', 'state', 'state_reason', 'final_at',
   'line', 'transaction_id', 'state_reason_code', 'input_amount', 'input_currency',
   'output_amount_in_cents', 'input_amount_in_cents', 'error', 'corrects',
+  // Added after the others, so that a reader by position finds them where they were.
+  'next_step',
 ] as const;
 
 /** The workbook's column widths, in characters, where the header's would be too narrow for what the column holds. */
 const WIDTHS: Partial<Record<(typeof RESULT_COLUMNS)[number], number>> = {
-  external_id: 20, transaction_id: 24, state_reason: 40, error: 50, recipient_name: 28, final_at: 20, corrects: 24,
+  external_id: 20, transaction_id: 24, state_reason: 40, error: 50, recipient_name: 28, final_at: 20, corrects: 24, next_step: 60,
 };
 const SHEET_COLUMNS: SheetColumn[] = RESULT_COLUMNS.map((header) => ({ header, width: WIDTHS[header] ?? Math.max(12, header.length + 2) }));
 
@@ -88,8 +91,11 @@ function asWritten(row: ResultRow): { amount: Cell; currency: string | null; nam
   return { amount, currency, name: name === '' ? null : name };
 }
 
-/** A row of the result file as typed cells, in RESULT_COLUMNS order. */
-export function resultCells(row: ResultRow): Cell[] {
+/**
+ * A row of the result file as typed cells, in RESULT_COLUMNS order. `batchId` names the batch in the next step's
+ * commands (without it, they say BATCH).
+ */
+export function resultCells(row: ResultRow, batchId?: string): Cell[] {
   const { reason, code } = resultReason(row);
   const written = asWritten(row);
   const finalAt = row.settled_at ?? (NEVER_SENT.has(row.phase) ? row.batch_time ?? null : null);
@@ -98,12 +104,14 @@ export function resultCells(row: ResultRow): Cell[] {
     text(row.output_currency ?? written?.currency), text(resultState(row)), text(reason), instant(finalAt),
     integer(row.line), text(row.transaction_id), text(code), major(row.input_amount, row.input_currency), text(row.input_currency),
     minor(row.output_amount), minor(row.input_amount), text(errorText(row)), text(corrects(row)),
+    // What a person does next, as status and the attention page say it: never to pay again what may still pay out.
+    text(adviceFor(row, batchId)),
   ];
 }
 
 /** A row of the result file, in RESULT_COLUMNS order, neutralised for spreadsheets. */
-export function resultRecord(row: ResultRow, options: CsvOptions = {}): string[] {
-  return resultCells(row).map((cell) => csvField(cell, options));
+export function resultRecord(row: ResultRow, options: CsvOptions = {}, batchId?: string): string[] {
+  return resultCells(row, batchId).map((cell) => csvField(cell, options));
 }
 
 export interface ResultFileOptions {
@@ -114,9 +122,9 @@ export interface ResultFileOptions {
 const resultsWorkbookName = (batchId: string): string => `${batchId}.results.xlsx`;
 
 /** The result file as a workbook's sheet: the results' own workbook, or a batch's reconciliation. */
-export function resultsTable(rows: Iterable<ResultRow>): Table {
+export function resultsTable(rows: Iterable<ResultRow>, batchId?: string): Table {
   function* cells(): Iterable<Cell[]> {
-    for (const row of rows) yield resultCells(row);
+    for (const row of rows) yield resultCells(row, batchId);
   }
   return { name: 'results', columns: SHEET_COLUMNS, rows: cells() };
 }
@@ -138,7 +146,7 @@ export async function writeResults(
     book = options.xlsx ? await openWorkbook(home, join(outbox, resultsWorkbookName(batchId))) : null;
     const sheet = book ? book.sheet('results', SHEET_COLUMNS) : null;
     for await (const row of rows) {
-      const cells = resultCells(row);
+      const cells = resultCells(row, batchId);
       if (!csv.write(cells.map((cell) => csvField(cell)))) await once(csv, 'drain');
       await sheet?.add(cells);
     }

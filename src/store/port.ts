@@ -18,6 +18,13 @@ import type {
 export type * from './rows.js';
 export type * from './records.js';
 
+/** A row's first earlier line in its own batch paying the same account, amount and currency. */
+export interface SameBatchTwin {
+  of_line: number;
+  line: number;
+  external_id: string | null;
+}
+
 export interface IntakeStore {
   /** The accepted batch with this content, if any (a file taken twice is refused). */
   acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined>;
@@ -302,6 +309,12 @@ export interface DuplicateStore {
   twinsOf(query: TwinQuery, since: string, limit: number): Promise<Twin[]>;
   /** The same for a batch's rows of lines (after, upto] whose accounts are recorded, in one query: each twin with the line it is a twin of. */
   batchTwins(batchId: string, after: number, upto: number, since: string): Promise<(Twin & { of_line: number })[]>;
+  /**
+   * Within a batch: for its rows of lines (after, upto] whose accounts are recorded, the first earlier line of the same
+   * batch recorded paying the same account, amount and currency (a same-file twin), with its external_id. From the
+   * index, so that a file of a million rows is looked at in constant memory.
+   */
+  sameBatchTwins(batchId: string, after: number, upto: number): Promise<SameBatchTwin[]>;
   /** Records what was found, and holds each `hold` row still ready: moved to duplicate_hold with the reason, in one transaction. */
   recordPossibleDuplicates(found: readonly Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>[]): Promise<void>;
   /** What was found in a batch, in line order. */

@@ -134,6 +134,8 @@ export interface PipelineRow {
   settled_at: string | null;
   /** The service's updated_at of the newest observation kept. */
   observed_at: string | null;
+  /** The service's may_cancel in the newest observation kept; null when it has not said (a row stored before it was kept). */
+  may_cancel?: boolean | null;
   /** When paybatch last heard of the transaction (its own clock): for the catch-up after downtime. */
   heard_at: string | null;
   reads: number;
@@ -153,7 +155,7 @@ export type RowSeen = Pick<PipelineRow, 'phase' | 'state' | 'transaction_id' | '
 export type RowChanges = Partial<Pick<PipelineRow,
   | 'phase' | 'outcome' | 'outcome_detail' | 'transaction_id' | 'state' | 'state_reason' | 'state_reason_code'
   | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'refunded_amount'
-  | 'created_at' | 'funded_at' | 'paid_at' | 'refunded_at' | 'settled_at' | 'observed_at' | 'heard_at'
+  | 'created_at' | 'funded_at' | 'paid_at' | 'refunded_at' | 'settled_at' | 'observed_at' | 'may_cancel' | 'heard_at'
   | 'next_read_at' | 'fund_attempts'>> & {
   /** Replaces the row's errors (paybatch's reasons, the service's refusal, the fields that did not match). */
   errors?: Issue[];
@@ -280,6 +282,8 @@ export interface ResultRow {
   invalid_fields?: string | null;
   /** Its batch's time (rejected or settled, else received): the time of a row never sent. */
   batch_time?: string | null;
+  /** The service's may_cancel as last seen; null when it has not said. */
+  may_cancel?: boolean | null;
 }
 
 /** One row as paybatch's own ledger knows it: its result, with when and how money moved. */

@@ -51,7 +51,7 @@ export const ACCEPTED_ONCE = statusList(['accepted', 'settled']);
 /** The columns of a pipeline row (PipelineRow), in both databases. */
 export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
   input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
-  observed_at, heard_at, reads, next_read_at, fund_attempts, revision, original_batch, original_line`;
+  observed_at, may_cancel, heard_at, reads, next_read_at, fund_attempts, revision, original_batch, original_line`;
 
 /** The columns of a row as the intake port gives it (RowRecord), in both databases. */
 export const ROW_RECORD_COLUMNS = 'batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line';
@@ -62,5 +62,5 @@ export const ROW_RECORD_COLUMNS = 'batch_id, line, external_id, phase, outcome, 
  * fields as read, so that its result still names its amount, currency and recipient.
  */
 export const RESULT_ROW_COLUMNS = `line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-  input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line, invalid_fields,
+  input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line, invalid_fields, may_cancel,
   (SELECT COALESCE(b.settled_at, b.received_at) FROM batches b WHERE b.id = rows.batch_id) AS batch_time`;

@@ -21,6 +21,16 @@ describe('advice by state, never leading to paying twice', () => {
     }
   });
 
+  it('a row not sent yet: nothing to do, paybatch sends it; the batch named by the caller when the row does not say (a result row)', () => {
+    for (const phase of ['ready', 'checking']) {
+      const advice = adviceFor(row(phase, null));
+      expect(advice).toMatch(/^Not sent yet: paybatch sends it/);
+      expect(offers(advice)).not.toMatch(PAY_AGAIN);
+    }
+    expect(adviceFor({ external_id: 'PAY-1', phase: 'funded', state: 'error', outcome: null }, 'B7')).toMatch(/paybatch cancel --batch B7 --external-id PAY-1/);
+    expect(adviceFor({ external_id: 'PAY-1', phase: 'funded', state: 'error', outcome: null })).toMatch(/paybatch cancel --batch BATCH --external-id PAY-1/);
+  });
+
   it('a stuck row the service says may be cancelled: cancel, then pay again only through corrections once refunded', () => {
     const advice = adviceFor(row('funded', 'stuck', { may_cancel: true }));
     expect(advice).toMatch(/paybatch cancel --batch B1 --external-id PAY-1/);

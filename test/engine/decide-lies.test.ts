@@ -727,6 +727,21 @@ describe('decide: focused properties', () => {
     }
   });
 
+  it('keeps the service\'s may_cancel with the state it came with: a newer observation sets it (absent: not said), an older one never moves it', () => {
+    const at = NOW - 10 * MIN;
+    const row = baseRow('funded', { state: 'stuck', observed_at: iso(at), funded_at: iso(at), created_at: iso(NOW - 30 * MIN), may_cancel: false });
+    const newer = decide(row, { tx: txOf(row, { state: 'stuck', may_cancel: true, updated_at: iso(at + 1) }), asked: 'read' }, NOW, POLICY);
+    expect(newer.patch?.changes).toMatchObject({ may_cancel: true, observed_at: iso(at + 1) });
+    const unsaid = decide(row, { tx: txOf(row, { state: 'processing', updated_at: iso(at + 1) }), asked: 'webhook' }, NOW, POLICY);
+    expect(unsaid.patch?.changes.may_cancel).toBeNull();
+    for (const older of [true, 'yes']) {
+      expect(decide(row, { tx: txOf(row, { state: 'stuck', may_cancel: older, updated_at: iso(at - 1) }), asked: 'webhook' }, NOW, POLICY).patch).toBeNull();
+    }
+    // The same observation again: only when it was heard changes.
+    const same = decide(row, { tx: txOf(row, { state: 'stuck', may_cancel: true, updated_at: iso(at) }), asked: 'read' }, NOW, POLICY);
+    expect(same.patch?.changes).not.toHaveProperty('may_cancel');
+  });
+
   it('money beyond 2^53 is compared exactly: max_input_per_row one minor unit over refuses, at the limit funds', () => {
     const limit = 2n ** 53n; // 9007199254740992: 2^53 + 1 is the same float
     for (const [quote, expected] of [[TWO_53 + 1n, 'cancel'], [TWO_53, 'fund'], [TWO_53 - 1n, 'fund'], [999_999_999_999_999_999n, 'cancel']] as const) {

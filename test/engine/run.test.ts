@@ -9,7 +9,7 @@ import { csvTextOf, readWorkbook } from '../helpers/workbook.js';
 
 const RESULT_COLUMNS = [
   'external_id', 'recipient_name', 'output_amount', 'output_currency', 'state', 'state_reason', 'final_at',
-  'line', 'transaction_id', 'state_reason_code', 'input_amount', 'input_currency', 'output_amount_in_cents', 'input_amount_in_cents', 'error', 'corrects',
+  'line', 'transaction_id', 'state_reason_code', 'input_amount', 'input_currency', 'output_amount_in_cents', 'input_amount_in_cents', 'error', 'corrects', 'next_step',
 ];
 
 describe('paybatch run: the payout engine against the sandbox', () => {
@@ -26,6 +26,7 @@ describe('paybatch run: the payout engine against the sandbox', () => {
       const rows = await ctx.results(batch.batch);
       expect(Object.keys(rows[0] ?? {})).toEqual(RESULT_COLUMNS);
       expect(rows.map((r) => r.state)).toEqual(rows.map(() => 'paid'));
+      expect(rows.map((r) => r.next_step)).toEqual(rows.map(() => 'Paid: nothing to do.'));
       expect(rows.map((r) => Number(r.line))).toEqual(rows.map((_, i) => i + 2));
       for (const row of rows) expect(row.transaction_id).toMatch(/^tr_/);
     }

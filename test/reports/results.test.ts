@@ -70,7 +70,7 @@ describe('result files for an accountant: major units, names, final times, corre
     const workspace = openWorkspace(join(dir, 'csv'));
     const file = await writeResults(workspace.home, workspace.folders.outbox, 'B1', rows);
     const [header, ...records] = parse(readFileSync(file)) as string[][];
-    expect(header?.join(',')).toBe('external_id,recipient_name,output_amount,output_currency,state,state_reason,final_at,line,transaction_id,state_reason_code,input_amount,input_currency,output_amount_in_cents,input_amount_in_cents,error,corrects');
+    expect(header?.join(',')).toBe('external_id,recipient_name,output_amount,output_currency,state,state_reason,final_at,line,transaction_id,state_reason_code,input_amount,input_currency,output_amount_in_cents,input_amount_in_cents,error,corrects,next_step');
     expect(header).toEqual([...RESULT_COLUMNS]);
     const byName = records.map((r) => Object.fromEntries((header as string[]).map((h, i) => [h, r[i]])));
     expect(byName[0]).toMatchObject({ input_amount_in_cents: '125005', output_amount_in_cents: '98904', output_amount: '989.04', input_amount: '1250.05', recipient_name: 'Alan Turing', final_at: '2026-03-02T09:30:15.250Z', corrects: '' });
@@ -78,6 +78,9 @@ describe('result files for an accountant: major units, names, final times, corre
     expect(byName[2]).toMatchObject({ state: 'invalid', external_id: '\'=HYPERLINK("http://x","y")', recipient_name: "'@SUM(1+1)", output_amount: '250.50', output_currency: 'GBP', output_amount_in_cents: '', input_amount: '', final_at: '2026-03-02T09:00:00.000Z', error: 'recipient_iban: iban_invalid: -1+2 is not an IBAN' });
     expect(byName[3]).toMatchObject({ output_amount: '9999999999999999.99', input_amount: '9999999999999999.99' });
     expect(byName[4]).toMatchObject({ external_id: 'BAD-2', recipient_name: 'Grace Hopper', output_amount: '12.345', output_currency: 'EUR', state: 'invalid', final_at: '2026-03-02T09:00:00.000Z' });
+    // The next step, last, by where the row stands; the batch named in its commands.
+    expect(byName[4]?.next_step).toBe('Never sent (invalid): fix the cause, then pay it through corrections (paybatch corrections B1).');
+    expect(byName[5]?.next_step).toMatch(/^Never sent \(approval_rejected\)/);
     expect(byName[5]).toMatchObject({ external_id: 'REJ-1', recipient_name: 'Alan Turing', output_amount: '989.04', output_currency: 'GBP', state: 'approval_rejected', final_at: '2026-03-02T10:00:00.000Z' });
     expect(byName[0]?.final_at).toBe('2026-03-02T09:30:15.250Z');
     expect(existsSync(join(workspace.folders.outbox, 'B1.results.xlsx'))).toBe(false);
@@ -98,7 +101,7 @@ describe('result files for an accountant: major units, names, final times, corre
     expect(sheet.widths.every((w) => typeof w === 'number' && w >= 12)).toBe(true);
     expect(sheet.rows).toHaveLength(rows.length + 1);
     // Cell by cell: what was read back is what was written.
-    rows.forEach((row, r) => resultCells(row).forEach((cell, c) => {
+    rows.forEach((row, r) => resultCells(row, 'B1').forEach((cell, c) => {
       const read = sheet.rows[r + 1]?.[c] as ReadCell;
       const written = sheetValue(cell);
       const where = `row ${r + 2}, ${RESULT_COLUMNS[c]}`;

@@ -10,6 +10,12 @@ import { lineageOf } from '../../src/engine/lineage.js';
 
 export interface OpenedStore {
   store: Store;
+  /** Closes the store and opens the same database again (what a new version does at its first start); done() closes that one. */
+  reopen?(): Promise<Store>;
+  /** Runs SQL on the database as it is, outside the store (to make it look as an older version left it). */
+  exec?(sql: string): Promise<void>;
+  /** Takes the database back to the schema before the possible-duplicate check (SQLite 15, PostgreSQL 9), its rows kept. */
+  rewindBeforeDuplicateCheck?(): Promise<void>;
   done(): Promise<void>;
 }
 

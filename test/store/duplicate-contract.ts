@@ -5,13 +5,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PayoutRequest } from '../../src/api/payout-request.js';
+import { screenDuplicates } from '../../src/engine/duplicate-screen.js';
 import type { Store } from '../../src/store/port.js';
 import type { OpenedStore } from './contract.js';
 
 const AT = '2026-03-02T09:00:00.000Z';
-const request = (id: string, amount = '10000'): PayoutRequest => ({
+const request = (id: string, amount = '10000', iban = 'DE89370400440532013000'): PayoutRequest => ({
   external_id: id, type: 'bank', input_currency_code: 'EUR', output_currency_code: 'EUR', output_amount_in_cents: amount,
-  sender: { external_id: 'S-1' }, recipient: { country_code: 'DEU', iban: 'DE89370400440532013000' },
+  sender: { external_id: 'S-1' }, recipient: { country_code: 'DEU', iban },
 });
 const entry = (line: number, amount = '10000') => ({ line, key: 'iban:DE89370400440532013000', currency: 'EUR', amount });
 
@@ -93,6 +94,11 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 1000)).length).toBe(224);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '555') }, since, 1000)).map((t) => t.line)).toEqual([2]);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '99') }, since, 1000)).map((t) => t.line).sort((x, y) => x - y).at(-1)).toBe(250);
+      // Within the batch: each line's first earlier line paying the same (line 2 alone at 555; 3 and 10 the first at theirs).
+      const expected = Array.from({ length: 17 }, (_, i) => i + 4).filter((line) => line !== 10)
+        .map((line) => (line === 20 ? { of_line: 20, line: 10, external_id: 'M-9' } : { of_line: line, line: 3, external_id: 'M-2' }));
+      expect(await store.sameBatchTwins(batch, 0, 20)).toEqual(expected);
+      expect(await store.sameBatchTwins(batch, 19, 21)).toEqual([{ of_line: 20, line: 10, external_id: 'M-9' }, { of_line: 21, line: 3, external_id: 'M-2' }]);
 
       const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready', state: null, at: AT };
       await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'hold', detail: 'held' }]);
@@ -101,6 +107,44 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'warn', detail: 'found again' }]);
       expect(await store.possibleDuplicates(batch)).toEqual([expect.objectContaining({ line: 3, action: 'warn', detail: 'found again', allowed_by: 'Grace Hopper', allowed_reason: 'meant', allowed_at: allowance.at })]);
       expect(await store.row(batch, 3)).toMatchObject({ phase: 'ready' });
+    });
+    it('gives rows stored before recipient accounts were kept their account at the next open, once: a later payment of the same account is held', async () => {
+      const { reopen, exec, rewindBeforeDuplicateCheck } = opened;
+      if (!reopen || !exec || !rewindBeforeDuplicateCheck) throw new Error('this contract needs reopen, exec and rewindBeforeDuplicateCheck');
+      // As a version before the check stored them: rows with their requests, no recipient entries (the IBAN as people write it).
+      const old = await store.beginBatch({ file_name: 'old.csv', sha256: 'e'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(old, [
+        { line: 2, external_id: 'O-1', request: request('O-1', '10000', 'de89 3704 0044 0532 0130 00'), errors: [] },
+        { line: 3, external_id: 'O-2', request: request('O-2', '10000', 'DE44500105175407324931'), errors: [] },
+        { line: 4, external_id: 'O-3', request: { ...request('O-3'), type: 'cash', recipient: { country_code: 'DEU' } }, errors: [] },
+      ]);
+      await store.acceptBatch(old);
+      const o1 = await store.row(old, 2);
+      await store.commitRow(old, 2, o1?.revision as number, { changes: { phase: 'final', state: 'paid', transaction_id: 'tr_o1', created_at: '2026-03-02T09:01:00.000Z', may_cancel: false } });
+      // The service's may_cancel as committed (a yes or no, or not said), in rows and results alike.
+      expect([(await store.row(old, 2))?.may_cancel, (await store.row(old, 3))?.may_cancel]).toEqual([false, null]);
+      const results = [];
+      for await (const r of store.resultRows(old)) results.push(r.may_cancel);
+      expect(results).toEqual([false, null, null]);
+      // The database as the version before the check left it: its tables and columns gone, its ledger at the version before.
+      await rewindBeforeDuplicateCheck.call(opened);
+      const since = '2026-02-01T00:00:00.000Z';
+
+      store = await reopen();
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => [t.batch_id, t.line, t.external_id, t.state])).toEqual([[old, 2, 'O-1', 'paid']]);
+      expect((await store.twinsOf({ batch_id: '', line: 0, key: 'iban:DE44500105175407324931', currency: 'EUR', amount: '10000' }, since, 10)).map((t) => t.line)).toEqual([3]);
+      // Once per database: an entry lost after it is not filled again at the next open.
+      await exec("DELETE FROM row_recipients WHERE line = 3");
+      store = await reopen();
+      expect(await store.twinsOf({ batch_id: '', line: 0, key: 'iban:DE44500105175407324931', currency: 'EUR', amount: '10000' }, since, 10)).toEqual([]);
+
+      // A new file paying the same IBAN the same amount: held by intake's own screen.
+      const next = await store.beginBatch({ file_name: 'new.csv', sha256: 'f'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-03T09:00:00.000Z', file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(next, [{ line: 2, external_id: 'N-1', request: request('N-1'), errors: [] }]);
+      expect(await screenDuplicates(next, Date.parse('2026-03-03T09:00:00.000Z'), { store, batch: { duplicate_window: '30d', on_duplicate: 'hold' } })).toEqual({ held: 1, warned: 0 });
+      await store.acceptBatch(next);
+      expect(await store.row(next, 2)).toMatchObject({ phase: 'duplicate_hold', outcome: 'possible_duplicate' });
+      expect((await store.possibleDuplicates(next)).map((d) => [d.twin.batch_id, d.twin.line, d.twin.external_id])).toEqual([[old, 2, 'O-1']]);
     });
   });
 }

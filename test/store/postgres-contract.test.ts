@@ -1,4 +1,5 @@
 /** The store contract against PostgreSQL: a fresh database per test, dropped after. */
+import pg from 'pg';
 import { describe } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
@@ -10,9 +11,26 @@ const available = await postgresAvailable('the PostgreSQL store contract');
 describe.skipIf(!available)('PostgreSQL', () => {
   const openPostgres = async () => {
     const database = await freshDatabase();
-    const store = await PostgresStore.open(database.url);
+    let store = await PostgresStore.open(database.url);
     return {
       store,
+      async exec(sql: string) {
+        const client = new pg.Client({ connectionString: database.url });
+        await client.connect();
+        try {
+          await client.query(sql);
+        } finally {
+          await client.end();
+        }
+      },
+      async rewindBeforeDuplicateCheck() {
+        await this.exec?.('DROP TABLE rate_buckets; DROP TABLE row_recipients; DROP TABLE possible_duplicates; DROP TABLE data_backfills; ALTER TABLE rows DROP COLUMN may_cancel; DELETE FROM pg_schema_migrations WHERE version >= 10');
+      },
+      async reopen() {
+        await store.close();
+        store = await PostgresStore.open(database.url);
+        return store;
+      },
       async done() {
         await store.close();
         await database.drop();

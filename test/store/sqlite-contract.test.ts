@@ -8,9 +8,20 @@ import { duplicateContract } from './duplicate-contract.js';
 
 const openSqlite = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-contract-'));
-  const store = SqliteStore.open(join(dir, 'paybatch.db'));
+  let store = SqliteStore.open(join(dir, 'paybatch.db'));
   return {
     store,
+    async exec(sql: string) {
+      store.db.exec(sql);
+    },
+    async rewindBeforeDuplicateCheck() {
+      store.db.exec('DROP TABLE row_recipients; DROP TABLE possible_duplicates; DROP TABLE data_backfills; ALTER TABLE rows DROP COLUMN may_cancel; DELETE FROM schema_migrations WHERE version >= 16');
+    },
+    async reopen() {
+      await store.close();
+      store = SqliteStore.open(join(dir, 'paybatch.db'));
+      return store;
+    },
     async done() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -311,4 +311,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: 'the service\'s may_cancel per row, and one-time fills of data older than its column',
+    sql: `
+      -- Whether the service said, in the newest observation kept, that the transaction may be cancelled (1, 0), or
+      -- null when it has not said (src/engine/advice.ts words a row's advice by it).
+      ALTER TABLE rows ADD COLUMN may_cancel INTEGER;
+      -- Fills of data stored before the code that writes it, done once at open (src/store/queries/recipient-backfill.ts):
+      -- the recipient accounts of rows stored before migration 10.
+      CREATE TABLE data_backfills (
+        name TEXT PRIMARY KEY,
+        done_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -22,12 +22,13 @@ import { migratePg } from './migrate.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { claimDueNotifications } from './outbox.js';
 import * as pipeline from './pipeline.js';
+import { backfillRecipientsPg } from './recipient-backfill.js';
 import * as shared from './shared-work.js';
 
 export type PostgresStore = Store & SharedWorkStore;
 
 export const PostgresStore = {
-  /** Connects (a pool of `max` connections) and applies the migrations not applied yet. */
+  /** Connects (a pool of `max` connections) and applies the migrations not applied yet, and fills what older versions did not store. */
   async open(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
     // Bounded waits: a statement, a lock or a transaction left open by a stalled worker never holds the others for long.
     const pool = new pg.Pool({
@@ -39,6 +40,7 @@ export const PostgresStore = {
     pool.on('error', () => {});
     try {
       await migratePg(pool, PG_MIGRATIONS);
+      await backfillRecipientsPg(new PgConnection(pool, pool));
     } catch (error) {
       await pool.end().catch(() => {});
       if (error instanceof DatabaseUnusable) throw error;

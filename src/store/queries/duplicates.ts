@@ -10,7 +10,7 @@
  */
 import type { NewAuditEntry } from '../../audit/chain.js';
 import { DUPLICATE_HOLD, NEVER_SENT_PHASES, REASONS } from '../../payout-states.js';
-import type { Allowance, PossibleDuplicate, RecipientEntry, Twin, TwinQuery } from '../port.js';
+import type { Allowance, PossibleDuplicate, RecipientEntry, SameBatchTwin, Twin, TwinQuery } from '../port.js';
 import { phaseList } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 
@@ -51,6 +51,21 @@ export async function twinsOf(c: SqlConnection, query: TwinQuery, since: string,
 
 export async function batchTwins(c: SqlConnection, batchId: string, after: number, upto: number, since: string): Promise<LineTwin[]> {
   return c.all<LineTwin>(BATCH_TWINS, [batchId, after, upto, since]);
+}
+
+/**
+ * Each row's first earlier line of its own batch paying the same (by the payment index: SQLite would otherwise walk
+ * the batch's earlier lines by its primary key, for every row).
+ */
+const sameBatchSql = (indexedBy: string): string => `SELECT f.of_line, f.line, r.external_id FROM (
+    SELECT k.line AS of_line, MIN(t.line) AS line FROM row_recipients k
+    JOIN row_recipients t ${indexedBy} ON t.recipient_key = k.recipient_key AND t.currency = k.currency AND t.amount = k.amount
+      AND t.batch_id = k.batch_id AND t.line < k.line
+    WHERE k.batch_id = ? AND k.line > ? AND k.line <= ? GROUP BY k.line
+  ) f JOIN rows r ON r.batch_id = ? AND r.line = f.line ORDER BY f.of_line`;
+
+export async function sameBatchTwins(c: SqlConnection, batchId: string, after: number, upto: number): Promise<SameBatchTwin[]> {
+  return c.all<SameBatchTwin>(sameBatchSql(c.dialect.indexedBy('row_recipients_payment')), [batchId, after, upto, batchId]);
 }
 
 export async function possibleDuplicates(c: SqlConnection, batchId: string): Promise<PossibleDuplicate[]> {

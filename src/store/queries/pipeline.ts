@@ -14,14 +14,20 @@ import { INTAKE_SQL, PAGE_ROWS } from './intake.js';
 export const CHANGEABLE: readonly string[] = [
   'phase', 'outcome', 'outcome_detail', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount', 'input_currency',
   'output_amount', 'output_currency', 'refunded_amount', 'created_at', 'funded_at', 'paid_at', 'refunded_at', 'settled_at', 'observed_at',
-  'heard_at', 'next_read_at', 'fund_attempts', 'errors',
+  'may_cancel', 'heard_at', 'next_read_at', 'fund_attempts', 'errors',
 ];
 
 /** A changed column's value as stored: errors as JSON (none: null), the rest as they are. */
 export function storedValue(column: string, value: unknown): unknown {
   if (column === 'errors') return Array.isArray(value) && value.length > 0 ? JSON.stringify(value) : null;
+  if (column === 'may_cancel') return maybeFlag(value as boolean | null | undefined);
   return value ?? null;
 }
+
+/** A yes, no or not said, as both databases store it (1, 0, null): SQLite has no boolean. */
+const maybeFlag = (value: boolean | null | undefined): number | null => (value === true ? 1 : value === false ? 0 : null);
+/** The same, read back. */
+export const readFlag = (value: unknown): boolean | null => (value === null || value === undefined ? null : Number(value) === 1);
 
 /** The batch's counter of state changes learned each way. */
 export const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'changes_by_webhook', polling: 'changes_by_polling', answer: 'changes_by_answer' };
@@ -30,11 +36,12 @@ export const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'cha
 export const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 
 /** A pipeline row as both databases return it: the request as JSON text. */
-export interface PipelineColumns extends Omit<PipelineRow, 'request'> {
+export interface PipelineColumns extends Omit<PipelineRow, 'request' | 'may_cancel'> {
   request: string;
+  may_cancel?: number | null;
 }
 
-export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'] });
+export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'], may_cancel: readFlag(row.may_cancel) });
 
 export const PIPELINE_SQL = {
   /** Params: currency, detail, at. The currency's balance ran out: every open batch stops funding in it. */
@@ -111,6 +118,8 @@ export async function* resultRows(c: SqlConnection, batchId: string): AsyncItera
   for (let after = 0; ; ) {
     const page = await c.all<ResultRow>(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after]);
     if (page.length === 0) return;
+    // Read back as stored (1, 0, null) and made a yes or no in place: a result file of a million rows copies none.
+    for (const r of page) r.may_cancel = readFlag(r.may_cancel);
     yield* page;
     after = (page[page.length - 1] as ResultRow).line;
   }

@@ -61,6 +61,7 @@ export function sharedStore(c: SqlConnection): SharedStore {
     // possible duplicates (engine/duplicates.ts decides)
     twinsOf: (query, since, limit) => duplicates.twinsOf(c, query, since, limit),
     batchTwins: (batchId, after, upto, since) => duplicates.batchTwins(c, batchId, after, upto, since),
+    sameBatchTwins: (batchId, after, upto) => duplicates.sameBatchTwins(c, batchId, after, upto),
     possibleDuplicates: (batchId) => duplicates.possibleDuplicates(c, batchId),
     heldDuplicates: (limit) => duplicates.heldDuplicates(c, limit),
     endHeldDuplicates: (batchId, outcome, detail) => duplicates.endHeldDuplicates(c, batchId, outcome, detail),

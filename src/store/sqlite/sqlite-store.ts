@@ -19,6 +19,7 @@ import * as intake from './intake.js';
 import { MIGRATIONS } from './migrations.js';
 import { claimDueNotifications } from './outbox.js';
 import * as pipeline from './pipeline.js';
+import { backfillRecipientsSqlite } from './recipient-backfill.js';
 
 export interface SqliteStore extends Store {
   readonly db: SqliteDatabase;
@@ -29,12 +30,13 @@ export interface SqliteStore extends Store {
 }
 
 export const SqliteStore = {
-  /** Opens (and migrates) the database. `run` and `watch` have it checked whole beside their work (background-check.ts). */
+  /** Opens (and migrates, and fills what older versions did not store) the database. `run` and `watch` have it checked whole beside their work (background-check.ts). */
   open(file: string): SqliteStore {
     let db: SqliteDatabase | undefined;
     try {
       db = openDatabase(file);
       migrate(db, MIGRATIONS);
+      backfillRecipientsSqlite(db);
     } catch (error) {
       db?.close();
       if (isDamage(error)) throw new DatabaseUnusable(damagedMessage(file, [(error as Error).message]));

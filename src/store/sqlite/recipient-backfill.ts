@@ -1,0 +1,20 @@
+/** SQLite's run of the recipient backfill (queries/recipient-backfill.ts): synchronous, at open, one transaction a page. */
+import * as q from '../queries/recipient-backfill.js';
+import type { SqliteDatabase } from './database.js';
+
+/** Fills the recipient accounts of rows stored before they were kept; once per database. Returns the rows given one. */
+export function backfillRecipientsSqlite(db: SqliteDatabase, now: () => Date = () => new Date()): number {
+  if (db.prepare(q.BACKFILL_DONE).get(q.BACKFILL_NAME) !== undefined) return 0;
+  const read = db.prepare(q.PAGE_WITHOUT_ENTRY);
+  let after: [string, number] = ['', 0];
+  let filled = 0;
+  for (;;) {
+    const page = read.all(...after) as q.StoredRequest[];
+    if (page.length === 0) break;
+    const { params, count } = q.entriesOfPage(page);
+    if (count > 0) filled += db.prepare(q.insertEntriesStatement(count)).run(...params).changes;
+    after = q.pageEnd(page);
+  }
+  db.prepare(q.MARK_DONE).run(q.BACKFILL_NAME, now().toISOString());
+  return filled;
+}
