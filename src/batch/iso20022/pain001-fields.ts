@@ -99,7 +99,21 @@ export function debtorKeys(pmt: Elements): string[] {
     .filter((key): key is string => typeof key === 'string' && key !== '');
 }
 
+/** A payment's sender, worked out once for all its transfers (while its elements stay as they are). */
+const senders = new WeakMap<Elements, { size: number; options: MappingOptions; fields: RowFields; issues: FieldIssue[] }>();
+
 function sender(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
+  let known = senders.get(pmt);
+  if (known?.size !== pmt.size || known.options !== options) {
+    const found: FieldIssue[] = [];
+    known = { size: pmt.size, options, fields: senderOf(pmt, options, found), issues: found };
+    senders.set(pmt, known);
+  }
+  issues.push(...known.issues);
+  return known.fields;
+}
+
+function senderOf(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
   const keys = debtorKeys(pmt);
   const key = keys.find((k) => options.senders[k] !== undefined);
   const name = splitName(pmt.get('Dbtr/Nm'));
