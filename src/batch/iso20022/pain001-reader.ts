@@ -10,41 +10,19 @@
  * `PmtInf[2]/CdtTrfTxInf[17] (E2E INV-2291): CdtrAcct/Id/IBAN`.
  */
 import { createHash } from 'node:crypto';
-import { SaxesParser } from 'saxes';
-import type { SaxesTag } from 'saxes';
-import type { Field } from '../../validate/fields.js';
+import type { SaxesParser } from 'saxes';
 import type { Issue } from '../../validate/issue.js';
-import type { ColumnPlan } from '../columns.js';
 import { BatchFileError } from '../file-error.js';
 import { checkSize } from '../file-size.js';
 import type { BatchRow, OpenedBatch, ReaderOptions } from '../opened-batch.js';
 import type { ByteState } from '../reader.js';
 import { textChunks } from '../reader.js';
 import type { MappingOptions } from './pain001-fields.js';
-import { SOURCES } from './pain001-fields.js';
 import type { Pain001Header, Seen } from './pain001-walk.js';
-import { Pain001Walk, checkTally, refuse } from './pain001-walk.js';
+import { COLUMNS, Pain001Walk, checkTally, pain001Parser } from './pain001-walk.js';
 
 export type { Pain001Header, TransferRef } from './pain001-walk.js';
 export { PAIN001_NAMESPACES } from './pain001-walk.js';
-
-/** The columns of a pain.001 row, each labelled by the element it comes from. */
-export const COLUMNS: ColumnPlan = { fields: [], labels: SOURCES as Partial<Record<Field, string>>, warnings: [] };
-
-/** A saxes parser that feeds `walk`, refusing a DOCTYPE, a processing instruction and XML that is not well-formed. */
-export function pain001Parser(walk: Pain001Walk): SaxesParser<{ position: false }> {
-  const parser = new SaxesParser({ position: false });
-  parser.on('doctype', () => refuse('the file has a DOCTYPE: refused outright (it is how entities and external references get in; a pain.001 never needs one)'));
-  parser.on('processinginstruction', (pi) => refuse(`the file has a processing instruction <?${pi.target}?>: refused`));
-  parser.on('error', (error) => {
-    throw new BatchFileError('xml_syntax', null, `not well-formed XML: ${error.message}`);
-  });
-  parser.on('opentag', (tag: SaxesTag) => walk.openTag(tag));
-  parser.on('text', (chunk) => walk.addText(chunk));
-  parser.on('cdata', (chunk) => walk.addText(chunk));
-  parser.on('closetag', () => walk.closeTag());
-  return parser;
-}
 
 /** The rows as the file's chunks are parsed; at its end, whether it is whole and its group header's control totals hold. */
 async function* walkRows(chunks: AsyncGenerator<string>, parser: SaxesParser<{ position: false }>, walk: Pain001Walk): AsyncGenerator<BatchRow> {

@@ -7,12 +7,15 @@
  * read from its declaration, and a prefix must be declared where it is used,
  * as saxes would hold it.
  */
+import { SaxesParser } from 'saxes';
 import type { SaxesTag } from 'saxes';
+import type { Field } from '../../validate/fields.js';
+import type { ColumnPlan } from '../columns.js';
 import { BatchFileError } from '../file-error.js';
 import type { BatchRow, ReaderOptions } from '../opened-batch.js';
 import { formatDecimal, parseDecimal } from './decimal.js';
 import type { MappingOptions } from './pain001-fields.js';
-import { mapTransaction } from './pain001-fields.js';
+import { SOURCES, mapTransaction } from './pain001-fields.js';
 
 export const PAIN001_NAMESPACES: Readonly<Record<string, '03' | '09'>> = {
   'urn:iso:std:iso:20022:tech:xsd:pain.001.001.03': '03',
@@ -162,6 +165,15 @@ export class Pain001Walk {
   countTransfer(): number {
     this.transferIndex += 1;
     return this.transferIndex + 1;
+  }
+
+  endToEndOf(line: number): string | undefined {
+    return this.endToEnd.get(line);
+  }
+
+  /** The line of the current payment's first transfer. */
+  paymentFirstLine(): number {
+    return this.firstLineOfPayment.at(-1)?.line ?? this.transferIndex + 2;
   }
 
   /** A transfer's EndToEndId, read elsewhere, for the places of late findings. */
@@ -326,3 +338,22 @@ export class Pain001Walk {
     this.hooks.seen?.({ line, paymentId: paymentBlock.elements.get('PmtInfId') ?? '', endToEndId: id ?? '', amount: amount ?? '', currency: block.elements.get('Amt/InstdAmt@Ccy') ?? block.elements.get('Amt/EqvtAmt/Amt@Ccy') ?? '' });
   }
 }
+
+/** The columns of a pain.001 row, each labelled by the element it comes from. */
+export const COLUMNS: ColumnPlan = { fields: [], labels: SOURCES as Partial<Record<Field, string>>, warnings: [] };
+
+/** A saxes parser that feeds `walk`, refusing a DOCTYPE, a processing instruction and XML that is not well-formed. */
+export function pain001Parser(walk: Pain001Walk): SaxesParser<{ position: false }> {
+  const parser = new SaxesParser({ position: false });
+  parser.on('doctype', () => refuse('the file has a DOCTYPE: refused outright (it is how entities and external references get in; a pain.001 never needs one)'));
+  parser.on('processinginstruction', (pi) => refuse(`the file has a processing instruction <?${pi.target}?>: refused`));
+  parser.on('error', (error) => {
+    throw new BatchFileError('xml_syntax', null, `not well-formed XML: ${error.message}`);
+  });
+  parser.on('opentag', (tag: SaxesTag) => walk.openTag(tag));
+  parser.on('text', (chunk) => walk.addText(chunk));
+  parser.on('cdata', (chunk) => walk.addText(chunk));
+  parser.on('closetag', () => walk.closeTag());
+  return parser;
+}
+
