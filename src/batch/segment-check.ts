@@ -79,17 +79,17 @@ export interface CheckedSegment {
 /** A segment's rows as they are checked, gathered as a CheckedSegment's columns. */
 export class CheckedRows {
   rows = 0;
-  private readonly lines: Int32Array;
-  private readonly prints: Uint32Array;
-  private readonly valid: Uint8Array;
-  private readonly validAmounts: BigInt64Array;
-  private readonly amountCurrencyAt: Uint16Array;
+  private lines: Int32Array;
+  private prints: Uint32Array;
+  private valid: Uint8Array;
+  private validAmounts: BigInt64Array;
+  private amountCurrencyAt: Uint16Array;
   private readonly amountCurrencies = new Map<string, number>();
   private readonly issues: CheckedSegment['issues'] = [];
   private readonly kept: KeptRows | null;
   private readonly totals = new Map<string, bigint>();
 
-  /** `most`: at least the number of rows to come. */
+  /** `most`: the number of rows to come, at most (more are taken, at the cost of copying what is gathered). */
   constructor(most: number, keepRows: boolean) {
     this.lines = new Int32Array(most);
     this.prints = new Uint32Array(most * PRINTS_PER_ROW);
@@ -101,6 +101,7 @@ export class CheckedRows {
 
   add(line: number, checked: RowChecked, verdict: RowVerdict): void {
     const rows = this.rows;
+    if (rows === this.lines.length) this.grow();
     this.lines[rows] = line;
     rowPrints(verdict.values, verdict.amountMinor, verdict.senderFingerprint, this.prints, rows * PRINTS_PER_ROW);
     this.valid[rows] = checked.valid ? 1 : 0;
@@ -115,6 +116,20 @@ export class CheckedRows {
     for (const issue of checked.warnings) this.issues.push({ at: rows, severity: 'warning', issue });
     if (this.kept) keep(this.kept, checked);
     this.rows += 1;
+  }
+
+  private grow(): void {
+    const size = Math.max(16, this.lines.length * 2);
+    const grown = <T extends Int32Array | Uint32Array | Uint8Array | BigInt64Array | Uint16Array>(from: T, make: (n: number) => T, width = 1): T => {
+      const to = make(size * width);
+      to.set(from as never);
+      return to;
+    };
+    this.lines = grown(this.lines, (n) => new Int32Array(n));
+    this.prints = grown(this.prints, (n) => new Uint32Array(n), PRINTS_PER_ROW);
+    this.valid = grown(this.valid, (n) => new Uint8Array(n));
+    this.validAmounts = grown(this.validAmounts, (n) => new BigInt64Array(n));
+    this.amountCurrencyAt = grown(this.amountCurrencyAt, (n) => new Uint16Array(n));
   }
 
   result(index: number, failure: unknown): CheckedSegment {

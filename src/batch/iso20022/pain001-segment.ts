@@ -39,23 +39,13 @@ export interface Pain001Segment extends CheckedSegment {
   endToEndIds: (string | null)[];
 }
 
+/** A transfer takes some 600 characters in the files ERPs write: the rows' columns are sized for that, and grow if need be. */
+const CHARS_PER_TRANSFER = 400;
+
 export function checkPain001Segment(task: Pain001SegmentTask): Pain001Segment {
-  const walk = new Pain001Walk({ maxRowCharacters: task.maxRowCharacters }, task.mapping, {}, task.resume);
-  const parser = pain001Parser(walk);
-  let failure: unknown = null;
-  try {
-    // One element around the transfers: saxes holds a document to one root.
-    parser.write('<W>');
-    parser.write(task.text);
-    parser.write('</W>');
-    parser.close();
-    if (!walk.ended) throw new BatchFileError('xml_syntax', null, 'not well-formed XML: a CdtTrfTxInf was cut short');
-  } catch (error) {
-    failure = error;
-  }
-  const rows = new CheckedRows(walk.ready.length, task.keepRows);
+  const rows = new CheckedRows(Math.ceil(task.text.length / CHARS_PER_TRANSFER), task.keepRows);
   const endToEndIds: (string | null)[] = [];
-  for (const row of walk.ready) {
+  const walk: Pain001Walk = new Pain001Walk({ maxRowCharacters: task.maxRowCharacters }, task.mapping, { row: (row) => {
     const { checked, verdict } = checkRow(COLUMNS, task.rules, row);
     if (checked.errors.length > 0 || checked.warnings.length > 0) {
       const where = walk.where(row.line);
@@ -67,6 +57,18 @@ export function checkPain001Segment(task: Pain001SegmentTask): Pain001Segment {
     }
     rows.add(row.line, checked, verdict);
     endToEndIds.push(walk.endToEndOf(row.line) ?? null);
+  } }, task.resume);
+  const parser = pain001Parser(walk);
+  let failure: unknown = null;
+  try {
+    // One element around the transfers: saxes holds a document to one root.
+    parser.write('<W>');
+    parser.write(task.text);
+    parser.write('</W>');
+    parser.close();
+    if (!walk.ended) throw new BatchFileError('xml_syntax', null, 'not well-formed XML: a CdtTrfTxInf was cut short');
+  } catch (error) {
+    failure = error;
   }
   return { ...rows.result(task.index, failure), payment: task.resume.paymentIndex, transfers: walk.group.count, sum: walk.group.sum.toString(), endToEndIds };
 }

@@ -92,6 +92,8 @@ export interface Resume {
 
 export interface WalkHooks {
   seen?: Seen;
+  /** Told each row as its transfer ends, instead of its being kept in `ready` (a worker checks it at once: its garbage dies young). */
+  row?(row: BatchRow): void;
   /** Instead of checking a PmtInf's tally at its end (its transfers are counted elsewhere): told its declared figures. */
   paymentEnded?(index: number, declaredCount: string | undefined, declaredSum: string | undefined): void;
 }
@@ -121,7 +123,9 @@ export class Pain001Walk {
   private transfer: Block | null = null;
   private text = '';
   private readonly firstLineOfPayment: { line: number; index: number }[] = [];
-  private readonly endToEnd = new Map<number, string>();
+  /** The EndToEndIds of the last PLACES_KEPT lines, each at its line modulo PLACES_KEPT (lines come one after another). */
+  private readonly endToEndLines = new Int32Array(PLACES_KEPT);
+  private readonly endToEnd: (string | undefined)[] = new Array<string | undefined>(PLACES_KEPT);
   /** A worker's run: its wrapper element, not yet opened. */
   private wrapper = false;
   private readonly resumed: boolean;
@@ -168,7 +172,8 @@ export class Pain001Walk {
   }
 
   endToEndOf(line: number): string | undefined {
-    return this.endToEnd.get(line);
+    const at = line % PLACES_KEPT;
+    return this.endToEndLines[at] === line ? this.endToEnd[at] : undefined;
   }
 
   /** The line of the current payment's first transfer. */
@@ -178,8 +183,9 @@ export class Pain001Walk {
 
   /** A transfer's EndToEndId, read elsewhere, for the places of late findings. */
   noteEndToEnd(line: number, id: string): void {
-    this.endToEnd.set(line, id);
-    if (this.endToEnd.size > PLACES_KEPT) this.endToEnd.delete(this.endToEnd.keys().next().value as number);
+    const at = line % PLACES_KEPT;
+    this.endToEndLines[at] = line;
+    this.endToEnd[at] = id;
   }
 
   openTag(tag: SaxesTag): void {
@@ -249,7 +255,7 @@ export class Pain001Walk {
       payment = block.index;
       first = block.line;
     }
-    const id = this.endToEnd.get(line);
+    const id = this.endToEndOf(line);
     return `PmtInf[${payment}]/CdtTrfTxInf[${line - first + 1}]${id === undefined ? '' : ` (E2E ${id})`}`;
   }
 
@@ -334,7 +340,9 @@ export class Pain001Walk {
     const { fields, issues } = mapTransaction(block.elements, paymentBlock.elements, this.mapping);
     const id = block.elements.get('PmtId/EndToEndId');
     if (id !== undefined) this.noteEndToEnd(line, id);
-    this.ready.push(issues.length === 0 ? { line, fields } : { line, fields, issues });
+    const row = issues.length === 0 ? { line, fields } : { line, fields, issues };
+    if (this.hooks.row) this.hooks.row(row);
+    else this.ready.push(row);
     this.hooks.seen?.({ line, paymentId: paymentBlock.elements.get('PmtInfId') ?? '', endToEndId: id ?? '', amount: amount ?? '', currency: block.elements.get('Amt/InstdAmt@Ccy') ?? block.elements.get('Amt/EqvtAmt/Amt@Ccy') ?? '' });
   }
 }
