@@ -55,6 +55,8 @@ export const SYSTEM = [
   'test/audit/versions.test.ts',
   'test/batch/iso20022-schema.test.ts',
   'test/batch/pain002.test.ts',
+  'test/batch/pain001-parallel.test.ts',
+  'test/batch/pain002-parallel.test.ts',
   'test/batch/heap-settings.test.ts',
   'test/batch/xlsx-bomb-cli.test.ts',
   'test/batch/xlsx-huge.test.ts',

@@ -23,29 +23,36 @@ import { keepHeapNearLive } from '../heap.js';
 import type { CheckedSegment, SegmentTask } from './segment-check.js';
 import { checkSegment } from './segment-check.js';
 
+/** A piece to check: a CSV file's (segment-check.ts) or a pain.001's (iso20022/pain001-segment.ts). */
+export interface PoolTask {
+  index: number;
+  /** The line its first row is on. */
+  startLine: number;
+}
+
 /** Pieces given to a worker before it answers the first. */
 const AHEAD = 2;
 /** How long closing waits for a worker still loading its modules before it ends it all the same: a load never hangs a close. */
 const LOAD_WAIT_MS = 30_000;
 
-interface Waiting {
-  task: SegmentTask;
-  resolve(checked: CheckedSegment): void;
+interface Waiting<Task extends PoolTask, Checked extends CheckedSegment> {
+  task: Task;
+  resolve(checked: Checked): void;
   reject(error: unknown): void;
 }
 
-interface Slot {
+interface Slot<Task extends PoolTask, Checked extends CheckedSegment> {
   worker: Worker;
   ready: boolean;
   /** Resolves once the worker has said it is ready, or has exited: from then on it may be ended. */
   loaded: Promise<void>;
   /** Pieces given to it, in the order it answers them. */
-  given: Waiting[];
+  given: Waiting<Task, Checked>[];
 }
 
-export class CheckPool {
-  private readonly slots: Slot[] = [];
-  private readonly queue: Waiting[] = [];
+export class CheckPool<Task extends PoolTask = SegmentTask, Checked extends CheckedSegment = CheckedSegment> {
+  private readonly slots: Slot<Task, Checked>[] = [];
+  private readonly queue: Waiting<Task, Checked>[] = [];
   private failure: unknown = null;
   private checkingHere = false;
   private closing = false;
@@ -54,14 +61,17 @@ export class CheckPool {
   /** Resolves once every worker has said it is ready. */
   readonly ready = new Promise<void>((resolve) => (this.allReady = resolve));
 
-  /** `script`: the worker's module (check-worker.js); `thisThread`: whether this thread checks pieces too. */
-  constructor(script: string, workers: number, private readonly thisThread: boolean) {
+  /**
+   * `script`: the worker's module (check-worker.js), started with `workerData` (what it checks); `thisThread`: whether this
+   * thread checks pieces too, with `checkHere`.
+   */
+  constructor(script: string, workers: number, private readonly thisThread: boolean, private readonly checkHere: (task: Task) => Checked = checkSegment as unknown as (task: Task) => Checked, workerData: unknown = { kind: 'csv' }) {
     for (let i = 0; i < workers; i++) {
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
       let loadedNow = (): void => {};
       const loaded = new Promise<void>((resolve) => (loadedNow = resolve));
-      const slot: Slot = { worker: new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
-      slot.worker.on('message', (answer: { ready?: true; checked?: CheckedSegment; failed?: string }) => {
+      const slot: Slot<Task, Checked> = { worker: new Worker(script, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
+      slot.worker.on('message', (answer: { ready?: true; checked?: Checked; failed?: string }) => {
         if (answer.ready) loadedNow();
         this.answered(slot, answer);
       });
@@ -86,7 +96,7 @@ export class CheckPool {
     return this.slots.length + (this.thisThread ? 1 : 0);
   }
 
-  check(task: SegmentTask): Promise<CheckedSegment> {
+  check(task: Task): Promise<Checked> {
     if (this.failure !== null) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.queue.push({ task, resolve, reject });
@@ -94,7 +104,7 @@ export class CheckPool {
     });
   }
 
-  private answered(slot: Slot, answer: { ready?: true; checked?: CheckedSegment; failed?: string }): void {
+  private answered(slot: Slot<Task, Checked>, answer: { ready?: true; checked?: Checked; failed?: string }): void {
     if (answer.ready) {
       keepHeapNearLive();
       slot.ready = true;
@@ -118,14 +128,14 @@ export class CheckPool {
     while (this.queue.length > 0 && this.failure === null) {
       const slot = this.leastLoaded();
       if (slot) {
-        const waiting = this.queue.shift() as Waiting;
+        const waiting = this.queue.shift() as Waiting<Task, Checked>;
         slot.given.push(waiting);
         slot.worker.postMessage(waiting.task);
       } else if (this.thisThread && !this.checkingHere) {
         this.checkingHere = true;
-        const waiting = this.queue.shift() as Waiting;
+        const waiting = this.queue.shift() as Waiting<Task, Checked>;
         // Not within check(): the caller goes on reading first.
-        setImmediate(() => this.checkHere(waiting));
+        setImmediate(() => this.checkOnThisThread(waiting));
       } else {
         return;
       }
@@ -133,15 +143,15 @@ export class CheckPool {
   }
 
   /** The ready worker with the fewest pieces, if one has room for another. */
-  private leastLoaded(): Slot | undefined {
-    let best: Slot | undefined;
+  private leastLoaded(): Slot<Task, Checked> | undefined {
+    let best: Slot<Task, Checked> | undefined;
     for (const slot of this.slots) if (slot.ready && slot.given.length < AHEAD && (!best || slot.given.length < best.given.length)) best = slot;
     return best;
   }
 
-  private checkHere(waiting: Waiting): void {
+  private checkOnThisThread(waiting: Waiting<Task, Checked>): void {
     try {
-      waiting.resolve(checkSegment(waiting.task));
+      waiting.resolve(this.checkHere(waiting.task));
       this.piecesHere += 1;
     } catch (error) {
       waiting.reject(error);

@@ -22,7 +22,7 @@ export interface ReaderOptions {
   maxColumns: number;
   /** Bytes of the fingerprints for the rules across rows kept in memory before the scratch file (fingerprint-spill.ts). */
   scratchAfterBytes: number;
-  /** A CSV file this large or larger is checked on every core (parallel-check.ts). */
+  /** A CSV file or pain.001 this large or larger is checked on every core (parallel-check.ts, iso20022/pain001-parallel.ts). */
   parallelMinBytes: number;
   /** A spreadsheet's sheet, by name; its first visible sheet when absent. */
   sheet?: string;

@@ -13,6 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
+import type { Issue } from '../validate/issue.js';
 import type { RowRuleOptions } from '../validate/row-rules.js';
 import type { ColumnPlan } from './columns.js';
 import { planColumns } from './columns.js';
@@ -46,11 +47,14 @@ const SEGMENT_CHARS = 64 * 1024;
 const PIECES_PER_CHECKER = 2;
 
 export interface ParallelCheck {
-  delimiter: Delimiter;
+  /** null for a pain.001 (iso20022/pain001-parallel.ts). */
+  delimiter: Delimiter | null;
   columns: ColumnPlan;
   /** The pieces, checked, in file order. The last one may carry the error that ends the file. */
   segments: AsyncGenerator<CheckedSegment>;
   sha256(): string;
+  /** A pain.001's issues found across rows, placed at their transfer (the pieces' own issues come placed). */
+  place?(issue: Issue): Issue;
 }
 
 /**

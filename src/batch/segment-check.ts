@@ -9,7 +9,7 @@
 import type { Issue } from '../validate/issue.js';
 import type { RowFields } from '../validate/fields.js';
 import type { PayoutRequest } from '../api/payout-request.js';
-import type { RowRuleOptions } from '../validate/row-rules.js';
+import type { RowRuleOptions, RowVerdict } from '../validate/row-rules.js';
 import { PRINTS_PER_ROW, rowPrints } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
 import { rowBuilder } from './columns.js';
@@ -76,21 +76,95 @@ export interface CheckedSegment {
   error: { code: FileErrorCode; line: number | null; message: string } | null;
 }
 
+/** A segment's rows as they are checked, gathered as a CheckedSegment's columns. */
+export class CheckedRows {
+  rows = 0;
+  private lines: Int32Array;
+  private prints: Uint32Array;
+  private valid: Uint8Array;
+  private validAmounts: BigInt64Array;
+  private amountCurrencyAt: Uint16Array;
+  private readonly amountCurrencies = new Map<string, number>();
+  private readonly issues: CheckedSegment['issues'] = [];
+  private readonly kept: KeptRows | null;
+  private readonly totals = new Map<string, bigint>();
+
+  /** `most`: the number of rows to come, at most (more are taken, at the cost of copying what is gathered). */
+  constructor(most: number, keepRows: boolean) {
+    this.lines = new Int32Array(most);
+    this.prints = new Uint32Array(most * PRINTS_PER_ROW);
+    this.valid = new Uint8Array(most);
+    this.validAmounts = new BigInt64Array(most);
+    this.amountCurrencyAt = new Uint16Array(most);
+    this.kept = keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], countries: [], types: [], fields: [], origins: [] } : null;
+  }
+
+  add(line: number, checked: RowChecked, verdict: RowVerdict): void {
+    const rows = this.rows;
+    if (rows === this.lines.length) this.grow();
+    this.lines[rows] = line;
+    rowPrints(verdict.values, verdict.amountMinor, verdict.senderFingerprint, this.prints, rows * PRINTS_PER_ROW);
+    this.valid[rows] = checked.valid ? 1 : 0;
+    if (checked.valid && checked.amount) {
+      const { currency, minor } = checked.amount;
+      this.totals.set(currency, (this.totals.get(currency) ?? 0n) + minor);
+      this.validAmounts[rows] = minor;
+      if (!this.amountCurrencies.has(currency)) this.amountCurrencies.set(currency, this.amountCurrencies.size);
+      this.amountCurrencyAt[rows] = this.amountCurrencies.get(currency) as number;
+    }
+    for (const issue of checked.errors) this.issues.push({ at: rows, severity: 'error', issue });
+    for (const issue of checked.warnings) this.issues.push({ at: rows, severity: 'warning', issue });
+    if (this.kept) keep(this.kept, checked);
+    this.rows += 1;
+  }
+
+  private grow(): void {
+    const size = Math.max(16, this.lines.length * 2);
+    const grown = <T extends Int32Array | Uint32Array | Uint8Array | BigInt64Array | Uint16Array>(from: T, make: (n: number) => T, width = 1): T => {
+      const to = make(size * width);
+      to.set(from as never);
+      return to;
+    };
+    this.lines = grown(this.lines, (n) => new Int32Array(n));
+    this.prints = grown(this.prints, (n) => new Uint32Array(n), PRINTS_PER_ROW);
+    this.valid = grown(this.valid, (n) => new Uint8Array(n));
+    this.validAmounts = grown(this.validAmounts, (n) => new BigInt64Array(n));
+    this.amountCurrencyAt = grown(this.amountCurrencyAt, (n) => new Uint16Array(n));
+  }
+
+  result(index: number, failure: unknown): CheckedSegment {
+    let error: CheckedSegment['error'] = null;
+    if (failure !== null) {
+      if (!(failure instanceof BatchFileError)) throw failure;
+      error = { code: failure.code, line: failure.line, message: failure.message };
+    }
+    const rows = this.rows;
+    return { index, rows, lines: this.lines.subarray(0, rows), prints: this.prints.subarray(0, rows * PRINTS_PER_ROW), valid: this.valid.subarray(0, rows), issues: this.issues,
+      validTotals: [...this.totals].map(([currency, minor]) => [currency, minor.toString()]),
+      validAmounts: this.validAmounts.subarray(0, rows), amountCurrencyAt: this.amountCurrencyAt.subarray(0, rows), amountCurrencies: [...this.amountCurrencies.keys()], kept: this.kept, error };
+  }
+}
+
+function keep(kept: KeptRows, checked: RowChecked): void {
+  const origin = checked.origin();
+  kept.externalIds.push(checked.externalId);
+  kept.amounts.push(checked.amount ? checked.amount.minor.toString() : null);
+  kept.currencies.push(checked.amount ? checked.amount.currency : null);
+  const stored = checked.valid && origin !== 'malformed' ? checked.stored() : null;
+  kept.requests.push(stored?.json ?? null);
+  kept.inputCurrencies.push(stored?.inputCurrency ?? null);
+  kept.recipientNames.push(stored?.recipientName ?? null);
+  kept.countries.push(stored?.country ?? null);
+  kept.types.push(stored?.type ?? null);
+  kept.fields.push(stored === null ? JSON.stringify(checked.fields()) : null);
+  kept.origins.push(origin === null || origin === 'malformed' ? origin : `${origin.batch} ${origin.line}`);
+}
+
 export function checkSegment(task: SegmentTask): CheckedSegment {
   let failure: unknown = null;
   const build = rowBuilder(task.columns);
   // Sized for the piece's lines; a piece has no more records than lines.
-  const most = countLines(task.text) + 1;
-  const lines = new Int32Array(most);
-  const prints = new Uint32Array(most * PRINTS_PER_ROW);
-  const valid = new Uint8Array(most);
-  const validAmounts = new BigInt64Array(most);
-  const amountCurrencyAt = new Uint16Array(most);
-  const amountCurrencies = new Map<string, number>();
-  const issues: CheckedSegment['issues'] = [];
-  const kept: KeptRows | null = task.keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], countries: [], types: [], fields: [], origins: [] } : null;
-  const totals = new Map<string, bigint>();
-  let rows = 0;
+  const checkedRows = new CheckedRows(countLines(task.text) + 1, task.keepRows);
   const width = task.columns.fields.length;
   const records = segmentRecords(task.text, task.startLine, task);
   for (;;) {
@@ -110,42 +184,9 @@ export function checkSegment(task: SegmentTask): CheckedSegment {
     }
     if (record.every((cell) => cell.trim() === '')) continue; // a row of empty cells, as spreadsheets leave at the end
     const { checked, verdict } = checkRow(task.columns, task.rules, { line, fields: build(record) });
-    lines[rows] = line;
-    rowPrints(verdict.values, verdict.amountMinor, verdict.senderFingerprint, prints, rows * PRINTS_PER_ROW);
-    valid[rows] = checked.valid ? 1 : 0;
-    if (checked.valid && checked.amount) {
-      const { currency, minor } = checked.amount;
-      totals.set(currency, (totals.get(currency) ?? 0n) + minor);
-      validAmounts[rows] = minor;
-      if (!amountCurrencies.has(currency)) amountCurrencies.set(currency, amountCurrencies.size);
-      amountCurrencyAt[rows] = amountCurrencies.get(currency) as number;
-    }
-    for (const issue of checked.errors) issues.push({ at: rows, severity: 'error', issue });
-    for (const issue of checked.warnings) issues.push({ at: rows, severity: 'warning', issue });
-    if (kept) {
-      const origin = checked.origin();
-      kept.externalIds.push(checked.externalId);
-      kept.amounts.push(checked.amount ? checked.amount.minor.toString() : null);
-      kept.currencies.push(checked.amount ? checked.amount.currency : null);
-      const stored = checked.valid && origin !== 'malformed' ? checked.stored() : null;
-      kept.requests.push(stored?.json ?? null);
-      kept.inputCurrencies.push(stored?.inputCurrency ?? null);
-      kept.recipientNames.push(stored?.recipientName ?? null);
-      kept.countries.push(stored?.country ?? null);
-      kept.types.push(stored?.type ?? null);
-      kept.fields.push(stored === null ? JSON.stringify(checked.fields()) : null);
-      kept.origins.push(origin === null || origin === 'malformed' ? origin : `${origin.batch} ${origin.line}`);
-    }
-    rows += 1;
+    checkedRows.add(line, checked, verdict);
   }
-  let error: CheckedSegment['error'] = null;
-  if (failure !== null) {
-    if (!(failure instanceof BatchFileError)) throw failure;
-    error = { code: failure.code, line: failure.line, message: failure.message };
-  }
-  return { index: task.index, rows, lines: lines.subarray(0, rows), prints: prints.subarray(0, rows * PRINTS_PER_ROW), valid: valid.subarray(0, rows), issues,
-    validTotals: [...totals].map(([currency, minor]) => [currency, minor.toString()]),
-    validAmounts: validAmounts.subarray(0, rows), amountCurrencyAt: amountCurrencyAt.subarray(0, rows), amountCurrencies: [...amountCurrencies.keys()], kept, error };
+  return checkedRows.result(task.index, failure);
 }
 
 /** Row `at` of a segment whose rows were kept, as a consumer of checked rows sees it. */

@@ -108,8 +108,9 @@ export async function validateFile(
   options: { reader: ReaderOptions; rules: RowRuleOptions; maxReportedIssues: number },
   hooks: ValidationHooks = {},
 ): Promise<ValidationReport> {
-  // A large CSV file is parsed and checked on every core; the same report comes of it.
-  const parallel = await checkCsvInParallel(file, { reader: options.reader, rules: options.rules, keepRows: hooks.row !== undefined });
+  // A large CSV file or pain.001 is parsed and checked on every core; the same report comes of it.
+  const how = { reader: options.reader, rules: options.rules, keepRows: hooks.row !== undefined };
+  const parallel = /\.xml$/i.test(file) ? await (await import('./iso20022/pain001-parallel.js')).checkPain001InParallel(file, how) : await checkCsvInParallel(file, how);
   if (parallel) return validateInParallel(file, parallel, options, hooks);
   const opened = await openBatch(file, options.reader);
   const { report, listError, listWarning } = newReport(file, opened.delimiter, opened.sheet, options.maxReportedIssues);
@@ -181,12 +182,12 @@ async function validateInParallel(
         } else report.invalid += 1;
       }
       for (const [currency, minor] of segment.validTotals) totals.set(currency, (totals.get(currency) ?? 0n) + BigInt(minor));
-      // Said as one thread says it: csv-parse words a syntax error by what it read before, and a thread read less.
+      // Said as one thread says it: csv-parse (or saxes) words a syntax error by what it read before, and a thread read less.
       if (segment.error) throw (await errorOnOneThread(file, options.reader)) ?? segmentError(segment.error);
     }
     if (report.rows === 0) throw new BatchFileError('no_rows', null, 'the file has a header but no rows');
     report.sha256 = parallel.sha256();
-    return await finishReport(listing, { checker, totals, place: undefined, file, options, hooks });
+    return await finishReport(listing, { checker, totals, place: parallel.place, file, options, hooks });
   } finally {
     // The scratch file of the rows' fingerprints, when the file was not read to its end.
     checker.close();

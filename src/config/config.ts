@@ -82,7 +82,7 @@ const batchSchema = z.strictObject({
    * (docs/batch-files.md); 0 goes to the scratch file at once.
    */
   scratch_after_bytes: z.number().int().nonnegative().default(2 * 1024 * 1024),
-  /** A CSV file of this many bytes or more is checked on every core; smaller ones on one thread (docs/performance.md). */
+  /** A CSV file or pain.001 of this many bytes or more is checked on every core; smaller ones on one thread (docs/performance.md). */
   parallel_min_bytes: z.number().int().nonnegative().default(4 * 1024 * 1024),
   /** ISO 20022 pain.001 files (.xml): what they do not carry (docs/iso20022.md). */
   iso20022: iso20022Schema.default(() => ({ senders: {}, allow_equivalent_amount: false })),

@@ -14,6 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX } from '../helpers/engine.js';
 import type { Transfer } from '../helpers/pain001.js';
 import { ISO_CONFIG, pain001 } from '../helpers/pain001.js';
+import { batchDefaults } from '../helpers/validation.js';
 import { validateAgainst, xmllintAvailable } from '../helpers/xmllint.js';
 
 const gbp = (e2e: string, amount: string, account = '66374958', email?: string): Transfer => ({
@@ -50,7 +51,7 @@ describe('a pain.001 paid and answered with a pain.002', () => {
   it.each(['03', '09'] as const)('pays pain.001.001.%s and writes the matching pain.002 once settled', async (version) => {
     const home = join(dir, version);
     mkdirSync(join(home, 'inbox'), { recursive: true });
-    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { ...ISO_CONFIG, invalid_rows: 'skip_invalid' } }));
+    writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ intake: FAST_INTAKE, engine: FAST_ENGINE, batch: { ...batchDefaults, ...ISO_CONFIG, invalid_rows: 'skip_invalid' } }));
     // The second transfer's account fails the UK modulus check, and the fourth's email is not one (no ISO code
     // for that: NARR, with the words): both refused at validation, never sent.
     writeFileSync(join(home, 'inbox', 'erp-run.xml'), pain001(version, [

@@ -99,7 +99,21 @@ export function debtorKeys(pmt: Elements): string[] {
     .filter((key): key is string => typeof key === 'string' && key !== '');
 }
 
+/** A payment's sender, worked out once for all its transfers (while its elements stay as they are). */
+const senders = new WeakMap<Elements, { size: number; options: MappingOptions; fields: RowFields; issues: FieldIssue[] }>();
+
 function sender(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
+  let known = senders.get(pmt);
+  if (known?.size !== pmt.size || known.options !== options) {
+    const found: FieldIssue[] = [];
+    known = { size: pmt.size, options, fields: senderOf(pmt, options, found), issues: found };
+    senders.set(pmt, known);
+  }
+  issues.push(...known.issues);
+  return known.fields;
+}
+
+function senderOf(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
   const keys = debtorKeys(pmt);
   const key = keys.find((k) => options.senders[k] !== undefined);
   const name = splitName(pmt.get('Dbtr/Nm'));
@@ -188,7 +202,7 @@ export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOpti
   const hasAccount = tx.get('CdtrAcct/Id/IBAN') !== undefined || tx.get('CdtrAcct/Id/Othr/Id') !== undefined;
   const phone = e164(tx.get('Cdtr/CtctDtls/MobNb'));
   const business = tx.get('Cdtr/Id/OrgId/AnyBIC') ?? tx.get('Cdtr/Id/OrgId/BICOrBEI') ?? tx.get('Cdtr/Id/OrgId/LEI') ?? tx.get('Cdtr/Id/OrgId/Othr/Id');
-  const fields: RowFields = {
+  const mapped: RowFields = {
     external_id: endToEnd === 'NOTPROVIDED' ? undefined : endToEnd,
     // No account but a mobile number: a cash pickup (or mobile money) paid to that phone.
     type: !hasAccount && phone !== undefined ? 'cash' : 'bank',
@@ -207,7 +221,12 @@ export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOpti
     ...(hasAccount ? account(tx) : {}),
   };
   // Absent and empty are one thing in a row (RowFields): no key for a value the file does not give.
-  for (const key of Object.keys(fields) as Field[]) if (fields[key] === undefined || fields[key] === '') delete fields[key];
+  // (Copied rather than deleted from: an object a key was deleted from is slow to read, and the row rules read it often.)
+  const fields: RowFields = {};
+  for (const key in mapped) {
+    const value = mapped[key as Field];
+    if (value !== undefined && value !== '') fields[key as Field] = value;
+  }
   if (fields.input_currency_code === undefined) issues.push(fieldIssue('input_currency_code', 'input_currency_missing', 'the currency the payouts are funded in: DbtrAcct/Ccy is not given, nor iso20022.input_currency'));
   return { fields, issues };
 }
