@@ -2,12 +2,14 @@
  * Builds, fast, the database `bench:console` measures: one settled batch of
  * `rows` rows received today, and its audit trail as the engine writes it
  * (each row's create requested, fund requested and state learned: three
- * entries a row, a valid hash chain made with src/audit/chain.ts). Direct
+ * entries a row, a valid hash chain made as the store makes it: src/audit/chain.ts
+ * through the store's own statement and values). Direct
  * inserts in the store's schema, after the store made it (its migrations).
  */
 import Database from 'better-sqlite3';
-import { chained, GENESIS } from '../src/audit/chain.js';
+import { GENESIS } from '../src/audit/chain.js';
 import type { NewAuditEntry } from '../src/audit/chain.js';
+import { AUDIT_SQL, auditRow } from '../src/store/queries/audit.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 export interface BuiltTrail {
@@ -36,13 +38,13 @@ export class TrailWriter {
     const head = db.prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
     this.last = head?.hash ?? GENESIS;
     this.seq = head?.seq ?? 0;
-    this.insert = db.prepare('INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insert = db.prepare(AUDIT_SQL.append);
   }
 
   add(entry: NewAuditEntry): void {
-    const stored = chained(this.last, entry);
-    this.insert.run(stored.version, stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash);
-    this.last = stored.hash;
+    const { hash, values } = auditRow(this.last, entry);
+    this.insert.run(...values);
+    this.last = hash;
     this.seq += 1;
   }
 

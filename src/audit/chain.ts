@@ -85,6 +85,18 @@ export class ChainWalker {
   count = 0;
   head: { seq: number; hash: string } = { seq: 0, hash: GENESIS };
 
+  /**
+   * Goes on from an entry verified earlier (a kept checkpoint): the next entry
+   * must chain from it. Nothing before it is looked at again.
+   */
+  resumeFrom(entry: AuditEntry): void {
+    this.prev = entry;
+    this.before.push(entry);
+    this.hashes.set(entry.hash, entry.seq);
+    this.version = Math.max(this.version, Number(entry.version ?? 1));
+    this.head = { seq: entry.seq, hash: entry.hash };
+  }
+
   /** Takes the next entry (and a look at the one after it); returns the break it shows, if any. */
   next(entry: AuditEntry, following?: AuditEntry): Break | null {
     this.count += 1;

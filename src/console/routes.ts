@@ -194,7 +194,7 @@ export function registerPages(app: FastifyInstance, deps: ConsoleDeps): void {
     const q = query(request);
     const before = Number.parseInt(q.before ?? '', 10);
     const filter = { action: q.action?.trim().slice(0, 100) || undefined, batch: q.batch?.trim().slice(0, 100) || undefined };
-    const view = await auditView(store, AUDIT_PER_PAGE, { ...filter, before: Number.isFinite(before) ? before : undefined });
+    const view = await auditView(store, AUDIT_PER_PAGE, { ...filter, before: Number.isFinite(before) ? before : undefined }, new Date(clock.now()).toISOString());
     return html(reply, auditPage(viewerOf(request), view, filter, AUDIT_PER_PAGE));
   });
 

@@ -7,6 +7,7 @@
  */
 import type { Store } from '../port.js';
 import * as audit from './audit.js';
+import * as auditPages from './audit-pages.js';
 import type { SqlConnection } from './connection.js';
 import * as coordination from './coordination.js';
 import * as duplicates from './duplicates.js';
@@ -87,6 +88,11 @@ export function sharedStore(c: SqlConnection): SharedStore {
     auditEntries: (afterSeq, limit) => audit.auditEntries(c, afterSeq, limit),
     auditHead: (except) => audit.auditHead(c, except),
     lastAudit: (action) => audit.lastAudit(c, action),
+    auditPage: (filter, limit) => auditPages.auditPage(c, filter, limit),
+    auditEntryAt: (seq) => auditPages.auditEntryAt(c, seq),
+    reconciliationEntries: () => auditPages.reconciliationEntries(c),
+    auditCheckpoint: () => auditPages.auditCheckpoint(c),
+    moveAuditCheckpoint: (fromSeq, next) => auditPages.moveAuditCheckpoint(c, fromSeq, next),
     // the outbox: console sign-ins and notifications
     addConsoleCredential: (credential) => outbox.addConsoleCredential(c, credential),
     consoleCredential: (hash, now) => outbox.consoleCredential(c, hash, now),

@@ -362,4 +362,29 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 17,
+    name: 'audit pages by keyset: entries by batch and by action, and the verification kept',
+    sql: `
+      -- The batch an entry is about (src/audit/entry-batch.ts, the same rule), set when written: the audit page's filter.
+      ALTER TABLE audit_log ADD COLUMN batch_id TEXT;
+      UPDATE audit_log SET batch_id = CASE
+        WHEN instr(subject, ' line ') > 0 THEN substr(subject, 1, instr(subject, ' line ') - 1)
+        WHEN subject LIKE 'batch % %' THEN substr(subject, 7, instr(substr(subject, 7), ' ') - 1)
+        WHEN json_valid(details) AND json_type(details, '$.batch') = 'text' THEN json_extract(details, '$.batch')
+        WHEN length(subject) BETWEEN 1 AND 80 AND subject NOT GLOB '*[^A-Za-z0-9_-]*' AND subject NOT GLOB '[_-]*' THEN subject
+      END;
+      CREATE INDEX audit_log_batch ON audit_log(batch_id) WHERE batch_id IS NOT NULL;
+      CREATE INDEX audit_log_action ON audit_log(action);
+      -- How far the chain was last verified (src/console/audit-kept.ts): a view verifies only the entries after it.
+      CREATE TABLE audit_checkpoint (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        verified_at TEXT,
+        counts TEXT NOT NULL
+      );
+      INSERT INTO audit_checkpoint (one, seq, hash, counts) VALUES (1, 0, '${'0'.repeat(64)}', '{"actions":{},"batches":{}}');
+    `,
+  },
 ];
