@@ -13,7 +13,7 @@
  * back to the start when it finds a break, so that the console shows it too.
  */
 import type { AuditEntry, Break } from '../audit/chain.js';
-import { ChainWalker, GENESIS } from '../audit/chain.js';
+import { ChainWalker, entryHash, GENESIS } from '../audit/chain.js';
 import { entryBatch } from '../audit/entry-batch.js';
 import type { AuditCheckpoint, AuditStore } from '../store/port.js';
 
@@ -44,8 +44,10 @@ export function countEntry(counts: Counts, entry: Pick<AuditEntry, 'action' | 's
 async function anchorOf(store: AuditStore, kept: AuditCheckpoint): Promise<{ anchor: AuditEntry | null; broken: Break | null }> {
   if (kept.seq === 0) return { anchor: null, broken: null };
   const anchor = await store.auditEntryAt(kept.seq);
-  if (anchor && anchor.hash === kept.hash) return { anchor, broken: null };
-  const what = anchor ? 'no longer has the hash it had' : 'is gone';
+  // Its stored hash as kept, and its content still matching it: an edit that left the hash column alone shows here.
+  const intact = anchor !== undefined && anchor.hash === kept.hash && entryHash(anchor.prev_hash, anchor, Number(anchor.version ?? 1)) === anchor.hash;
+  if (intact) return { anchor, broken: null };
+  const what = anchor ? 'no longer matches the hash it had' : 'is gone';
   return { anchor: null, broken: { seq: kept.seq, kind: anchor ? 'edited' : 'deleted', message: `entry ${kept.seq}, verified intact at ${kept.verified_at ?? 'an earlier check'}, ${what}: the trail was altered since; paybatch audit verify names the first break` } };
 }
 

@@ -13,7 +13,9 @@ import type { KeptChain } from './audit-kept.js';
 import { extendVerification } from './audit-kept.js';
 import type { Clock } from '../clock.js';
 import type { BatchStatus } from '../engine/status.js';
-import { readStatus } from '../engine/status.js';
+import { RECENT_MS } from '../engine/status.js';
+import type { BatchSummary } from './batch-kept.js';
+import { batchSummary } from './batch-kept.js';
 import { DUPLICATE_HOLD, FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
@@ -22,15 +24,21 @@ import type { Workspace } from '../workspace/workspace.js';
 
 export type ConsoleReadStore = IntakeStore & PipelineStore & WebhookStore & AuditStore;
 
-/** Batches of the last week, those awaiting approval first, then the newest. */
+/** Batches of the last week, those awaiting approval first, then the newest; a settled batch's summary as kept. */
 export async function batchList(store: ConsoleReadStore, clock: Clock): Promise<BatchStatus[]> {
-  const { batches } = await readStatus(store, clock);
+  const records = await store.recentBatches(new Date(clock.now() - RECENT_MS).toISOString());
+  const batches: BatchStatus[] = [];
+  for (const record of records) {
+    const summary = await batchSummary(store, clock, record);
+    if (summary) batches.push(summary.status);
+  }
   const waiting = (b: BatchStatus): number => (b.approval === 'awaiting' ? 0 : 1);
   return batches.sort((a, b) => waiting(a) - waiting(b) || (a.received_at < b.received_at ? 1 : a.received_at > b.received_at ? -1 : 0));
 }
 
-export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchStatus | null> {
-  return (await readStatus(store, clock, id)).batches[0] ?? null;
+export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchSummary | null> {
+  const record = await store.batch(id);
+  return record ? batchSummary(store, clock, record) : null;
 }
 
 /** A row as a person reads it: the state and reason of its result file. */
@@ -65,23 +73,38 @@ const shown = (row: ResultRow): ShownRow => {
 
 export interface RowPage {
   rows: ShownRow[];
-  /** Rows matching the filter, in all. */
-  matching: number;
+  /** Rows matching the filter, in all (from the batch's counts); null for a state and a reason together (not counted). */
+  matching: number | null;
   /** Every state and reason code of the batch with its count, for the filter's choices. */
   states: Record<string, number>;
   codes: Record<string, number>;
+  /** The line the next page goes on after; null when no row is left. */
+  next: number | null;
 }
 
-/** One page of a batch's rows, filtered by state and reason code, in input order. */
-export async function batchRows(store: ConsoleReadStore, batchId: string, filter: RowFilter, offset: number, limit: number): Promise<RowPage> {
-  const page: RowPage = { rows: [], matching: 0, states: {}, codes: {} };
-  for await (const result of store.resultRows(batchId)) {
+/** Rows a view looks at, at most, for one page of a filter: a rare state answers with what it found and a link on. */
+const SCAN_ROWS = 20_000;
+
+/** One page of a batch's rows after a line (a keyset), filtered by state and reason code, in input order. */
+export async function batchRows(store: ConsoleReadStore, summary: BatchSummary, filter: RowFilter, after: number, limit: number): Promise<RowPage> {
+  const { states, codes } = summary;
+  const matching = filter.state && filter.reason ? null : filter.state ? states[filter.state] ?? 0 : filter.reason ? codes[filter.reason] ?? 0 : summary.status.rows;
+  const page: RowPage = { rows: [], matching, states, codes, next: null };
+  let scanned = 0;
+  for await (const result of store.resultRows(summary.status.batch, after)) {
+    scanned += 1;
     const row = shown(result);
-    page.states[row.state] = (page.states[row.state] ?? 0) + 1;
-    if (row.code) page.codes[row.code] = (page.codes[row.code] ?? 0) + 1;
-    if ((filter.state && row.state !== filter.state) || (filter.reason && row.code !== filter.reason)) continue;
-    if (page.matching >= offset && page.rows.length < limit) page.rows.push(row);
-    page.matching += 1;
+    if (!(filter.state && row.state !== filter.state) && !(filter.reason && row.code !== filter.reason)) {
+      if (page.rows.length === limit) {
+        page.next = (page.rows[page.rows.length - 1] as ShownRow).line;
+        break;
+      }
+      page.rows.push(row);
+    }
+    if (scanned >= SCAN_ROWS && page.rows.length < limit) {
+      page.next = row.line;
+      break;
+    }
   }
   return page;
 }

@@ -123,8 +123,8 @@ export interface PipelineStore {
   nextReads(batchId: string, limit: number): Promise<NextRead[]>;
   unsettledRows(batchId: string): Promise<number>;
   settleBatch(batchId: string, at: string): Promise<void>;
-  /** Every row of a batch in file order, as the result file shows it. */
-  resultRows(batchId: string): AsyncIterable<ResultRow>;
+  /** Every row of a batch in file order, as the result file shows it (after a line: a keyset page). */
+  resultRows(batchId: string, afterLine?: number): AsyncIterable<ResultRow>;
   /** The row that created this transaction, in any batch. */
   rowByTransaction(transactionId: string): Promise<PipelineRow | undefined>;
   /** The row that was or will be sent with this external_id (at most one, by the unique index). */
@@ -221,6 +221,9 @@ export interface AuditStore {
   auditCheckpoint(): Promise<AuditCheckpoint>;
   /** Compare-and-set: moves the checkpoint only if it still stands at `fromSeq`. */
   moveAuditCheckpoint(fromSeq: number, next: AuditCheckpoint): Promise<boolean>;
+  /** A settled batch's summary kept for the console, and what it was made from. */
+  keptBatchSummary(batchId: string): Promise<{ basis: string; summary: string } | undefined>;
+  keepBatchSummary(batchId: string, basis: string, summary: string): Promise<void>;
 }
 
 

@@ -332,6 +332,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         counts TEXT NOT NULL
       );
       INSERT INTO audit_checkpoint (one, seq, hash, counts) VALUES (1, 0, '${'0'.repeat(64)}', '{"actions":{},"batches":{}}');
+      -- A settled batch's summary as the console shows it, kept while what it was made from stands (src/console/batch-kept.ts).
+      CREATE TABLE batch_summaries (
+        batch_id TEXT PRIMARY KEY,
+        basis TEXT NOT NULL,
+        summary TEXT NOT NULL
+      );
     `,
   },
 ];

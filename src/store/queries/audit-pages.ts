@@ -56,3 +56,13 @@ export async function moveAuditCheckpoint(c: SqlConnection, fromSeq: number, nex
     [next.seq, next.hash, next.verified_at, JSON.stringify(next.counts), fromSeq]);
   return changed === 1;
 }
+
+/** A batch's summary kept for the console, with what it was made from (its basis). */
+export async function keptBatchSummary(c: SqlConnection, batchId: string): Promise<{ basis: string; summary: string } | undefined> {
+  return c.first<{ basis: string; summary: string }>('SELECT basis, summary FROM batch_summaries WHERE batch_id = ?', [batchId]);
+}
+
+export async function keepBatchSummary(c: SqlConnection, batchId: string, basis: string, summary: string): Promise<void> {
+  await c.run('INSERT INTO batch_summaries (batch_id, basis, summary) VALUES (?, ?, ?) ON CONFLICT (batch_id) DO UPDATE SET basis = excluded.basis, summary = excluded.summary',
+    [batchId, basis, summary]);
+}

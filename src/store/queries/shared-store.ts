@@ -52,7 +52,7 @@ export function sharedStore(c: SqlConnection): SharedStore {
     nextReads: (batchId, limit) => pipeline.nextReads(c, batchId, limit),
     unsettledRows: (batchId) => pipeline.unsettledRows(c, batchId),
     settleBatch: (batchId, at) => pipeline.settleBatch(c, batchId, at),
-    resultRows: (batchId) => pipeline.resultRows(c, batchId),
+    resultRows: (batchId, afterLine) => pipeline.resultRows(c, batchId, afterLine),
     rowByTransaction: (transactionId) => pipeline.rowByTransaction(c, transactionId),
     rowBySubmittedExternalId: (externalId) => pipeline.rowBySubmittedExternalId(c, externalId),
     recentBatches: (since) => pipeline.recentBatches(c, since),
@@ -93,6 +93,8 @@ export function sharedStore(c: SqlConnection): SharedStore {
     reconciliationEntries: () => auditPages.reconciliationEntries(c),
     auditCheckpoint: () => auditPages.auditCheckpoint(c),
     moveAuditCheckpoint: (fromSeq, next) => auditPages.moveAuditCheckpoint(c, fromSeq, next),
+    keptBatchSummary: (batchId) => auditPages.keptBatchSummary(c, batchId),
+    keepBatchSummary: (batchId, basis, summary) => auditPages.keepBatchSummary(c, batchId, basis, summary),
     // the outbox: console sign-ins and notifications
     addConsoleCredential: (credential) => outbox.addConsoleCredential(c, credential),
     consoleCredential: (hash, now) => outbox.consoleCredential(c, hash, now),
