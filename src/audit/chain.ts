@@ -76,10 +76,16 @@ export type Break = { seq: number; kind: 'edited' | 'deleted' | 'inserted' | 're
  * entries that are gone (deleted); one that follows an entry not its
  * predecessor (reordered); or one the chain does not lead to (inserted).
  */
+/** Recent hashes a walker remembers: enough to tell a move from an insertion, and memory stays flat on a long trail. */
+const WINDOW = 10_000;
+
 export class ChainWalker {
   private prev: AuditEntry | null = null;
   private readonly before: AuditEntry[] = [];
   private readonly hashes = new Map<string, number>();
+  /** The window's hashes in the order they came, to forget the oldest: a Map's first key found by keys() walks past every key deleted before it. */
+  private readonly window: (string | undefined)[] = new Array<string | undefined>(WINDOW);
+  private windowAt = 0;
   /** The highest version seen so far: versions only ever go up along the trail. */
   private version = 1;
   count = 0;
@@ -92,9 +98,17 @@ export class ChainWalker {
   resumeFrom(entry: AuditEntry): void {
     this.prev = entry;
     this.before.push(entry);
-    this.hashes.set(entry.hash, entry.seq);
+    this.remember(entry);
     this.version = Math.max(this.version, Number(entry.version ?? 1));
     this.head = { seq: entry.seq, hash: entry.hash };
+  }
+
+  private remember(entry: AuditEntry): void {
+    const oldest = this.window[this.windowAt];
+    if (oldest !== undefined && this.hashes.get(oldest) !== undefined) this.hashes.delete(oldest);
+    this.window[this.windowAt] = entry.hash;
+    this.windowAt = (this.windowAt + 1) % WINDOW;
+    this.hashes.set(entry.hash, entry.seq);
   }
 
   /** Takes the next entry (and a look at the one after it); returns the break it shows, if any. */
@@ -126,8 +140,7 @@ export class ChainWalker {
       }
     }
     // A window of recent hashes is enough to tell a move from an insertion, and keeps memory flat on a long trail.
-    this.hashes.set(entry.hash, entry.seq);
-    if (this.hashes.size > 10_000) this.hashes.delete(this.hashes.keys().next().value as string);
+    this.remember(entry);
     this.before.push(entry);
     if (this.before.length > 2) this.before.shift();
     this.prev = entry;

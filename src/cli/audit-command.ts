@@ -8,7 +8,7 @@ import type { Store } from '../store/port.js';
 import { JSON_FLAG } from './json-flag.js';
 import { withWorkspace } from './workspace-options.js';
 
-const PAGE = 5_000;
+const PAGE = 500;
 
 /** The store, loaded when a subcommand runs, not for --help (docs/performance.md). */
 async function withStore<T>(opts: { home?: string; config?: string }, work: (store: Store) => Promise<T>): Promise<T> {

@@ -83,7 +83,7 @@ export interface RowPage {
 }
 
 /** Rows a view looks at, at most, for one page of a filter: a rare state answers with what it found and a link on. */
-const SCAN_ROWS = 20_000;
+const SCAN_ROWS = 5_000;
 
 /** One page of a batch's rows after a line (a keyset), filtered by state and reason code, in input order. */
 export async function batchRows(store: ConsoleReadStore, summary: BatchSummary, filter: RowFilter, after: number, limit: number): Promise<RowPage> {
