@@ -6,13 +6,13 @@
  * (bench/console-db.ts). Then, each against its goal:
  * - `paybatch audit verify` of the whole trail (the built binary, a child
  *   process): at least 500,000 entries a second, in constant memory (its peak
- *   RSS printed beside one on a trail a tenth as long is not measured here:
- *   the peak itself is printed, under 150 MB asked);
+ *   RSS, under 150 MB asked);
  * - every console page (the real server, signed in as its tests do): the first
  *   view and the slowest of three more, within 300 ms each;
  * - the audit page again after 10,000 entries more were appended (the kept
  *   verification extended by the tail only);
- * - `paybatch report --date` for that day: within 30 s and under 150 MB.
+ * - `paybatch report --date` for that day (run before the pages, so that the
+ *   reconciliation page has its report): within 30 s and under 150 MB.
  * Exits 1 when a goal is missed.
  */
 import { spawn } from 'node:child_process';
