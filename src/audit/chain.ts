@@ -76,14 +76,40 @@ export type Break = { seq: number; kind: 'edited' | 'deleted' | 'inserted' | 're
  * entries that are gone (deleted); one that follows an entry not its
  * predecessor (reordered); or one the chain does not lead to (inserted).
  */
+/** Recent hashes a walker remembers: enough to tell a move from an insertion, and memory stays flat on a long trail. */
+const WINDOW = 10_000;
+
 export class ChainWalker {
   private prev: AuditEntry | null = null;
   private readonly before: AuditEntry[] = [];
   private readonly hashes = new Map<string, number>();
+  /** The window's hashes in the order they came, to forget the oldest: a Map's first key found by keys() walks past every key deleted before it. */
+  private readonly window: (string | undefined)[] = new Array<string | undefined>(WINDOW);
+  private windowAt = 0;
   /** The highest version seen so far: versions only ever go up along the trail. */
   private version = 1;
   count = 0;
   head: { seq: number; hash: string } = { seq: 0, hash: GENESIS };
+
+  /**
+   * Goes on from an entry verified earlier (a kept checkpoint): the next entry
+   * must chain from it. Nothing before it is looked at again.
+   */
+  resumeFrom(entry: AuditEntry): void {
+    this.prev = entry;
+    this.before.push(entry);
+    this.remember(entry);
+    this.version = Math.max(this.version, Number(entry.version ?? 1));
+    this.head = { seq: entry.seq, hash: entry.hash };
+  }
+
+  private remember(entry: AuditEntry): void {
+    const oldest = this.window[this.windowAt];
+    if (oldest !== undefined && this.hashes.get(oldest) !== undefined) this.hashes.delete(oldest);
+    this.window[this.windowAt] = entry.hash;
+    this.windowAt = (this.windowAt + 1) % WINDOW;
+    this.hashes.set(entry.hash, entry.seq);
+  }
 
   /** Takes the next entry (and a look at the one after it); returns the break it shows, if any. */
   next(entry: AuditEntry, following?: AuditEntry): Break | null {
@@ -114,8 +140,7 @@ export class ChainWalker {
       }
     }
     // A window of recent hashes is enough to tell a move from an insertion, and keeps memory flat on a long trail.
-    this.hashes.set(entry.hash, entry.seq);
-    if (this.hashes.size > 10_000) this.hashes.delete(this.hashes.keys().next().value as string);
+    this.remember(entry);
     this.before.push(entry);
     if (this.before.length > 2) this.before.shift();
     this.prev = entry;

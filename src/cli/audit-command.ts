@@ -8,7 +8,7 @@ import type { Store } from '../store/port.js';
 import { JSON_FLAG } from './json-flag.js';
 import { withWorkspace } from './workspace-options.js';
 
-const PAGE = 5_000;
+const PAGE = 500;
 
 /** The store, loaded when a subcommand runs, not for --help (docs/performance.md). */
 async function withStore<T>(opts: { home?: string; config?: string }, work: (store: Store) => Promise<T>): Promise<T> {
@@ -25,58 +25,65 @@ async function* entries(store: Store): AsyncIterable<AuditEntry> {
   }
 }
 
+/** Walks the whole trail, in pages (constant memory), and leaves the result for the console (audit-kept.ts). */
+async function verifyTrail(opts: { head?: string; home?: string; config?: string; json?: boolean }): Promise<void> {
+  const { printJson } = await import('./json-output.js');
+  const known = opts.head ? /^(\d+):([0-9a-f]{64})$/.exec(opts.head) : null;
+  if (opts.head && !known) throw new UsageError('--head is SEQ:HASH, as a report prints it');
+  const { ChainWalker } = await import('../audit/chain.js');
+  const { countEntry, keepFullVerification } = await import('../console/audit-kept.js');
+  await withStore(opts, async (store) => {
+    const walker = new ChainWalker();
+    const counts = { actions: {}, batches: {} };
+    let broken: Break | null = null;
+    let headFound: boolean | null = known ? false : null;
+    // One entry behind, so that each is checked with a look at the one after it (a move shows there).
+    let current: AuditEntry | null = null;
+    const take = (entry: AuditEntry, following?: AuditEntry): void => {
+      broken ??= walker.next(entry, following);
+      if (!broken) countEntry(counts, entry);
+      if (known && entry.seq === Number(known[1])) headFound = entry.hash === known[2];
+    };
+    for await (const entry of entries(store)) {
+      if (current) take(current, entry);
+      current = entry;
+      if (broken) break;
+    }
+    if (current && !broken) take(current);
+    // Assigned inside take(): the compiler cannot see it.
+    const found = broken as Break | null;
+    await keepFullVerification(store, found ? null : { seq: walker.head.seq, hash: walker.head.hash, verified_at: new Date().toISOString(), counts });
+    if (opts.json) {
+      printJson('audit verify', {
+        intact: !found && headFound !== false, entries: walker.count,
+        head: found || walker.count === 0 ? null : { seq: walker.head.seq, hash: walker.head.hash },
+        broken: found ? { seq: found.seq, message: found.message } : null,
+        head_given: known ? { seq: Number(known[1]), hash: known[2] as string, found: headFound !== false } : null,
+      });
+      if (found || headFound === false) process.exitCode = ExitCode.failure;
+      return;
+    }
+    if (found) {
+      process.stdout.write(`audit trail BROKEN at entry ${found.seq}: ${found.message}\n`);
+      process.exitCode = ExitCode.failure;
+      return;
+    }
+    if (headFound === false) {
+      process.stdout.write(`audit trail intact on its own (${walker.count} entries), but the head ${opts.head} is not in it: the history was rewritten since that head was printed\n`);
+      process.exitCode = ExitCode.failure;
+      return;
+    }
+    process.stdout.write(`audit trail intact: ${walker.count} entries, head ${walker.head.seq}:${walker.head.hash}${known ? `; the head ${known[1]} printed earlier is in it` : ''}\n`);
+  });
+}
+
 export function auditCommand(): Command {
   const audit = new Command('audit').description('The audit trail: append-only and hash-chained.');
   audit.addCommand(withWorkspace(new Command('verify'))
     .description('Recompute the chain and name the first entry edited, deleted, inserted or reordered; with --head, check the head a report printed is still in it.')
     .option('--head <seq:hash>', 'a chain head printed in a report or a batch summary')
     .option(...JSON_FLAG)
-    .action(async (opts: { head?: string; home?: string; config?: string; json?: boolean }) => {
-      const { printJson } = await import('./json-output.js');
-      const known = opts.head ? /^(\d+):([0-9a-f]{64})$/.exec(opts.head) : null;
-      if (opts.head && !known) throw new UsageError('--head is SEQ:HASH, as a report prints it');
-      const { ChainWalker } = await import('../audit/chain.js');
-      await withStore(opts, async (store) => {
-        const walker = new ChainWalker();
-        let broken: Break | null = null;
-        let headFound: boolean | null = known ? false : null;
-        // One entry behind, so that each is checked with a look at the one after it (a move shows there).
-        let current: AuditEntry | null = null;
-        const take = (entry: AuditEntry, following?: AuditEntry): void => {
-          broken ??= walker.next(entry, following);
-          if (known && entry.seq === Number(known[1])) headFound = entry.hash === known[2];
-        };
-        for await (const entry of entries(store)) {
-          if (current) take(current, entry);
-          current = entry;
-          if (broken) break;
-        }
-        if (current && !broken) take(current);
-        // Assigned inside take(): the compiler cannot see it.
-        const found = broken as Break | null;
-        if (opts.json) {
-          printJson('audit verify', {
-            intact: !found && headFound !== false, entries: walker.count,
-            head: found || walker.count === 0 ? null : { seq: walker.head.seq, hash: walker.head.hash },
-            broken: found ? { seq: found.seq, message: found.message } : null,
-            head_given: known ? { seq: Number(known[1]), hash: known[2] as string, found: headFound !== false } : null,
-          });
-          if (found || headFound === false) process.exitCode = ExitCode.failure;
-          return;
-        }
-        if (found) {
-          process.stdout.write(`audit trail BROKEN at entry ${found.seq}: ${found.message}\n`);
-          process.exitCode = ExitCode.failure;
-          return;
-        }
-        if (headFound === false) {
-          process.stdout.write(`audit trail intact on its own (${walker.count} entries), but the head ${opts.head} is not in it: the history was rewritten since that head was printed\n`);
-          process.exitCode = ExitCode.failure;
-          return;
-        }
-        process.stdout.write(`audit trail intact: ${walker.count} entries, head ${walker.head.seq}:${walker.head.hash}${known ? `; the head ${known[1]} printed earlier is in it` : ''}\n`);
-      });
-    }));
+    .action(verifyTrail));
   audit.addCommand(withWorkspace(new Command('export'))
     .description('Write the entries of a period as JSON lines, with their hashes, for an auditor.')
     .option('--from <iso>', 'from this time (ISO 8601), included')

@@ -8,30 +8,37 @@ import { adviceFor } from '../engine/advice.js';
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { verdictFromFields, verdictTone } from '../reports/reconciliation-verdict.js';
-import type { AuditEntry, Break } from '../audit/chain.js';
-import { ChainWalker } from '../audit/chain.js';
+import type { AuditEntry } from '../audit/chain.js';
+import type { KeptChain } from './audit-kept.js';
+import { extendVerification } from './audit-kept.js';
 import type { Clock } from '../clock.js';
 import type { BatchStatus } from '../engine/status.js';
-import { readStatus } from '../engine/status.js';
+import { RECENT_MS } from '../engine/status.js';
+import type { BatchSummary } from './batch-kept.js';
+import { batchSummary } from './batch-kept.js';
 import { DUPLICATE_HOLD, FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
-import type { AuditStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
+import type { AuditPageFilter, AuditStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
-
-const AUDIT_PAGE = 5_000;
 
 export type ConsoleReadStore = IntakeStore & PipelineStore & WebhookStore & AuditStore;
 
-/** Batches of the last week, those awaiting approval first, then the newest. */
+/** Batches of the last week, those awaiting approval first, then the newest; a settled batch's summary as kept. */
 export async function batchList(store: ConsoleReadStore, clock: Clock): Promise<BatchStatus[]> {
-  const { batches } = await readStatus(store, clock);
+  const records = await store.recentBatches(new Date(clock.now() - RECENT_MS).toISOString());
+  const batches: BatchStatus[] = [];
+  for (const record of records) {
+    const summary = await batchSummary(store, clock, record);
+    if (summary) batches.push(summary.status);
+  }
   const waiting = (b: BatchStatus): number => (b.approval === 'awaiting' ? 0 : 1);
   return batches.sort((a, b) => waiting(a) - waiting(b) || (a.received_at < b.received_at ? 1 : a.received_at > b.received_at ? -1 : 0));
 }
 
-export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchStatus | null> {
-  return (await readStatus(store, clock, id)).batches[0] ?? null;
+export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchSummary | null> {
+  const record = await store.batch(id);
+  return record ? batchSummary(store, clock, record) : null;
 }
 
 /** A row as a person reads it: the state and reason of its result file. */
@@ -66,23 +73,38 @@ const shown = (row: ResultRow): ShownRow => {
 
 export interface RowPage {
   rows: ShownRow[];
-  /** Rows matching the filter, in all. */
-  matching: number;
+  /** Rows matching the filter, in all (from the batch's counts); null for a state and a reason together (not counted). */
+  matching: number | null;
   /** Every state and reason code of the batch with its count, for the filter's choices. */
   states: Record<string, number>;
   codes: Record<string, number>;
+  /** The line the next page goes on after; null when no row is left. */
+  next: number | null;
 }
 
-/** One page of a batch's rows, filtered by state and reason code, in input order. */
-export async function batchRows(store: ConsoleReadStore, batchId: string, filter: RowFilter, offset: number, limit: number): Promise<RowPage> {
-  const page: RowPage = { rows: [], matching: 0, states: {}, codes: {} };
-  for await (const result of store.resultRows(batchId)) {
+/** Rows a view looks at, at most, for one page of a filter: a rare state answers with what it found and a link on. */
+const SCAN_ROWS = 5_000;
+
+/** One page of a batch's rows after a line (a keyset), filtered by state and reason code, in input order. */
+export async function batchRows(store: ConsoleReadStore, summary: BatchSummary, filter: RowFilter, after: number, limit: number): Promise<RowPage> {
+  const { states, codes } = summary;
+  const matching = filter.state && filter.reason ? null : filter.state ? states[filter.state] ?? 0 : filter.reason ? codes[filter.reason] ?? 0 : summary.status.rows;
+  const page: RowPage = { rows: [], matching, states, codes, next: null };
+  let scanned = 0;
+  for await (const result of store.resultRows(summary.status.batch, after)) {
+    scanned += 1;
     const row = shown(result);
-    page.states[row.state] = (page.states[row.state] ?? 0) + 1;
-    if (row.code) page.codes[row.code] = (page.codes[row.code] ?? 0) + 1;
-    if ((filter.state && row.state !== filter.state) || (filter.reason && row.code !== filter.reason)) continue;
-    if (page.matching >= offset && page.rows.length < limit) page.rows.push(row);
-    page.matching += 1;
+    if (!(filter.state && row.state !== filter.state) && !(filter.reason && row.code !== filter.reason)) {
+      if (page.rows.length === limit) {
+        page.next = (page.rows[page.rows.length - 1] as ShownRow).line;
+        break;
+      }
+      page.rows.push(row);
+    }
+    if (scanned >= SCAN_ROWS && page.rows.length < limit) {
+      page.next = row.line;
+      break;
+    }
   }
   return page;
 }
@@ -147,99 +169,41 @@ export const REPORT_FILE = /^reconciliation-[0-9A-Za-z_.:-]{1,80}\.(csv|json|xls
 export async function reconciliationReports(store: AuditStore, workspace: Workspace): Promise<ReconciliationReport[]> {
   const present = new Set(await readdir(reportsFolder(workspace)).catch(() => [] as string[]));
   const byLabel = new Map<string, ReconciliationReport>();
-  for (let after = 0; ; ) {
-    const page = await store.auditEntries(after, AUDIT_PAGE);
-    if (page.length === 0) break;
-    for (const entry of page) {
-      if (entry.action !== 'report_written' || !entry.subject.startsWith('reconciliation ')) continue;
-      const details = JSON.parse(entry.details) as Record<string, unknown> & { files?: unknown };
-      const files = Array.isArray(details.files) ? details.files.filter((f): f is string => typeof f === 'string').map((f) => basename(f)) : [];
-      const label = entry.subject.slice('reconciliation '.length);
-      // A report written again for its day replaces the earlier one: its files were overwritten.
-      // The verdict recorded when it was written: one that does not say every check ran is not shown as clean.
-      const verdict = verdictFromFields(details);
-      byLabel.set(label, {
-        label, at: entry.at, differences: verdict.words, tone: verdictTone(verdict),
-        files: files.filter((f) => REPORT_FILE.test(f) && present.has(f)),
-      });
-    }
-    after = (page[page.length - 1] as AuditEntry).seq;
+  for (const entry of await store.reconciliationEntries()) {
+    const details = JSON.parse(entry.details) as Record<string, unknown> & { files?: unknown };
+    const files = Array.isArray(details.files) ? details.files.filter((f): f is string => typeof f === 'string').map((f) => basename(f)) : [];
+    const label = entry.subject.slice('reconciliation '.length);
+    // A report written again for its day replaces the earlier one: its files were overwritten.
+    // The verdict recorded when it was written: one that does not say every check ran is not shown as clean.
+    const verdict = verdictFromFields(details);
+    byLabel.set(label, {
+      label, at: entry.at, differences: verdict.words, tone: verdictTone(verdict),
+      files: files.filter((f) => REPORT_FILE.test(f) && present.has(f)),
+    });
   }
   return [...byLabel.values()].sort((a, b) => (a.label < b.label ? 1 : a.label > b.label ? -1 : 0));
 }
 
 export interface AuditView {
   entries: AuditEntry[];
-  /** The whole chain checked now: intact, or where it first breaks. */
-  chain: { entries: number; head: string | null; broken: Break | null };
+  /** The chain as verified: up to which entry and when, extended by the entries after that now; where it first breaks. */
+  chain: KeptChain;
   /** Every action in the chain, with how many entries it has: the filter's choices. */
   actions: Record<string, number>;
-  /** How many entries the filter lets through (all of them with none). */
-  matching: number;
-  /** How many of those are older than the ones shown: the next page's. */
-  older: number;
+  /** How many entries the filter lets through (all of them with none); null for an action and a batch together (not counted). */
+  matching: number | null;
+  /** Whether older entries of the filter are left for the next page. */
+  more: boolean;
 }
 
 /** Which entries the audit page shows: by action, by batch, and older than an entry (paging). */
-export interface AuditFilter {
-  action?: string;
-  batch?: string;
-  before?: number;
-}
+export type AuditFilter = AuditPageFilter;
 
-/**
- * Whether an entry is about a batch: the batch itself (approved, rejected), one
- * of its rows ("B line 2"), its preview ("batch B (file)"), or a file taken in
- * as it (intake entries name the batch in their details).
- */
-export function entryConcernsBatch(entry: Pick<AuditEntry, 'subject' | 'details'>, batch: string): boolean {
-  const { subject } = entry;
-  if (subject === batch || subject.startsWith(`${batch} line `) || subject.startsWith(`batch ${batch} `)) return true;
-  if (!entry.details.includes(JSON.stringify(batch))) return false;
-  try {
-    return (JSON.parse(entry.details) as { batch?: unknown }).batch === batch;
-  } catch {
-    return false;
-  }
-}
-
-const matches = (entry: AuditEntry, filter: AuditFilter): boolean =>
-  (!filter.action || entry.action === filter.action) && (!filter.batch || entryConcernsBatch(entry, filter.batch));
-
-/** The newest `limit` entries the filter lets through, and the whole chain verified. */
-export async function auditView(store: AuditStore, limit: number, filter: AuditFilter = {}): Promise<AuditView> {
-  const walker = new ChainWalker();
-  let broken: Break | null = null;
-  let current: AuditEntry | null = null;
-  let count = 0;
-  let matching = 0;
-  let passed = 0;
-  const actions: Record<string, number> = {};
-  const kept: AuditEntry[] = [];
-  const keep = (entry: AuditEntry): void => {
-    actions[entry.action] = (actions[entry.action] ?? 0) + 1;
-    if (!matches(entry, filter)) return;
-    matching += 1;
-    if (filter.before !== undefined && entry.seq >= filter.before) return;
-    passed += 1;
-    kept.push(entry);
-    if (kept.length > limit) kept.shift();
-  };
-  for (let after = 0; ; ) {
-    const page = await store.auditEntries(after, AUDIT_PAGE);
-    if (page.length === 0) break;
-    for (const entry of page) {
-      // One behind, so a moved entry shows when the next one is looked at.
-      if (current && !broken) broken = walker.next(current, entry);
-      if (current) keep(current);
-      current = entry;
-      count += 1;
-    }
-    after = (page[page.length - 1] as AuditEntry).seq;
-  }
-  if (current) {
-    if (!broken) broken = walker.next(current);
-    keep(current);
-  }
-  return { entries: kept.reverse(), chain: { entries: count, head: current ? `${current.seq}:${current.hash}` : null, broken }, actions, matching, older: passed - kept.length };
+/** The newest `limit` entries the filter lets through (a keyset page), and the chain's kept verification extended. */
+export async function auditView(store: AuditStore, limit: number, filter: AuditFilter, now: string): Promise<AuditView> {
+  const chain = await extendVerification(store, now);
+  const page = await store.auditPage(filter, limit + 1);
+  const { actions, batches } = chain.counts;
+  const matching = filter.action && filter.batch ? null : filter.action ? actions[filter.action] ?? 0 : filter.batch ? batches[filter.batch] ?? 0 : chain.entries;
+  return { entries: page.slice(0, limit), chain, actions, matching, more: page.length > limit };
 }

@@ -140,12 +140,13 @@ export function registerPages(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get<{ Params: { id: string } }>('/batches/:id', async (request, reply) => {
     const viewer = viewerOf(request);
     const { id } = request.params;
-    const status = BATCH_ID.test(id) ? await batchStatus(store, clock, id) : null;
-    if (!status) return notFound(reply, viewer, `no batch ${id}`);
+    const summary = BATCH_ID.test(id) ? await batchStatus(store, clock, id) : null;
+    if (!summary) return notFound(reply, viewer, `no batch ${id}`);
     const q = query(request);
     const filter = { state: q.state || undefined, reason: q.reason || undefined };
-    const offset = Math.max(0, Number.parseInt(q.offset ?? '0', 10) || 0);
-    return html(reply, batchPage(viewer, status, filter, await batchRows(store, id, filter, offset, ROWS_PER_PAGE), offset, ROWS_PER_PAGE));
+    // A keyset: the line the page goes on after, never an offset counted through every row before it.
+    const after = Math.max(0, Number.parseInt(q.after ?? '0', 10) || 0);
+    return html(reply, batchPage(viewer, summary.status, filter, await batchRows(store, summary, filter, after, ROWS_PER_PAGE), after, ROWS_PER_PAGE));
   });
 
   for (const spreadsheet of [false, true]) {
@@ -194,7 +195,7 @@ export function registerPages(app: FastifyInstance, deps: ConsoleDeps): void {
     const q = query(request);
     const before = Number.parseInt(q.before ?? '', 10);
     const filter = { action: q.action?.trim().slice(0, 100) || undefined, batch: q.batch?.trim().slice(0, 100) || undefined };
-    const view = await auditView(store, AUDIT_PER_PAGE, { ...filter, before: Number.isFinite(before) ? before : undefined });
+    const view = await auditView(store, AUDIT_PER_PAGE, { ...filter, before: Number.isFinite(before) ? before : undefined }, new Date(clock.now()).toISOString());
     return html(reply, auditPage(viewerOf(request), view, filter, AUDIT_PER_PAGE));
   });
 

@@ -84,7 +84,7 @@ export interface StatusReport {
   workers?: WorkerStatus[];
 }
 
-const RECENT_MS = 7 * 24 * 3_600_000;
+export const RECENT_MS = 7 * 24 * 3_600_000;
 /** Next reads listed per batch when all batches are shown; one batch lists them all. */
 const NEXT_READS_PER_BATCH = 20;
 

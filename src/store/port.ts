@@ -12,7 +12,7 @@ import type {
   ReleaseSeal, ReportScope, ResultRow, RowPatch, RowRecord, RowSeen,
 } from './rows.js';
 import type {
-  ApprovalRecord, ConsoleCredential, LeaseHolder, NotificationRecord, WebhookEvent, WebhookEventCounts, WorkerRecord,
+  ApprovalRecord, AuditCheckpoint, AuditPageFilter, ConsoleCredential, LeaseHolder, NotificationRecord, WebhookEvent, WebhookEventCounts, WorkerRecord,
 } from './records.js';
 
 export type * from './rows.js';
@@ -78,7 +78,6 @@ export interface IntakeStore {
   close(): Promise<void>;
 }
 
-
 export interface PipelineStore {
   openBatches(): Promise<BatchRecord[]>;
   /** Whether the batch's rows may be sent (its file was found unchanged once taken). */
@@ -131,8 +130,8 @@ export interface PipelineStore {
   nextReads(batchId: string, limit: number): Promise<NextRead[]>;
   unsettledRows(batchId: string): Promise<number>;
   settleBatch(batchId: string, at: string): Promise<void>;
-  /** Every row of a batch in file order, as the result file shows it. */
-  resultRows(batchId: string): AsyncIterable<ResultRow>;
+  /** Every row of a batch in file order, as the result file shows it (after a line: a keyset page). */
+  resultRows(batchId: string, afterLine?: number): AsyncIterable<ResultRow>;
   /** The row that created this transaction, in any batch. */
   rowByTransaction(transactionId: string): Promise<PipelineRow | undefined>;
   /** The row that was or will be sent with this external_id (at most one, by the unique index). */
@@ -148,11 +147,9 @@ export interface PipelineStore {
   lastHeartbeat(name: string): Promise<number | null>;
 }
 
-
 export interface MetricsStore {
   metricsFigures(recentSince: string): Promise<MetricsFigures>;
 }
-
 
 export interface ReportStore {
   /**
@@ -164,7 +161,6 @@ export interface ReportStore {
   /** Whether any row of any batch created this transaction. */
   knowsTransaction(transactionId: string): Promise<boolean>;
 }
-
 
 export interface WebhookStore {
   /** Keeps a verified delivery durably; 'replayed' when its nonce was accepted before (nothing is kept then). */
@@ -186,7 +182,6 @@ export interface ScheduleStore {
   claimScheduleRun(name: string, expected: number | null, at: number): Promise<boolean>;
 }
 
-
 export interface LeaseStore {
   /**
    * Takes the workspace for `me`, atomically: refused (the holder returned) while
@@ -198,7 +193,6 @@ export interface LeaseStore {
   renewLease(token: string, at: number): Promise<boolean>;
   releaseLease(token: string): Promise<void>;
 }
-
 
 export interface ApprovalStore {
   recordApproval(record: Omit<ApprovalRecord, 'id'>): Promise<void>;
@@ -213,7 +207,6 @@ export interface ApprovalStore {
   deploymentId(): Promise<string>;
 }
 
-
 export interface AuditStore {
   appendAudit(entry: NewAuditEntry): Promise<void>;
   /** The trail in order, a page at a time. */
@@ -226,6 +219,18 @@ export interface AuditStore {
   auditHead(except?: string): Promise<{ seq: number; hash: string }>;
   /** The last entry of an action (e.g. the configuration last recorded). */
   lastAudit(action: string): Promise<AuditEntry | undefined>;
+  /** The newest `limit` entries of a filter, by keyset (older than `before`). */
+  auditPage(filter: AuditPageFilter, limit: number): Promise<AuditEntry[]>;
+  auditEntryAt(seq: number): Promise<AuditEntry | undefined>;
+  /** The entries of reconciliation reports written, in order. */
+  reconciliationEntries(): Promise<AuditEntry[]>;
+  /** How far the chain was verified intact, and its entries counted by action and batch up to there. */
+  auditCheckpoint(): Promise<AuditCheckpoint>;
+  /** Compare-and-set: moves the checkpoint only if it still stands at `fromSeq`. */
+  moveAuditCheckpoint(fromSeq: number, next: AuditCheckpoint): Promise<boolean>;
+  /** A settled batch's summary kept for the console, and what it was made from. */
+  keptBatchSummary(batchId: string): Promise<{ basis: string; summary: string } | undefined>;
+  keepBatchSummary(batchId: string, basis: string, summary: string): Promise<void>;
 }
 
 
@@ -237,7 +242,6 @@ export interface ConsoleStore {
   useConsoleCode(hash: string, now: number): Promise<boolean>;
   deleteConsoleCredential(hash: string): Promise<void>;
 }
-
 
 export interface NotificationStore {
   /** Queues a notification; false when one with that channel and key was queued before. */
@@ -335,7 +339,6 @@ export interface DuplicateStore {
 
 /** Every port at once: what a database behind paybatch implements (SQLite, PostgreSQL). */
 export type Store = IntakeStore & PipelineStore & ReportStore & WebhookStore & ScheduleStore & LeaseStore & ApprovalStore & AuditStore & ConsoleStore & NotificationStore & MetricsStore & DuplicateStore;
-
 
 /**
  * What only a database shared by several workers does (PostgreSQL). A worker

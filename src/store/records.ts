@@ -85,3 +85,17 @@ export interface WorkerRecord {
   expires_at: number;
 }
 
+/** The console audit page's filter (store.auditPage). */
+export interface AuditPageFilter {
+  action?: string;
+  batch?: string;
+  before?: number;
+}
+
+/** The verification kept: entries 1 to `seq` were verified intact at `verified_at`, the last with `hash`. */
+export interface AuditCheckpoint {
+  seq: number;
+  hash: string;
+  verified_at: string | null;
+  counts: { actions: Record<string, number>; batches: Record<string, number> };
+}

@@ -47,7 +47,14 @@ function filterForm(batch: string, filter: RowFilter, rows: RowPage): string {
 <button type="submit">Filter</button></form>`;
 }
 
-export function batchPage(viewer: Viewer, b: BatchStatus, filter: RowFilter, rows: RowPage, offset: number, limit: number): string {
+/** How many rows match, and which are shown: those after a line, on a page after the first. */
+function rowsShown(rows: RowPage, filter: RowFilter, after: number): string {
+  const from = after > 0 ? `, those after line ${after} shown` : '';
+  if (rows.matching === null) return `Rows that match the filter${from}.`;
+  return `${rows.matching} row${rows.matching === 1 ? '' : 's'}${filter.state || filter.reason ? ' match' : ''}${from}.`;
+}
+
+export function batchPage(viewer: Viewer, b: BatchStatus, filter: RowFilter, rows: RowPage, after: number, limit: number): string {
   const query = (extra: Record<string, string | number>): string => {
     const params = new URLSearchParams();
     if (filter.state) params.set('state', filter.state);
@@ -56,8 +63,8 @@ export function batchPage(viewer: Viewer, b: BatchStatus, filter: RowFilter, row
     return params.toString();
   };
   const pager = [
-    offset > 0 ? `<a href="?${query({ offset: Math.max(0, offset - limit) })}">Previous ${limit}</a>` : '',
-    offset + limit < rows.matching ? `<a href="?${query({ offset: offset + limit })}">Next ${limit}</a>` : '',
+    after > 0 ? `<a href="?${query({})}">First ${limit}</a>` : '',
+    rows.next !== null ? `<a href="?${query({ after: rows.next })}">Next ${limit}</a>` : '',
   ].filter(Boolean).join(' · ');
   const id = encodeURIComponent(b.batch);
   const body = `<div data-live-region aria-live="polite">
@@ -78,7 +85,7 @@ ${b.corrects ? `<dt>Corrects</dt><dd><a href="/batches/${encodeURIComponent(b.co
 <h2>Rows</h2>
 ${filterForm(b.batch, filter, rows)}
 <div data-live-region>
-<p>${rows.matching} row${rows.matching === 1 ? '' : 's'}${filter.state || filter.reason ? ' match' : ''}${rows.matching > limit ? `, ${offset + 1} to ${Math.min(offset + limit, rows.matching)} shown` : ''}.</p>
+<p>${rowsShown(rows, filter, after)}</p>
 ${table(['Line', 'External id', 'State', 'Reason', 'Amount', 'Funding', 'Transaction'], rows.rows.map((r) => [
     String(r.line), esc(r.external_id), `<span class="pill state-${esc(r.state)}">${esc(r.state)}</span>`,
     `${r.code ? `<code>${esc(r.code)}</code> ` : ''}${esc(r.reason)}`,

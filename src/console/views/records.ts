@@ -38,14 +38,21 @@ function auditFilterForm(view: AuditView, filter: AuditFilter): string {
 function filterShown(view: AuditView, filter: AuditFilter): string {
   const what = [filter.action ? `action <code>${esc(filter.action)}</code>` : '', filter.batch ? `batch <code>${esc(filter.batch)}</code>` : ''].filter(Boolean);
   if (what.length === 0) return `<p class="filter-shown">All ${view.chain.entries} entries, newest first.</p>`;
-  return `<p class="filter-shown" role="status">${view.matching} of ${view.chain.entries} entries with ${what.join(' and ')}, newest first. <a href="/audit">Show all</a></p>`;
+  const counted = view.matching === null ? 'Entries' : `${view.matching} of ${view.chain.entries} entries`;
+  return `<p class="filter-shown" role="status">${counted} with ${what.join(' and ')}, newest first. <a href="/audit">Show all</a></p>`;
+}
+
+/** What the kept verification covers: each view checks only the entries after it; the full check is the command's. */
+function verifiedWords(chain: AuditView['chain']): string {
+  if (chain.verified.seq === 0) return '';
+  return `Verified up to entry ${chain.verified.seq} at ${esc(chain.verified.at ?? '')}: each view checks the entries written since the last check; <code>paybatch audit verify</code> checks every entry again.`;
 }
 
 export function auditPage(viewer: Viewer, view: AuditView, filter: AuditFilter, limit: number): string {
   const { chain } = view;
   const status = chain.broken
     ? notice(`The chain is broken at entry ${chain.broken.seq}: ${chain.broken.kind}. ${chain.broken.message}`, 'error')
-    : `<p class="notice ok" role="status">The chain of ${chain.entries} entries verifies${chain.head ? `; its head is <code class="wrap">${esc(chain.head)}</code>` : ''}.</p>`;
+    : `<p class="notice ok" role="status">The chain of ${chain.entries} entries verifies${chain.head ? `; its head is <code class="wrap">${esc(chain.head)}</code>` : ''}. ${verifiedWords(chain)}</p>`;
   const oldest = view.entries[view.entries.length - 1];
   const older = new URLSearchParams();
   if (filter.action) older.set('action', filter.action);
@@ -57,6 +64,6 @@ ${filterShown(view, filter)}
 ${table(['#', 'At', 'Who', 'What', 'Subject', 'Details'], view.entries.map((e) => [
     String(e.seq), esc(e.at), esc(e.actor), esc(e.action), esc(e.subject), `<details><summary>details</summary><pre>${esc(shownDetails(e.details))}</pre></details>`,
   ]), 'The audit trail, newest first')}
-${oldest && view.older > 0 ? `<p class="pager"><a href="/audit?${esc(older.toString())}">Older ${limit}</a></p>` : ''}`;
+${oldest && view.more ? `<p class="pager"><a href="/audit?${esc(older.toString())}">Older ${limit}</a></p>` : ''}`;
   return page({ title: 'Audit trail', viewer, current: '/audit', body });
 }

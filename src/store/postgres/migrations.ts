@@ -326,4 +326,33 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 13,
+    name: 'audit pages by keyset: entries by batch and by action, and the verification kept (as SQLite migration 18)',
+    sql: `
+      ALTER TABLE audit_log ADD COLUMN batch_id TEXT;
+      UPDATE audit_log SET batch_id = CASE
+        WHEN strpos(subject, ' line ') > 0 THEN left(subject, strpos(subject, ' line ') - 1)
+        WHEN subject LIKE 'batch % %' THEN split_part(substr(subject, 7), ' ', 1)
+        WHEN details ~ '^\\{"batch":"[A-Za-z0-9_-]{1,80}"[,}]' THEN substring(details from '^\\{"batch":"([A-Za-z0-9_-]{1,80})"')
+        WHEN subject ~ '^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$' THEN subject
+      END;
+      CREATE INDEX audit_log_batch ON audit_log(batch_id, seq) WHERE batch_id IS NOT NULL;
+      CREATE INDEX audit_log_action ON audit_log(action, seq);
+      CREATE TABLE audit_checkpoint (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        seq BIGINT NOT NULL,
+        hash TEXT NOT NULL,
+        verified_at TEXT,
+        counts TEXT NOT NULL
+      );
+      INSERT INTO audit_checkpoint (one, seq, hash, counts) VALUES (1, 0, '${'0'.repeat(64)}', '{"actions":{},"batches":{}}');
+      -- A settled batch's summary as the console shows it, kept while what it was made from stands (src/console/batch-kept.ts).
+      CREATE TABLE batch_summaries (
+        batch_id TEXT PRIMARY KEY,
+        basis TEXT NOT NULL,
+        summary TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -6,28 +6,33 @@
  */
 import type { AuditEntry, NewAuditEntry } from '../../audit/chain.js';
 import { GENESIS, chained } from '../../audit/chain.js';
+import { entryBatch } from '../../audit/entry-batch.js';
 import type { PayoutRequest } from '../../api/payout-request.js';
 import type { ApprovalRecord } from '../port.js';
 import { NOT_SENDABLE } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 import { PAGE_ROWS } from './intake.js';
 
+/** An entry's columns as the chain knows them (batch_id, derived, is the pages' index only). */
+export const AUDIT_COLUMNS = 'seq, version, at, actor, action, subject, details, prev_hash, hash';
+
 export const AUDIT_SQL = {
   lastHash: 'SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1',
-  append: 'INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  append: 'INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
 };
 
 /** The entry as stored after `last` (the trail's last hash), and the values of AUDIT_SQL.append. */
 export function auditRow(last: string, entry: NewAuditEntry): { hash: string; values: unknown[] } {
   const stored = chained(last, entry);
-  return { hash: stored.hash, values: [stored.version, stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash] };
+  const batch = entryBatch(stored.subject, stored.details);
+  return { hash: stored.hash, values: [stored.version, stored.at, stored.actor, stored.action, stored.subject, stored.details, stored.prev_hash, stored.hash, batch] };
 }
 
 /** The first hash of a trail: its genesis, when it has no entry yet. */
 export const lastHashOr = (hash: string | undefined): string => hash ?? GENESIS;
 
 export async function auditEntries(c: SqlConnection, afterSeq: number, limit: number): Promise<AuditEntry[]> {
-  return c.all<AuditEntry>('SELECT * FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit]);
+  return c.all<AuditEntry>(`SELECT ${AUDIT_COLUMNS} FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?`, [afterSeq, limit]);
 }
 
 export async function auditHead(c: SqlConnection, except = ''): Promise<{ seq: number; hash: string }> {
@@ -35,7 +40,7 @@ export async function auditHead(c: SqlConnection, except = ''): Promise<{ seq: n
 }
 
 export async function lastAudit(c: SqlConnection, action: string): Promise<AuditEntry | undefined> {
-  return c.first<AuditEntry>('SELECT * FROM audit_log WHERE action = ? ORDER BY seq DESC LIMIT 1', [action]);
+  return c.first<AuditEntry>(`SELECT ${AUDIT_COLUMNS} FROM audit_log WHERE action = ? ORDER BY seq DESC LIMIT 1`, [action]);
 }
 
 export async function recordApproval(c: SqlConnection, record: Omit<ApprovalRecord, 'id'>): Promise<void> {
@@ -52,7 +57,7 @@ export async function approvalsOf(c: SqlConnection, batchId: string): Promise<Ap
 }
 
 export async function decisionEntries(c: SqlConnection, batchId: string): Promise<AuditEntry[]> {
-  return c.all<AuditEntry>("SELECT * FROM audit_log WHERE subject = ? AND action IN ('approved', 'rejected') ORDER BY seq", [batchId]);
+  return c.all<AuditEntry>(`SELECT ${AUDIT_COLUMNS} FROM audit_log WHERE subject = ? AND action IN ('approved', 'rejected') ORDER BY seq`, [batchId]);
 }
 
 export async function setApprovalState(c: SqlConnection, batchId: string, state: string, reason: string | null): Promise<void> {

@@ -114,8 +114,8 @@ export async function settleBatch(c: SqlConnection, batchId: string, at: string)
   await c.run("UPDATE batches SET status = 'settled', settled_at = ? WHERE id = ? AND status = 'accepted'", [at, batchId]);
 }
 
-export async function* resultRows(c: SqlConnection, batchId: string): AsyncIterable<ResultRow> {
-  for (let after = 0; ; ) {
+export async function* resultRows(c: SqlConnection, batchId: string, afterLine = 0): AsyncIterable<ResultRow> {
+  for (let after = afterLine; ; ) {
     const page = await c.all<ResultRow>(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after]);
     if (page.length === 0) return;
     // Read back as stored (1, 0, null) and made a yes or no in place: a result file of a million rows copies none.

@@ -7,6 +7,7 @@
  */
 import type { Store } from '../port.js';
 import * as audit from './audit.js';
+import * as auditPages from './audit-pages.js';
 import type { SqlConnection } from './connection.js';
 import * as coordination from './coordination.js';
 import * as duplicates from './duplicates.js';
@@ -51,7 +52,7 @@ export function sharedStore(c: SqlConnection): SharedStore {
     nextReads: (batchId, limit) => pipeline.nextReads(c, batchId, limit),
     unsettledRows: (batchId) => pipeline.unsettledRows(c, batchId),
     settleBatch: (batchId, at) => pipeline.settleBatch(c, batchId, at),
-    resultRows: (batchId) => pipeline.resultRows(c, batchId),
+    resultRows: (batchId, afterLine) => pipeline.resultRows(c, batchId, afterLine),
     rowByTransaction: (transactionId) => pipeline.rowByTransaction(c, transactionId),
     rowBySubmittedExternalId: (externalId) => pipeline.rowBySubmittedExternalId(c, externalId),
     recentBatches: (since) => pipeline.recentBatches(c, since),
@@ -78,6 +79,13 @@ export function sharedStore(c: SqlConnection): SharedStore {
     claimScheduleRun: (name, expected, at) => coordination.claimScheduleRun(c, name, expected, at),
     renewLease: (token, at) => coordination.renewLease(c, token, at),
     releaseLease: (token) => coordination.releaseLease(c, token),
+    ...approvalsAuditAndOutbox(c),
+  };
+}
+
+/** The approvals, the audit trail and the outbox: the same on every database (split from sharedStore for its length). */
+function approvalsAuditAndOutbox(c: SqlConnection): Pick<SharedStore, 'recordApproval' | 'approvalsOf' | 'decisionEntries' | 'setApprovalState' | 'acceptedRows' | 'deploymentId' | 'auditEntries' | 'auditHead' | 'lastAudit' | 'auditPage' | 'auditEntryAt' | 'reconciliationEntries' | 'auditCheckpoint' | 'moveAuditCheckpoint' | 'keptBatchSummary' | 'keepBatchSummary' | 'addConsoleCredential' | 'consoleCredential' | 'useConsoleCode' | 'deleteConsoleCredential' | 'enqueueNotification' | 'markNotificationDelivered' | 'markNotificationFailed' | 'notificationCounts'> {
+  return {
     // approvals and the audit trail
     recordApproval: (record) => audit.recordApproval(c, record),
     approvalsOf: (batchId) => audit.approvalsOf(c, batchId),
@@ -88,6 +96,13 @@ export function sharedStore(c: SqlConnection): SharedStore {
     auditEntries: (afterSeq, limit) => audit.auditEntries(c, afterSeq, limit),
     auditHead: (except) => audit.auditHead(c, except),
     lastAudit: (action) => audit.lastAudit(c, action),
+    auditPage: (filter, limit) => auditPages.auditPage(c, filter, limit),
+    auditEntryAt: (seq) => auditPages.auditEntryAt(c, seq),
+    reconciliationEntries: () => auditPages.reconciliationEntries(c),
+    auditCheckpoint: () => auditPages.auditCheckpoint(c),
+    moveAuditCheckpoint: (fromSeq, next) => auditPages.moveAuditCheckpoint(c, fromSeq, next),
+    keptBatchSummary: (batchId) => auditPages.keptBatchSummary(c, batchId),
+    keepBatchSummary: (batchId, basis, summary) => auditPages.keepBatchSummary(c, batchId, basis, summary),
     // the outbox: console sign-ins and notifications
     addConsoleCredential: (credential) => outbox.addConsoleCredential(c, credential),
     consoleCredential: (hash, now) => outbox.consoleCredential(c, hash, now),

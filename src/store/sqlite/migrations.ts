@@ -8,6 +8,7 @@
  * once created, the service's *state* of its transaction.
  */
 import type { Migration } from './database.js';
+import { MIGRATIONS_FROM_16 } from './migrations-from-16.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -327,54 +328,5 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE batches ADD COLUMN release_seal TEXT;
     `,
   },
-  {
-    version: 16,
-    name: 'recipient accounts of rows, and possible duplicate payments',
-    sql: `
-      -- The recipient account each sendable row pays (src/validate/recipient-key.ts), with its amount and currency, found
-      -- by all three together: an earlier row paying the same is a possible duplicate (src/engine/duplicates.ts).
-      CREATE TABLE row_recipients (
-        batch_id TEXT NOT NULL,
-        line INTEGER NOT NULL,
-        recipient_key TEXT NOT NULL,
-        currency TEXT NOT NULL,
-        amount TEXT NOT NULL,
-        PRIMARY KEY (batch_id, line)
-      ) WITHOUT ROWID;
-      CREATE INDEX row_recipients_payment ON row_recipients(recipient_key, currency, amount);
-      -- Each row found a possible duplicate, with the earlier twin it was found with as it stood then, what was done
-      -- (hold, warn), and who allowed it and why (paybatch allow).
-      CREATE TABLE possible_duplicates (
-        batch_id TEXT NOT NULL,
-        line INTEGER NOT NULL,
-        external_id TEXT,
-        twin_batch TEXT NOT NULL,
-        twin_line INTEGER NOT NULL,
-        twin_external_id TEXT,
-        twin_state TEXT NOT NULL,
-        twin_at TEXT NOT NULL,
-        action TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        allowed_by TEXT,
-        allowed_reason TEXT,
-        allowed_at TEXT,
-        PRIMARY KEY (batch_id, line)
-      );
-    `,
-  },
-  {
-    version: 17,
-    name: 'the service\'s may_cancel per row, and one-time fills of data older than its column',
-    sql: `
-      -- Whether the service said, in the newest observation kept, that the transaction may be cancelled (1, 0), or
-      -- null when it has not said (src/engine/advice.ts words a row's advice by it).
-      ALTER TABLE rows ADD COLUMN may_cancel INTEGER;
-      -- Fills of data stored before the code that writes it, done once at open (src/store/queries/recipient-backfill.ts):
-      -- the recipient accounts of rows stored before migration 16.
-      CREATE TABLE data_backfills (
-        name TEXT PRIMARY KEY,
-        done_at TEXT NOT NULL
-      );
-    `,
-  },
+  ...MIGRATIONS_FROM_16,
 ];

@@ -1,0 +1,104 @@
+/**
+ * The chain's verification, kept and extended: the store keeps how far the
+ * trail was last verified intact (its checkpoint: a sequence number, that
+ * entry's hash, when, and the entries counted by action and batch up to
+ * there). A view checks that the checkpoint's entry still has its hash, then
+ * verifies only the entries after it, and moves the checkpoint by
+ * compare-and-set.
+ *
+ * What a kept result means: entries 1 to N verified intact at that time. An
+ * entry before N changed since is not seen here unless it is entry N itself
+ * (or the change reaches N): the page says "verified up to N at TIME", and
+ * `paybatch audit verify` is the full check, which also puts the checkpoint
+ * back to the start when it finds a break, so that the console shows it too.
+ */
+import type { AuditEntry, Break } from '../audit/chain.js';
+import { ChainWalker, entryHash, GENESIS } from '../audit/chain.js';
+import { entryBatch } from '../audit/entry-batch.js';
+import type { AuditCheckpoint, AuditStore } from '../store/port.js';
+
+const PAGE = 5_000;
+
+export interface KeptChain {
+  /** The last entry verified intact (0 and no time when none is), and when the checkpoint moved there. */
+  verified: { seq: number; at: string | null };
+  /** The first break found after the checkpoint, or the checkpoint's own entry changed. */
+  broken: Break | null;
+  /** The trail's last entry (SEQ:HASH), and how many entries it holds. */
+  head: string | null;
+  entries: number;
+  /** Entries by action and by batch, counted over what was verified. */
+  counts: AuditCheckpoint['counts'];
+}
+
+type Counts = AuditCheckpoint['counts'];
+
+/** Adds an entry to the counts (by action, and by the batch it is about). */
+export function countEntry(counts: Counts, entry: Pick<AuditEntry, 'action' | 'subject' | 'details'>): void {
+  counts.actions[entry.action] = (counts.actions[entry.action] ?? 0) + 1;
+  const batch = entryBatch(entry.subject, entry.details);
+  if (batch !== null) counts.batches[batch] = (counts.batches[batch] ?? 0) + 1;
+}
+
+/** The checkpoint's own entry, if it is still as verified; else the break that shows. */
+async function anchorOf(store: AuditStore, kept: AuditCheckpoint): Promise<{ anchor: AuditEntry | null; broken: Break | null }> {
+  if (kept.seq === 0) return { anchor: null, broken: null };
+  const anchor = await store.auditEntryAt(kept.seq);
+  // Its stored hash as kept, and its content still matching it: an edit that left the hash column alone shows here.
+  const intact = anchor !== undefined && anchor.hash === kept.hash && entryHash(anchor.prev_hash, anchor, Number(anchor.version ?? 1)) === anchor.hash;
+  if (intact) return { anchor, broken: null };
+  const what = anchor ? 'no longer matches the hash it had' : 'is gone';
+  return { anchor: null, broken: { seq: kept.seq, kind: anchor ? 'edited' : 'deleted', message: `entry ${kept.seq}, verified intact at ${kept.verified_at ?? 'an earlier check'}, ${what}: the trail was altered since; paybatch audit verify names the first break` } };
+}
+
+/** Verifies the entries after the checkpoint, counts them, and moves the checkpoint when they are intact. */
+export async function extendVerification(store: AuditStore, now: string): Promise<KeptChain> {
+  const kept = await store.auditCheckpoint();
+  const last = await store.auditHead();
+  const { anchor, broken: anchorBroken } = await anchorOf(store, kept);
+  const result = (broken: Break | null, verified: { seq: number; at: string | null }, counts: Counts): KeptChain =>
+    ({ verified, broken, head: last.seq > 0 ? `${last.seq}:${last.hash}` : null, entries: Number(last.seq), counts });
+  if (anchorBroken) return result(anchorBroken, { seq: kept.seq, at: kept.verified_at }, kept.counts);
+  const walker = new ChainWalker();
+  if (anchor) walker.resumeFrom(anchor);
+  const counts: Counts = { actions: { ...kept.counts.actions }, batches: { ...kept.counts.batches } };
+  let broken: Break | null = null;
+  let current: AuditEntry | null = null;
+  let good: AuditEntry | null = null;
+  const check = (entry: AuditEntry, following?: AuditEntry): void => {
+    broken = walker.next(entry, following);
+    if (broken) return;
+    countEntry(counts, entry);
+    good = entry;
+  };
+  walk: for (let after = kept.seq; ; ) {
+    const page = await store.auditEntries(after, PAGE);
+    if (page.length === 0) break;
+    for (const entry of page) {
+      // One behind, so a moved entry shows when the next one is looked at.
+      if (current) check(current, entry);
+      if (broken) break walk;
+      current = entry;
+    }
+    after = Number((page[page.length - 1] as AuditEntry).seq);
+  }
+  if (current && !broken) check(current);
+  const reached = good as AuditEntry | null;
+  if (broken || !reached) return result(broken, { seq: kept.seq, at: kept.verified_at }, broken ? kept.counts : counts);
+  const next: AuditCheckpoint = { seq: Number(reached.seq), hash: reached.hash, verified_at: now, counts };
+  // Another view may have moved it first: its result covers as much, and this one is not written over it.
+  await store.moveAuditCheckpoint(kept.seq, next);
+  return result(null, { seq: next.seq, at: now }, counts);
+}
+
+/**
+ * What the full check (`paybatch audit verify`) leaves for the console: the
+ * checkpoint at the head it verified, or, when it found a break, back at the
+ * start, so that no view trusts a result the break falls inside.
+ */
+export async function keepFullVerification(store: AuditStore, intact: AuditCheckpoint | null): Promise<void> {
+  const kept = await store.auditCheckpoint();
+  const next = intact ?? { seq: 0, hash: GENESIS, verified_at: null, counts: { actions: {}, batches: {} } };
+  if (intact && intact.seq < kept.seq) return;
+  await store.moveAuditCheckpoint(kept.seq, next);
+}

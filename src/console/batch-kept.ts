@@ -1,0 +1,49 @@
+/**
+ * A batch's summary as the console shows it (its status, and its rows counted
+ * by the state and the reason code a person filters on), made by walking its
+ * rows once. A settled batch's summary is kept in the store with what it was
+ * made from (its basis: settled when, and how many state changes it learned
+ * by webhook, polling and answers), and used again while that stands: a row
+ * that changes after settlement (a refund learned, a cancel) moves those
+ * counters, and the summary is made again. A batch not settled is walked on
+ * each view.
+ */
+import type { Clock } from '../clock.js';
+import type { BatchStatus } from '../engine/status.js';
+import { readStatus } from '../engine/status.js';
+import { resultReason, resultState } from '../reports/results.js';
+import type { AuditStore, BatchRecord, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
+
+export interface BatchSummary {
+  status: BatchStatus;
+  /** Every state and reason code of the batch with its count: the filter's choices and how many each lets through. */
+  states: Record<string, number>;
+  codes: Record<string, number>;
+}
+
+type SummaryStore = IntakeStore & PipelineStore & WebhookStore & AuditStore;
+
+/** What a settled batch's summary is made from; null for a batch not settled (never kept). */
+export function summaryBasis(record: BatchRecord): string | null {
+  if (record.status !== 'settled') return null;
+  return JSON.stringify([record.status, record.settled_at, record.changes_by_webhook, record.changes_by_polling, record.changes_by_answer, record.approval, record.rows_total]);
+}
+
+export async function batchSummary(store: SummaryStore, clock: Clock, record: BatchRecord): Promise<BatchSummary | null> {
+  const basis = summaryBasis(record);
+  if (basis !== null) {
+    const kept = await store.keptBatchSummary(record.id);
+    if (kept?.basis === basis) return JSON.parse(kept.summary) as BatchSummary;
+  }
+  const status = (await readStatus(store, clock, record.id)).batches[0];
+  if (!status) return null;
+  const summary: BatchSummary = { status, states: {}, codes: {} };
+  for await (const row of store.resultRows(record.id)) {
+    const state = resultState(row);
+    summary.states[state] = (summary.states[state] ?? 0) + 1;
+    const { code } = resultReason(row);
+    if (code) summary.codes[code] = (summary.codes[code] ?? 0) + 1;
+  }
+  if (basis !== null) await store.keepBatchSummary(record.id, basis, JSON.stringify(summary));
+  return summary;
+}
