@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SteppedClock } from '../helpers/test-clock.js';
 import { debitsPerTransaction, gbrRowsBatch, template } from '../helpers/engine.js';
 import {
   answer, delay, engineBehindLiar, forward, loseAnswerAfterCommit, otherTransaction, PATHS, rule, scaleOutputAmount, transform,
@@ -77,6 +78,9 @@ describe('the engine against more lies', () => {
   });
 
   it('run --wait 1s against a service that answers every create in 2 s: nothing new is sent after the wait, the rest waits ready', async () => {
+    // The service's slowness is real time: the engine is given the system's time too (a SteppedClock), not a manual
+    // clock that moves only while the engine waits (it stands still during a call).
+    await setting.again({}, { clock: new SteppedClock() });
     setting.liar.lie(rule('POST', PATHS.create, delay(2000)));
     setting.ctx.drop(batchOf(setting.ctx.dir, 'slow.csv', Array.from({ length: 6 }, (_, i) => `SLOW-${i + 1}`)));
     const started = Date.now();

@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { signatureFor, signaturesMatch, signedHeaders } from '../../src/sandbox/signature.js';
+import type { Clock } from '../../src/clock.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { afterEach, beforeEach } from 'vitest';
@@ -292,14 +293,14 @@ export async function lyingService(sandbox: RunningSandbox): Promise<LyingServic
 /**
  * For each test of a suite (call it inside its describe): an engine context
  * whose service is a lying proxy in front of its sandbox, made before the test,
- * both closed after it. `again(sandbox)` makes both anew within a test, on a
- * sandbox of other settings. Every test of a lying service starts here.
+ * both closed after it. `again(sandbox, { clock })` makes both anew within a
+ * test, on a sandbox of other settings (and the engine on another clock). Every test of a lying service starts here.
  */
-export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar: LyingService; again(sandbox: SandboxConfigInput): Promise<void> } {
+export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar: LyingService; again(sandbox: SandboxConfigInput, options?: { clock?: Clock }): Promise<void> } {
   let ctx: EngineContext | undefined;
   let liar: LyingService | undefined;
-  const make = async (sandbox: SandboxConfigInput = {}): Promise<void> => {
-    ctx = await engineContext(sandbox);
+  const make = async (sandbox: SandboxConfigInput = {}, options: { clock?: Clock } = {}): Promise<void> => {
+    ctx = await engineContext(sandbox, options);
     liar = await lyingService(ctx.sandbox);
     ctx.serviceUrl = liar.url;
   };
@@ -321,9 +322,9 @@ export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar
     get liar(): LyingService {
       return made(liar);
     },
-    async again(sandbox) {
+    async again(sandbox, options) {
       await close();
-      await make(sandbox);
+      await make(sandbox, options);
     },
   };
 }
