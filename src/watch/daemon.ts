@@ -47,6 +47,8 @@ export interface DaemonDeps {
   ledgerUrl?: string | null;
   /** Pause between rounds of the main loop. */
   tickMs?: number;
+  /** Told of each pause of the main loop as it starts, with its length (a test moves its manual clock on by it). */
+  paused?: (ms: number) => void;
   /** Several workers on PostgreSQL: this one (see engine/shared-work.ts). */
   shared?: SharedWork | null;
   /** What /metrics serves; by default the daemon makes its own, with Node's process metrics (daemon.metrics). */
@@ -381,6 +383,7 @@ export class Daemon {
   }
 
   private pause(ms: number): Promise<void> {
+    this.deps.paused?.(ms);
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
       this.wake = () => {

@@ -13,7 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { BIN, runCli } from '../helpers/cli.js';
+import { eventually } from '../helpers/daemon.js';
 import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, debitsPerTransaction, template } from '../helpers/engine.js';
+
+/** Every call that has reached the sandbox's service interface so far. */
+const callsMade = (sandbox: RunningSandbox): number => sandbox.calls.figures().overall?.calls ?? 0;
 
 describe('approvals as commands', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-approvals-cli-'));
@@ -82,7 +86,13 @@ describe('approvals as commands', () => {
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const closed = new Promise<number | null>((r) => child.on('close', r));
-      await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 700)));
+      // Sending: a call of this run has reached the service (its approvals verified), or it has already ended; then a
+      // random moment within the next 200 ms.
+      const callsBefore = callsMade(sandbox);
+      let ended = false;
+      void closed.then(() => (ended = true));
+      await eventually(() => ended || callsMade(sandbox) > callsBefore, 20_000, 'a call of the run');
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 200)));
       child.kill('SIGKILL');
       const code = await closed;
       // Killed, or finished before the kill: never refused for want of an approval.

@@ -78,7 +78,8 @@ describe('no secret and no full account number in logs, output, results or repor
       await eventually(() => /webhooks received at/.test(watchOutput), 15_000, 'watch started');
       writeFileSync(join(workspace.folders.inbox, 'again.csv'), readFileSync(template('templates/eur-iban-bank.csv'), 'utf8').replace(/EUR-2026-/g, 'AGAIN-'));
       await eventually(() => /intake accepted/.test(watchOutput), 15_000, 'the file taken');
-      await new Promise((r) => setTimeout(r, 1500));
+      // Its rows paid and followed to their end: what watch says and writes meanwhile is scanned below.
+      await eventually(() => /batch settled/.test(watchOutput.slice(watchOutput.search(/intake accepted/))), 20_000, 'the batch taken settled');
       watch.kill('SIGTERM');
       await new Promise((resolve) => watch.on('close', resolve));
       printed.push(watchOutput);

@@ -152,11 +152,14 @@ describe('paybatch watch, as a process', () => {
     // Calls that take three seconds: the daemon is still waiting for them when the second signal comes.
     await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 3000, max_ms: 3000 } });
     try {
+      const creates = (): number => sandbox.calls.figures().create?.calls ?? 0;
+      const createsBefore = creates();
       copyFileSync(template('templates/nga-cash.csv'), join(home, 'inbox', 'slow-service.csv'));
       const watching = await startWatch(env);
       await eventually(() => /intake accepted/.test(watching.stderr()), 10_000, 'the file taken');
-      // Past the corridor read (a read: a stop ends it at once), into the creates (writes: a stop waits for them).
-      await new Promise((r) => setTimeout(r, 3_500));
+      // Past the corridor read (a read: a stop ends it at once), into the creates (writes: a stop waits for them): a
+      // create has reached the service, whose answer takes 3 s.
+      await eventually(() => creates() > createsBefore, 15_000, 'a create sent');
       watching.child.kill('SIGTERM');
       await eventually(() => /SIGTERM: stopping/.test(watching.stderr()), 5_000, 'the first signal seen');
       watching.child.kill('SIGTERM');

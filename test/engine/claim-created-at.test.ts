@@ -36,9 +36,9 @@ describe('created_at recorded at the claim, before any transaction exists', () =
     const { ctx, liar } = setting;
     liar.lie(rule('POST', PATHS.create, answer(422, { errors: { 'recipient.iban': ['is invalid'] } })));
     ctx.drop(gbrRowsBatch(ctx.dir, 'one.csv', ['REFUSED-1']));
-    const before = Date.now();
+    const before = ctx.clock.now(); // the engine's time (a manual clock), as the claim records it
     const batch = (await ctx.run({}, 5000)).batches[0]?.batch as string;
-    const after = Date.now();
+    const after = ctx.clock.now();
     const row = await ctx.store.row(batch, 2) as PipelineRow;
     return { ctx, row, batch, before, after };
   }

@@ -317,6 +317,7 @@ describe('a final row and a late answer that does not match (watch)', () => {
 });
 
 describe('a transaction found by lookup counts its funding deadline from its creation (run)', () => {
+  // Times are the engine's (its manual clock, moved on by its own waits), not the system's.
   const setting = engineBehindLiar();
 
   /**
@@ -333,16 +334,16 @@ describe('a transaction found by lookup counts its funding deadline from its cre
     const first = await ctx.run({}, 1500);
     const batch = first.batches[0]?.batch as string;
     expect((await ctx.store.row(batch, 2))?.phase).toBe('creating');
-    const asked = new Date(Date.now() - askedAgoMs).toISOString();
+    const asked = new Date(setting.ctx.clock.now() - askedAgoMs).toISOString();
     backdateClaim(ctx.store, batch, 2, asked);
     liar.clear();
     liar.lie(rule('GET', PATHS.lookup, eachTransaction('created_at', (tx) => {
       const { created_at: _ignored, ...rest } = tx;
       return createdAt === undefined ? rest : { ...rest, created_at: createdAt };
     })));
-    const before = Date.now();
+    const before = setting.ctx.clock.now();
     await ctx.run({}, 8000);
-    const after = Date.now();
+    const after = setting.ctx.clock.now();
     const row = await ctx.store.row(batch, 2) as PipelineRow;
     // Adopted by its lookup, as intended: the create was sent once, its own answer never arrived.
     expect(liar.seen.filter((s) => s.method === 'GET' && PATHS.lookup.test(s.path)).length).toBeGreaterThan(0);
@@ -352,7 +353,7 @@ describe('a transaction found by lookup counts its funding deadline from its cre
   }
 
   it('created 55 minutes ago (past the 50-minute deadline), asked for 56 minutes ago: cancelled as funding_deadline, never funded', async () => {
-    const said = new Date(Date.now() - 55 * MIN).toISOString();
+    const said = new Date(setting.ctx.clock.now() - 55 * MIN).toISOString();
     const { ctx, liar, row, batch } = await adoptedWith(said, 'LATE-1', 56 * MIN);
     expect(fundCalls(liar)).toEqual([]);
     expect(debitsPerTransaction(ctx.sandbox).size).toBe(0);
@@ -371,9 +372,9 @@ describe('a transaction found by lookup counts its funding deadline from its cre
     const batch = (await ctx.run({}, 1500)).batches[0]?.batch as string;
     expect((await ctx.store.row(batch, 2))?.phase).toBe('creating');
     expect([...ctx.sandbox.store.allTransactions()]).toEqual([]);
-    backdateClaim(ctx.store, batch, 2, new Date(Date.now() - 120 * MIN).toISOString());
+    backdateClaim(ctx.store, batch, 2, new Date(setting.ctx.clock.now() - 120 * MIN).toISOString());
     liar.clear();
-    const before = Date.now();
+    const before = setting.ctx.clock.now();
     await ctx.run({}, 8000);
     const row = await ctx.store.row(batch, 2) as PipelineRow;
     expect(row).toMatchObject({ phase: 'final', state: 'paid', outcome: null });
@@ -382,7 +383,7 @@ describe('a transaction found by lookup counts its funding deadline from its cre
   });
 
   it('created 10 minutes ago: funded, its deadline counted from the service\'s created_at', async () => {
-    const said = new Date(Date.now() - 10 * MIN).toISOString();
+    const said = new Date(setting.ctx.clock.now() - 10 * MIN).toISOString();
     const { ctx, liar, row } = await adoptedWith(said, 'RECENT-1', 11 * MIN);
     expect(fundCalls(liar)).toHaveLength(1);
     expect(row).toMatchObject({ phase: 'final', state: 'paid', created_at: said });
@@ -390,7 +391,7 @@ describe('a transaction found by lookup counts its funding deadline from its cre
   });
 
   it('a created_at before paybatch asked (a lie, or a clock behind) counts from when paybatch asked: the row is funded, and stays in the day it was asked for', async () => {
-    const { liar, row, asked } = await adoptedWith(new Date(Date.now() - 3 * 24 * 60 * MIN).toISOString(), 'EARLY-1', 5 * MIN);
+    const { liar, row, asked } = await adoptedWith(new Date(setting.ctx.clock.now() - 3 * 24 * 60 * MIN).toISOString(), 'EARLY-1', 5 * MIN);
     expect(fundCalls(liar)).toHaveLength(1);
     expect(row).toMatchObject({ phase: 'final', state: 'paid', created_at: asked });
   });

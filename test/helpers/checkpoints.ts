@@ -1,4 +1,6 @@
-/** What the tests of the checkpoint thread look at: this process's threads, the main connection's setting, the load that starts it. */
+/** What the tests of the checkpoint thread look at and start: this process's threads, the main connection's setting, the load that starts it, child processes. */
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess, SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,4 +58,49 @@ export function scriptsFolderPerTest(prefix: string, scripts: Record<string, str
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
   return () => dir;
+}
+
+/** How a child process ended. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A child process of the checkpoint tests, running: what it has said so far, its end, and a bounded wait for a line of it. */
+export interface RunningChild {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<ChildExit>;
+  /** Waits until its stdout or stderr matches `said`, for at most `ms`; fails with what it said, sooner if it ended. */
+  waitFor(said: RegExp, ms: number, what: string): Promise<void>;
+}
+
+/**
+ * Starts `node ...args` (a script of the test, or the built binary with its arguments), its output kept. Every
+ * checkpoint test's child is started here or by `runChild`.
+ */
+export function startChild(args: string[], options: { env?: NodeJS.ProcessEnv } = {}): RunningChild {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let ended = false;
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<ChildExit>((resolve) => child.once('close', (code, signal) => {
+    ended = true;
+    resolve({ code, signal });
+  }));
+  return {
+    child, exited, stdout: () => stdout, stderr: () => stderr,
+    async waitFor(said, ms, what) {
+      const seen = await until(() => ended || said.test(stdout) || said.test(stderr), ms);
+      if (!seen || !(said.test(stdout) || said.test(stderr))) throw new Error(`${what}: not said within ${ms} ms${ended ? ' (the child ended)' : ''}:\n${stdout.slice(-1000)}\n${stderr.slice(-2000)}`);
+    },
+  };
+}
+
+/** Runs `node ...args` to its end (at most `timeoutMs`), its output as text. */
+export function runChild(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, args, { encoding: 'utf8', timeout: options.timeoutMs ?? 15_000, cwd: options.cwd, env: { ...process.env, ...options.env } });
 }

@@ -15,11 +15,11 @@ import { Daemon } from '../../src/watch/daemon.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { FAST_ENGINE, FAST_SANDBOX } from './engine.js';
-import { SteppedClock } from './test-clock.js';
+import { ManualClock } from '../../src/clock.js';
 
 export interface DaemonContext {
   dir: string;
-  /** The daemon's time: the test's clock, else a SteppedClock (test-clock.ts) the test moves on instead of waiting. */
+  /** The daemon's time: the test's clock, else a ManualClock moved on by the daemon's pauses and by the test (advanceClock). */
   clock: Clock;
   /** Moves the helper's clock on by `ms` at once (a test that gave its own clock moves that one). */
   advanceClock(ms: number): void;
@@ -34,7 +34,7 @@ export interface DaemonContext {
   stop(): Promise<void>;
 }
 
-/** `clock`: the daemon's time (a SteppedClock by default). `wrapStore`: what the daemon is given instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. */
+/** `clock`: the daemon's time (a ManualClock by default, see DaemonContext.clock). `wrapStore`: what the daemon is given instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. */
 export async function daemonContext(options: { sandbox?: SandboxConfigInput; config?: Record<string, unknown>; clock?: Clock; wrapStore?: (store: SqliteStore) => SqliteStore } = {}): Promise<DaemonContext> {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-watch-'));
   const workspace = openWorkspace(join(dir, 'ws'));
@@ -49,9 +49,13 @@ export async function daemonContext(options: { sandbox?: SandboxConfigInput; con
     watch: { stable_ms: 150, results_every_ms: 500, ...(extra.watch as object), listen: { port: 0 } },
   });
   const logs: DaemonContext['logs'] = [];
-  const own = options.clock === undefined ? new SteppedClock() : null;
-  const clock = options.clock ?? (own as SteppedClock);
-  const daemon = new Daemon({ workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20 });
+  const own = options.clock === undefined ? new ManualClock(Date.now()) : null;
+  const clock = options.clock ?? (own as ManualClock);
+  // The helper's own clock moves only when the daemon's loop pauses (by the pause's length) or the test moves it.
+  const daemon = new Daemon({
+    workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20,
+    paused: own ? (ms) => own.advance(ms) : undefined,
+  });
   const started = await daemon.start();
   return {
     dir, clock, workspace, store, sandbox, daemon, started, logs,

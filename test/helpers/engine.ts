@@ -22,7 +22,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ukModulusValid } from '../../src/validate/bank-accounts.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
-import { SteppedClock } from './test-clock.js';
+import { ManualClock } from '../../src/clock.js';
 
 /** Payouts in milliseconds, so that tests wait for events, not for time. */
 export const FAST_SANDBOX: SandboxConfigInput = {
@@ -124,8 +124,8 @@ export function backdateClaim(store: SqliteStore, batch: string, line: number, a
 export interface EngineContext {
   dir: string;
   /**
-   * The engine's time: the test's clock, else a SteppedClock (test-clock.ts), the system's time that the test moves
-   * on (`advance`) to pass an expiry, a window or a deadline at once instead of waiting for it.
+   * The engine's time: the test's clock, else a ManualClock starting at the system's time, moved on by the engine's
+   * waits and by the test (`advanceClock`) to pass an expiry, a window or a deadline at once instead of waiting for it.
    */
   clock: Clock;
   /** Moves the helper's clock on by `ms` at once (a test that gave its own clock moves that one). */
@@ -149,12 +149,16 @@ export interface EngineContext {
   stop(): Promise<void>;
 }
 
-/** `clock`: the engine's time (a SteppedClock by default, see EngineContext.clock). */
+/** `clock`: the engine's time (a ManualClock by default, see EngineContext.clock). */
 export async function engineContext(sandboxConfig: SandboxConfigInput = {}, options: { clock?: Clock } = {}): Promise<EngineContext> {
-  const own = options.clock === undefined ? new SteppedClock() : null;
-  const clock = options.clock ?? (own as SteppedClock);
-  // The engine's waits last at most 20 ms here: a run ends as soon as its rows are final.
-  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 20)));
+  const own = options.clock === undefined ? new ManualClock(Date.now()) : null;
+  const clock = options.clock ?? (own as ManualClock);
+  // The engine's waits last at most 20 ms here (a run ends as soon as its rows are final), and move the helper's own
+  // clock on by what they were for: its time passes only when the engine waits, or when the test moves it.
+  const sleep = (ms: number): Promise<void> => {
+    own?.advance(Math.max(0, ms));
+    return new Promise((resolve) => setTimeout(resolve, Math.min(ms, 20)));
+  };
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-engine-'));
   const workspace = openWorkspace(join(dir, 'ws'));
   const store = SqliteStore.open(workspace.database);

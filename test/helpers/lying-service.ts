@@ -17,6 +17,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { signatureFor, signaturesMatch, signedHeaders } from '../../src/sandbox/signature.js';
+import type { Clock } from '../../src/clock.js';
+import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { afterEach, beforeEach } from 'vitest';
 import type { EngineContext } from './engine.js';
@@ -291,21 +293,24 @@ export async function lyingService(sandbox: RunningSandbox): Promise<LyingServic
 /**
  * For each test of a suite (call it inside its describe): an engine context
  * whose service is a lying proxy in front of its sandbox, made before the test,
- * both closed after it.
+ * both closed after it. `again(sandbox, { clock })` makes both anew within a
+ * test, on a sandbox of other settings (and the engine on another clock). Every test of a lying service starts here.
  */
-export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar: LyingService } {
+export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar: LyingService; again(sandbox: SandboxConfigInput, options?: { clock?: Clock }): Promise<void> } {
   let ctx: EngineContext | undefined;
   let liar: LyingService | undefined;
-  beforeEach(async () => {
-    ctx = await engineContext();
+  const make = async (sandbox: SandboxConfigInput = {}, options: { clock?: Clock } = {}): Promise<void> => {
+    ctx = await engineContext(sandbox, options);
     liar = await lyingService(ctx.sandbox);
     ctx.serviceUrl = liar.url;
-  });
-  afterEach(async () => {
+  };
+  const close = async (): Promise<void> => {
     await liar?.close();
     await ctx?.stop();
     ctx = liar = undefined;
-  });
+  };
+  beforeEach(() => make());
+  afterEach(close);
   const made = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the engine and its lying service are made before each test only');
     return value;
@@ -316,6 +321,10 @@ export function engineBehindLiar(): { readonly ctx: EngineContext; readonly liar
     },
     get liar(): LyingService {
       return made(liar);
+    },
+    async again(sandbox, options) {
+      await close();
+      await make(sandbox, options);
     },
   };
 }

@@ -1,16 +1,10 @@
 /**
- * The clock the engine and daemon helpers give the code under test unless a
- * test brings its own: the system's time plus every step a test moved it on
- * (`advance`), to pass an approval's expiry, a polling window, a lease or a
- * schedule at once instead of waiting for it. It is not frozen, because those
- * tests run the real sandbox over real HTTP, whose payouts move on its own
- * timers: a ManualClock that stands still never lets a scheduled read fall due,
- * and one moved on by the engine's waits ran ahead of or behind the sandbox
- * (tried: a run's wait then ended before the sandbox had moved the rows it
- * waits for, or took far longer than asked on a busy machine). It never runs
- * behind the system's clock, so times a test takes from `Date.now()` (a
- * signed approval, a backdated claim) stay in order with it. A test that needs
- * time to stand still passes a ManualClock.
+ * A clock for the tests that must see the real sandbox's timing in the code's
+ * time (the engine and daemon helpers give a ManualClock by default): the
+ * system's time plus every step a test moved it on (`advance`). It never runs
+ * behind the system's clock, so times a test takes from `Date.now()` (a signed
+ * approval, a backdated claim) stay in order with it. A test that opts into it
+ * says why in a comment.
  */
 import type { Clock } from '../../src/clock.js';
 

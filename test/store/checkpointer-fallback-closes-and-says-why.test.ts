@@ -7,10 +7,9 @@
  * process ends with exit 0 after close() resolves, and the warning says why.
  * (A thread that fails after it started: test/store/checkpointer.test.ts.)
  */
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtStoreModule, scriptsFolderPerTest } from '../helpers/checkpoints.js';
+import { builtStoreModule, runChild, scriptsFolderPerTest } from '../helpers/checkpoints.js';
 
 
 const SCRIPT = `
@@ -39,7 +38,7 @@ describe('hostile: the checkpoint thread fails, then the store is closed', () =>
 
   function once(n: number): { status: number | null; out: string; err: string } {
     const file = join(folder(), `p${n}.db`);
-    const child = spawnSync(process.execPath, [join(folder(), 'fail-then-close.mjs'), file], { encoding: 'utf8', timeout: 15_000 });
+    const child = runChild([join(folder(), 'fail-then-close.mjs'), file]);
     return { status: child.status, out: child.stdout.trim(), err: child.stderr };
   }
 

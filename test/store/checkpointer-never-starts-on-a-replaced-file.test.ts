@@ -7,11 +7,10 @@
  * new file. Control: the same steps with the store's checkpointer removed.
  * Real child processes, a real SQLite file, the real worker from dist/.
  */
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { builtStoreModule, scriptsFolderPerTest, SQLITE_MODULE } from '../helpers/checkpoints.js';
+import { builtStoreModule, runChild, scriptsFolderPerTest, SQLITE_MODULE } from '../helpers/checkpoints.js';
 
 
 const SCRIPT = `
@@ -19,8 +18,10 @@ const SCRIPT = `
   const { default: Database } = await import(${SQLITE_MODULE});
   const { SqliteStore } = await import(${builtStoreModule('sqlite-store.js')});
   const [file, other, mode] = process.argv.slice(2);
+  const { Checkpointer } = await import(${builtStoreModule('checkpointer.js')});
   const store = SqliteStore.open(file);
-  if (mode === 'control') store.connection.checkpointer = null;
+  // The thread ends after half a second without a group commit (5 s in production): the quiet spell below is short.
+  store.connection.checkpointer = mode === 'control' ? null : new Checkpointer(store.connection.db, file, { quietMs: 500 });
   const rows = (sha, n) => Array.from({ length: n }, (_, i) => ({ line: i + 2, external_id: 'E-' + sha + i, errors: [], request: { external_id: 'E-' + sha + i, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' } } }));
   async function batchOf(sha, n) {
     const batch = await store.beginBatch({ file_name: sha + '.csv', sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
@@ -42,8 +43,8 @@ const SCRIPT = `
   b.pragma('journal_mode = WAL');
   b.exec("CREATE TABLE marker (x); INSERT INTO marker VALUES ('restored')");
   b.close();
-  // A quiet spell long enough for the thread to end (5 s, checked every 5 s).
-  await new Promise((resolve) => setTimeout(resolve, 10_500));
+  // A quiet spell until the thread has ended (at most 10 s).
+  for (const end = Date.now() + 10_000; store.connection.checkpointer?.running && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 20));
   const endedInQuiet = store.connection.checkpointer ? !store.connection.checkpointer.running : 'control';
   renameSync(other, file);
   await busy(800);
@@ -76,7 +77,7 @@ describe('hostile: database file replaced beside a running writer', () => {
 
   function run(mode: 'thread' | 'control'): { status: number | null; out: string; said: string; snapshot: string } {
     const file = join(folder(), `${mode}.db`);
-    const child = spawnSync(process.execPath, [join(folder(), 'replace.mjs'), file, join(folder(), `${mode}-other.db`), mode], { encoding: 'utf8', timeout: 30_000, cwd: new URL('../..', import.meta.url).pathname });
+    const child = runChild([join(folder(), 'replace.mjs'), file, join(folder(), `${mode}-other.db`), mode], { timeoutMs: 30_000, cwd: new URL('../..', import.meta.url).pathname });
     return { status: child.status, out: child.stdout.trim(), said: child.stderr.trim(), snapshot: inspect(`${file}.snapshot`) };
   }
 

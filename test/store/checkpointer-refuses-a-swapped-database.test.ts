@@ -11,10 +11,9 @@
  * dist/, real threads, real files. Expected: the file put in place is left
  * byte for byte as it was, and the main connection checkpoints itself.
  */
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtStoreModule, scriptsFolderPerTest, SQLITE_MODULE } from '../helpers/checkpoints.js';
+import { builtStoreModule, runChild, scriptsFolderPerTest, SQLITE_MODULE } from '../helpers/checkpoints.js';
 
 
 const HOOK = `
@@ -58,7 +57,7 @@ const HOOK = `
   }
 `;
 const SCRIPT = `
-  import { existsSync, renameSync, readFileSync } from 'node:fs';
+  import { existsSync, renameSync, readFileSync, statSync } from 'node:fs';
   const { default: Database } = await import(${SQLITE_MODULE});
   const { openDatabase } = await import(${builtStoreModule('database.js')});
   const { Checkpointer, BUSY_GROUPS_PER_SECOND } = await import(${builtStoreModule('checkpointer.js')});
@@ -79,17 +78,21 @@ const SCRIPT = `
   const now = Date.now();
   for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) c.groupCommitted(now);
   const started = c.running;
+  const sizeBefore = statSync(file).size;
   if (process.env.CP2_MODE === 'swapped') {
     // After the main thread's check: the original moved aside, another file put at the path (and left there while the
     // worker starts; moved aside again after, to be looked at).
     renameSync(file, file + '.orig-aside');
     renameSync(other, file);
-    setTimeout(() => {
-      renameSync(file, file + '.restored-aside');
-      renameSync(file + '.orig-aside', file);
-    }, 300);
   }
-  await new Promise((r) => setTimeout(r, 500));
+  // What the worker did, waited for (at most 10 s): where it refuses, the thread ends; where it may work, the database
+  // grows by the pages it copied from the log.
+  const done = process.env.CP2_MODE === 'unrelated-open' ? () => statSync(file).size > sizeBefore : () => !c.running;
+  for (const end = Date.now() + 10_000; !done() && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
+  if (process.env.CP2_MODE === 'swapped') {
+    renameSync(file, file + '.restored-aside');
+    renameSync(file + '.orig-aside', file);
+  }
   const runningAfter = c.running;
   await c.close();
   db.close();
@@ -114,7 +117,7 @@ describe("hostile (2): a rename pair inside the worker's open-then-stat window",
   const folder = scriptsFolderPerTest('paybatch-cp2-toctou-', { 'hook.mjs': HOOK, 'toctou.mjs': SCRIPT });
 
   function run(mode: 'swapped' | 'around-open'): void {
-    const child = spawnSync(process.execPath, ['--import', join(folder(), 'hook.mjs'), join(folder(), 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(folder(), 'p.db'), CP2_MODE: mode } });
+    const child = runChild(['--import', join(folder(), 'hook.mjs'), join(folder(), 'toctou.mjs')], { env: { CP2_FILE: join(folder(), 'p.db'), CP2_MODE: mode } });
     expect(child.status, child.stderr).toBe(0);
     const outcome = JSON.parse(child.stdout.trim()) as { started: boolean; runningAfter: boolean; unchanged: boolean; tables: string[] };
     expect(outcome.started).toBe(true);
@@ -127,7 +130,7 @@ describe("hostile (2): a rename pair inside the worker's open-then-stat window",
   }, 20_000);
 
   it('a file of another kind opened in the window of the worker\'s open (a result file): not taken for another database, the thread runs, nothing said', () => {
-    const child = spawnSync(process.execPath, ['--import', join(folder(), 'hook.mjs'), join(folder(), 'toctou.mjs')], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, CP2_FILE: join(folder(), 'p.db'), CP2_MODE: 'unrelated-open' } });
+    const child = runChild(['--import', join(folder(), 'hook.mjs'), join(folder(), 'toctou.mjs')], { env: { CP2_FILE: join(folder(), 'p.db'), CP2_MODE: 'unrelated-open' } });
     expect({ status: child.status, out: child.stdout.trim(), said: child.stderr }).toEqual({ status: 0, out: JSON.stringify({ started: true, runningAfter: true }), said: '' });
   }, 20_000);
 

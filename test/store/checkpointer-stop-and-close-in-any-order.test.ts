@@ -146,7 +146,6 @@ describe('hostile (2): the checkpointer state machine', () => {
     await checkpointer.close();
     // Whatever groupCommitted did, close() must leave no thread behind it and none "running".
     const state = { running: checkpointer.running, extraThreadsAfterClose: threads() - before, thrown: thrown === null ? null : String(thrown) };
-    await sleep(300);
     expect(state).toEqual({ running: false, extraThreadsAfterClose: 0, thrown: null });
   });
 

@@ -9,9 +9,7 @@
  * SIGTERM mid-batch as it has no handler; watch 0 within 10 s of SIGTERM), no
  * warning about the thread, and a database that is sound afterwards.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,26 +17,12 @@ import Database from 'better-sqlite3';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { validBatchLines } from '../helpers/batch-lines.js';
 import { BIN } from '../helpers/cli.js';
+import type { RunningChild } from '../helpers/checkpoints.js';
+import { sleep, startChild, until } from '../helpers/checkpoints.js';
 import { FAST_ENGINE } from '../helpers/engine.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Child {
-  child: ChildProcess;
-  stderr: () => string;
-  stdout: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv = {}): Child {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
-  let stderr = '';
-  let stdout = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return { child, stderr: () => stderr, stdout: () => stdout, exited };
-}
+/** `paybatch ...args`, the built binary, as a child process. */
+const start = (args: string[], env: NodeJS.ProcessEnv = {}): RunningChild => startChild([BIN, ...args], { env });
 
 /**
  * How many descriptors `pid` holds on `file` itself (not its -wal or -shm) open for writing: the main connection's and
@@ -70,6 +54,12 @@ async function threadSeen(pid: number, file: string, ms: number): Promise<boolea
   return false;
 }
 
+/** Checkpoints made while the thread runs: the database file grows (pages copied from the log) within 10 s. */
+async function checkpointsMade(file: string): Promise<boolean> {
+  const size = statSync(file).size;
+  return until(() => statSync(file).size > size, 10_000);
+}
+
 function integrity(file: string): string {
   const db = new Database(file, { readonly: true });
   try {
@@ -83,7 +73,7 @@ const THREAD_WARNING = /checkpoints on a thread of their own/;
 
 describe('hostile (2): run and watch with the checkpoint thread, against paybatch sandbox', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-cp2-cli-'));
-  let sandbox: Child;
+  let sandbox: RunningChild;
   let env: NodeJS.ProcessEnv;
   let batch: string;
 
@@ -92,7 +82,7 @@ describe('hostile (2): run and watch with the checkpoint thread, against paybatc
     // Quick payouts: rows end while sending goes on, so that group commits come fast.
     writeFileSync(config, JSON.stringify({ payout: { delay_ms: [300, 1500] } }));
     sandbox = start(['sandbox', '--port', '0', '--config', config]);
-    for (const end = Date.now() + 10_000; !/base URL\s+(\S+)/.test(sandbox.stdout()) && Date.now() < end;) await sleep(20);
+    await sandbox.waitFor(/base URL\s+(\S+)/, 10_000, 'paybatch sandbox starting');
     const url = /base URL\s+(\S+)/.exec(sandbox.stdout())?.[1];
     if (!url) throw new Error(`sandbox did not start: ${sandbox.stderr()}`);
     env = { PAYBATCH_BASE_URL: url, PAYBATCH_API_KEY: 'sandbox-key', PAYBATCH_API_SECRET: 'sandbox-secret-not-for-production' };
@@ -130,12 +120,13 @@ describe('hostile (2): run and watch with the checkpoint thread, against paybatc
     writeFileSync(join(home, 'inbox', 'b.csv.done'), '');
     const run = start(['run', '--wait', '40s'], { ...env, PAYBATCH_HOME: home });
     expect(await threadSeen(run.child.pid as number, db, 30_000), run.stderr()).toBe(true);
-    await sleep(300);
+    expect(await checkpointsMade(db), 'the database file growing while the thread runs').toBe(true);
     run.child.kill('SIGTERM');
     const exit = await run.exited;
     expect(exit).toEqual({ code: null, signal: 'SIGTERM' });
     expect(integrity(db)).toBe('ok');
-    const again = start(['run', '--wait', '12s'], { ...env, PAYBATCH_HOME: home });
+    // It sends what is left and follows for 2 s: its exit code (0 with rows still in flight) and words are what is checked.
+    const again = start(['run', '--wait', '2s'], { ...env, PAYBATCH_HOME: home });
     const next = await again.exited;
     expect({ next, warning: THREAD_WARNING.test(again.stderr()) }, again.stderr().slice(-2000)).toEqual({ next: { code: 0, signal: null }, warning: false });
     expect(integrity(db)).toBe('ok');
@@ -144,11 +135,10 @@ describe('hostile (2): run and watch with the checkpoint thread, against paybatc
   it('watch stopped with SIGTERM mid-batch while the thread runs: exit 0 within 10 s, "stopped", no warning; the database sound', { timeout: 60_000 }, async () => {
     const { home, db } = workspace('watch-term', { watch: { stable_ms: 200, results_every_ms: 500, listen: { port: 0 } } });
     const watch = start(['watch'], { ...env, PAYBATCH_HOME: home });
-    for (const end = Date.now() + 15_000; !/webhooks received at/.test(watch.stderr()) && Date.now() < end;) await sleep(20);
-    expect(watch.stderr()).toMatch(/webhooks received at/);
+    await watch.waitFor(/webhooks received at/, 15_000, 'paybatch watch starting');
     writeFileSync(join(home, 'inbox', 'b.csv'), batch);
     expect(await threadSeen(watch.child.pid as number, db, 30_000), watch.stderr()).toBe(true);
-    await sleep(300);
+    expect(await checkpointsMade(db), 'the database file growing while the thread runs').toBe(true);
     const at = Date.now();
     watch.child.kill('SIGTERM');
     const exit = await watch.exited;

@@ -5,7 +5,6 @@
  * when told, or after a quiet spell, and on failure the main connection takes
  * them back. Real threads, a real database file.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import { BUSY_GROUPS_PER_SECOND, Checkpointer, TAIL_CHECKPOINT_PAGES } from '../
 import { openDatabase } from '../../src/store/sqlite/database.js';
 import type { SqliteDatabase } from '../../src/store/sqlite/database.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { autocheckpoint, builtStoreModule, busySecond, captureStderr, sleep, threads, until } from '../helpers/checkpoints.js';
+import { autocheckpoint, builtStoreModule, busySecond, captureStderr, runChild, sleep, threads, until } from '../helpers/checkpoints.js';
 
 describe('checkpoints on a thread of their own', () => {
   let dir: string;
@@ -182,7 +181,7 @@ describe('checkpoints on a thread of their own', () => {
     `);
     db.close();
     const outcomes = Array.from({ length: 20 }, () => {
-      const child = spawnSync(process.execPath, [script, file], { encoding: 'utf8', timeout: 30_000 });
+      const child = runChild([script, file], { timeoutMs: 30_000 });
       return `${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
     });
     expect(outcomes).toEqual(Array.from({ length: 20 }, () => '3/null'));
@@ -209,7 +208,7 @@ describe('checkpoints on a thread of their own', () => {
     `);
     db.close();
     rmSync(file);
-    const child = spawnSync(process.execPath, [script, file], { encoding: 'utf8', timeout: 30_000 });
+    const child = runChild([script, file], { timeoutMs: 30_000 });
     expect({ status: child.status, out: child.stdout.trim() }).toEqual({ status: 0, out: 'closed' });
   }, 60_000);
 
@@ -231,7 +230,7 @@ describe('checkpoints on a thread of their own', () => {
       console.log('closed');
     `);
     db.close();
-    const child = spawnSync(process.execPath, [script, file, worker], { encoding: 'utf8', timeout: 30_000 });
+    const child = runChild([script, file, worker], { timeoutMs: 30_000 });
     expect({ status: child.status, out: child.stdout.trim(), said: child.stderr.trim() })
       .toEqual({ status: 0, out: 'closed', said: "paybatch: warning: the database's checkpoints on a thread of their own stopped (it failed: on purpose); the main thread makes them again" });
   }, 60_000);

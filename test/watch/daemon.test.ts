@@ -3,6 +3,7 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { SteppedClock } from '../helpers/test-clock.js';
 import { notificationFor } from '../../src/notify/events.js';
 import { validBatchLines } from '../helpers/batch-lines.js';
 import type { DaemonContext } from '../helpers/daemon.js';
@@ -136,7 +137,11 @@ describe('paybatch watch: the daemon', () => {
   });
 
   it('releases rows waiting on a KYC review when sender.approved arrives, and stops them on sender.rejected', async () => {
-    ctx = await daemonContext({ sandbox: { kyc: { mode: 'review', verify_after_ms: 600_000, approve_after_ms: 600_000 } }, config: NO_POLLING });
+    // The release must come by the webhook, not by a read. On the helper's manual clock (moved on by each pause of the
+    // daemon's loop as a whole, even one a delivery cuts short) the webhook found no row still waiting in 2 of 3 runs,
+    // most likely released by a read that fell due early; the system's time (a SteppedClock) keeps reads where
+    // NO_POLLING puts them.
+    ctx = await daemonContext({ sandbox: { kyc: { mode: 'review', verify_after_ms: 600_000, approve_after_ms: 600_000 } }, config: NO_POLLING, clock: new SteppedClock() });
     copyFileSync(template('templates/gbr-bank.csv'), join(ctx.workspace.folders.inbox, 'gbr.csv'));
     const waiting = async (sender: string) => (await ctx.store.rowsWaitingOnSender(sender)).length === 1;
     await eventually(async () => (await waiting('SND-0001')) && (await waiting('SND-0002')), 10_000, 'both rows waiting on their senders');
