@@ -111,7 +111,9 @@ export function atRest(ctx: Pick<EngineContext, 'store'>, batches = 1): () => bo
   return () => {
     const db = sqliteOf(ctx.store);
     if ((db.prepare('SELECT COUNT(*) FROM batches').pluck().get() as number) < batches) return false;
-    const moving = db.prepare(`SELECT COUNT(*) FROM rows WHERE phase NOT IN ${resting} AND (state IS NULL OR state NOT IN ${waiting})`).pluck().get();
+    // An error the sandbox retries (provider_unavailable, src/sandbox/lifecycle.ts) is not at rest: it goes on to paid.
+    const moving = db.prepare(`SELECT COUNT(*) FROM rows WHERE phase NOT IN ${resting}
+      AND (state IS NULL OR state NOT IN ${waiting} OR (state = 'error' AND state_reason_code = 'provider_unavailable'))`).pluck().get();
     return moving === 0;
   };
 }
