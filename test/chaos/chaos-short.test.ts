@@ -16,7 +16,7 @@ const withPostgres = await postgresAvailable('the short chaos run on PostgreSQL'
 
 async function chaos(args: string[]): Promise<{ code: number | null; output: string }> {
   expect(existsSync(SCRIPT), 'run `npm run build` first (npm test does)').toBe(true);
-  const env = { ...process.env, CHAOS_ROWS: '200', CHAOS_KILLS: '6', CHAOS_SMALL_FILES: '1' };
+  const env = { ...process.env, CHAOS_ROWS: '200', CHAOS_KILLS: '6', CHAOS_SMALL_FILES: '1', CHAOS_PACE: '4' };
   const child = spawn(process.execPath, [SCRIPT, ...args], { env });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
