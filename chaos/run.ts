@@ -17,7 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,8 @@ async function batchFile(path: string, rows: number, prefix: string): Promise<nu
 const FINAL_ROW_COLUMNS = 'batch_id, line, external_id, transaction_id, phase, state, reads, created_at';
 
 function readSqliteRows(database: string): FinalRow[] {
+  // The database appears with the first start that gets that far: on a busy machine every kill may land before.
+  if (!existsSync(database)) return [];
   const db = new Database(database, { readonly: true, fileMustExist: true });
   try {
     return db.prepare(`SELECT ${FINAL_ROW_COLUMNS} FROM rows ORDER BY batch_id, line`).all() as FinalRow[];
