@@ -9,8 +9,11 @@
  * lookup of an unknown outcome, answered and lost; the same three for fund; a
  * read of a payout being followed. Each kill lands on the third call of its
  * kind in its run (a lookup: the first), so that other rows are in flight at
- * other stages (four at a time), and the sandbox also cuts 10% of creates and funds after committing
- * them. A batch of 120 rows is enough to reach every stage.
+ * other stages (four at a time); the sandbox also cuts 10% of creates and
+ * funds after committing them. A batch of 120 rows reaches every stage; the
+ * rows the sandbox holds for ever (manual, stuck, ...) are left out, so that
+ * the last run ends when every row is paid instead of at its --wait.
+ * Breaking the lookup before a create again (adopting nothing) fails it.
  *
  * PAYBATCH_DEEP=1 adds the sweep at random moments: 1000 rows, slower payouts,
  * at least 20 SIGKILLs each 150-1050 ms after a start (CRASH_SEED replays it).
