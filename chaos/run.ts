@@ -11,11 +11,13 @@
  * and never restarted: the others take its rows, files and calls over.
  *
  *   CHAOS_ROWS (default 2000), CHAOS_KILLS (default 25), CHAOS_SMALL_FILES (default 4), CHAOS_SEED,
+ *   CHAOS_PACE (default 1: the sandbox's payouts, paybatch's polling and results and the waits while following
+ *   divided by it; not the moments between kills, which land while a process starts and works; `npm test` uses 4),
  *   CHAOS_DATABASE_URL (PostgreSQL to create the run's database on; default PAYBATCH_TEST_DATABASE_URL, else the local server)
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,17 +37,20 @@ const ROWS = Number(process.env.CHAOS_ROWS ?? 2000);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 25);
 const SMALL_FILES = Number(process.env.CHAOS_SMALL_FILES ?? 4);
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
-const POLLING = { first_window_ms: 60_000, first_window_reads: 12, later_interval_ms: 10_000, reads_per_second: 50 };
+const PACE = Number(process.env.CHAOS_PACE ?? 1);
+/** A duration of the run at its pace. */
+const paced = (ms: number): number => Math.max(1, Math.round(ms / PACE));
+const POLLING = { first_window_ms: paced(60_000), first_window_reads: 12, later_interval_ms: paced(10_000), reads_per_second: 50 };
 const { values: ARGS } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' }, workers: { type: 'string', default: '1' } } });
 const POSTGRES = ARGS.store === 'postgres';
 const WORKERS = Number(ARGS.workers);
-if (!['sqlite', 'postgres'].includes(ARGS.store as string) || !Number.isInteger(WORKERS) || WORKERS < 1 || (!POSTGRES && WORKERS > 1)) {
-  process.stderr.write('usage: chaos [--store sqlite|postgres] [--workers N] (several workers need --store postgres)\n');
+if (!['sqlite', 'postgres'].includes(ARGS.store as string) || !Number.isInteger(WORKERS) || WORKERS < 1 || (!POSTGRES && WORKERS > 1) || !(PACE >= 1)) {
+  process.stderr.write('usage: chaos [--store sqlite|postgres] [--workers N] (several workers need --store postgres; CHAOS_PACE is 1 or more)\n');
   process.exit(64);
 }
 const ADMIN_URL = process.env.CHAOS_DATABASE_URL ?? process.env.PAYBATCH_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-/** Workers' leases in the run: short, so that a dead worker's rows are taken over within seconds. */
-const LEASE_MS = 5_000;
+/** Workers' leases in the run: short, so that a dead worker's rows are taken over within seconds (at least 3 s, the shortest store.worker_lease_ms). */
+const LEASE_MS = Math.max(3_000, paced(5_000));
 
 /** A seeded source of moments, so that a failing run can be replayed. */
 function seeded(seed: number): () => number {
@@ -96,6 +101,8 @@ async function batchFile(path: string, rows: number, prefix: string): Promise<nu
 const FINAL_ROW_COLUMNS = 'batch_id, line, external_id, transaction_id, phase, state, reads, created_at';
 
 function readSqliteRows(database: string): FinalRow[] {
+  // The database appears with the first start that gets that far: on a busy machine every kill may land before.
+  if (!existsSync(database)) return [];
   const db = new Database(database, { readonly: true, fileMustExist: true });
   try {
     return db.prepare(`SELECT ${FINAL_ROW_COLUMNS} FROM rows ORDER BY batch_id, line`).all() as FinalRow[];
@@ -168,7 +175,7 @@ async function killWorker(worker: Worker): Promise<void> {
 
 async function main(): Promise<number> {
   const started = Date.now();
-  say(`seed ${SEED} (replay with CHAOS_SEED=${SEED}); ${ROWS} rows, ${KILLS} kills, ${SMALL_FILES} small files; store ${ARGS.store}, ${WORKERS} worker(s)`);
+  say(`seed ${SEED} (replay with CHAOS_SEED=${SEED}); ${ROWS} rows, ${KILLS} kills, ${SMALL_FILES} small files; store ${ARGS.store}, ${WORKERS} worker(s)${PACE === 1 ? '' : `; pace ${PACE} (replay with CHAOS_PACE=${PACE})`}`);
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-chaos-'));
   let sandbox: RunningSandbox | null = null;
   const workers: Worker[] = [];
@@ -179,8 +186,11 @@ async function main(): Promise<number> {
         port: 0,
         seed: SEED,
         balances: { USD: '100000000000', EUR: '100000000000' },
-        kyc: { mode: 'review', verify_after_ms: 300, approve_after_ms: 1200 },
-        payout: { clearing_ms: 100, quick_ms: 100, delay_ms: [200, 3000], slow_delay_ms: [3000, 8000], error_retry_ms: 3000, cancel_ms: 200, refund_ms: 500 },
+        kyc: { mode: 'review', verify_after_ms: paced(300), approve_after_ms: paced(1200) },
+        payout: {
+          clearing_ms: paced(100), quick_ms: paced(100), delay_ms: [paced(200), paced(3000)], slow_delay_ms: [paced(3000), paced(8000)],
+          error_retry_ms: paced(3000), cancel_ms: paced(200), refund_ms: paced(500),
+        },
         faults: {
           latency: { rate: 0.05, min_ms: 300, max_ms: 2500 },
           http_500_rate: 0.025,
@@ -207,7 +217,7 @@ async function main(): Promise<number> {
       writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
         batch: { invalid_rows: 'skip_invalid' },
         engine: { concurrency: 8, polling: POLLING },
-        watch: { stable_ms: 300, results_every_ms: 2000, listen: { port } },
+        watch: { stable_ms: 300, results_every_ms: paced(2000), listen: { port } },
         reports: { service_ledger_url: `${running.operatorUrl}/ledger` },
         ...(POSTGRES ? { store: { worker_lease_ms: LEASE_MS } } : {}),
       }));
@@ -283,7 +293,7 @@ async function main(): Promise<number> {
       const rows = await readRows();
       // Rows that ended in manual are cancelled (refunded): what an operator does with them.
       for (const batch of new Set(rows.filter((r) => r.state === 'manual' && r.phase === 'funded').map((r) => r.batch_id))) {
-        if (Date.now() - (lastCancel.get(batch) ?? 0) < 10_000) continue;
+        if (Date.now() - (lastCancel.get(batch) ?? 0) < paced(10_000)) continue;
         lastCancel.set(batch, Date.now());
         const result = await finished(paybatch(['cancel', '--batch', batch, '--state', 'manual', '--wait', '20s'], first.env));
         cancels += result.out.split('\n').filter((line) => /\bcancelled$/.test(line)).length;
@@ -299,9 +309,9 @@ async function main(): Promise<number> {
         say(`gave up waiting: checking what there is${files.length > 0 ? ` (files still in an inbox: ${files.join(', ')})` : ''}`);
         break;
       }
-      await sleep(1000);
+      await sleep(paced(1000));
     }
-    await sleep(2500); // a last round of results
+    await sleep(paced(2500)); // a last round of results
     for (const worker of living()) {
       worker.child?.kill('SIGTERM');
       const last = await worker.exit;

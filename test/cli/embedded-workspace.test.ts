@@ -24,7 +24,9 @@ function drop(home: string, source: string, name: string): void {
   writeFileSync(join(home, 'inbox', `${name}.done`), '');
 }
 
-describe('the embedded sandbox is part of the workspace', () => {
+// Each test has its own workspace, so its own embedded sandbox and its own processes: they run at once. Their time is
+// spent waiting on the sandbox's default timings (payouts in 1 to 4 s, read every 2 s) and on --wait, not on a core.
+describe.concurrent('the embedded sandbox is part of the workspace', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-embedded-ws-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const today = new Date().toISOString().slice(0, 10);
