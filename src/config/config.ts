@@ -285,6 +285,11 @@ const storeSchema = z.strictObject({
   idle_claim_ms: delayMs.min(1_000).default(60_000),
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
+  /**
+   * SQLite: group commits in one second that move the write-ahead log's checkpoints to a thread of their own (a batch
+   * sent at full speed makes several hundred; a quiet daemon a few). Lower it to have the thread start on a slow machine.
+   */
+  checkpoint_thread_groups_per_second: positive.max(100_000).default(100),
 });
 
 export const configSchema = z.strictObject({

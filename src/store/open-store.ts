@@ -24,5 +24,5 @@ export async function openStore(config: StoreConfig, workspace: Workspace): Prom
     const store = await PostgresStore.open(config.url, { max: config.pool_size });
     return { store, shared: store, describe: `PostgreSQL ${redactUrl(config.url)}` };
   }
-  return { store: SqliteStore.open(workspace.database), shared: null, describe: `SQLite ${workspace.database}` };
+  return { store: SqliteStore.open(workspace.database, { checkpointThreadGroupsPerSecond: config.checkpoint_thread_groups_per_second }), shared: null, describe: `SQLite ${workspace.database}` };
 }

@@ -37,6 +37,19 @@ describe('checkpoints on a thread of their own', () => {
     for (let i = 0; i < count; i++) add.run();
   }
 
+  it('store.checkpoint_thread_groups_per_second sets how many group commits in a second start the thread', async () => {
+    const checkpointer = new Checkpointer(db, file, { busyGroupsPerSecond: 3 });
+    try {
+      checkpointer.groupCommitted(2_000_000);
+      checkpointer.groupCommitted(2_000_001);
+      expect(checkpointer.running).toBe(false);
+      checkpointer.groupCommitted(2_000_002);
+      expect(checkpointer.running).toBe(true);
+    } finally {
+      await checkpointer.stop();
+    }
+  });
+
   it('a few commits start nothing; a second of steady group commits starts the thread, which copies the log into the database while the main connection checkpoints four times rarer', async () => {
     const checkpointer = new Checkpointer(db, file);
     try {

@@ -28,7 +28,7 @@ import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './database.js';
 import { workerScript } from '../../worker-script.js';
 
-/** Group commits in one second that start the thread. */
+/** Group commits in one second that start the thread, unless configured (store.checkpoint_thread_groups_per_second). */
 export const BUSY_GROUPS_PER_SECOND = 100;
 /** Time with no group commit after which the thread ends. */
 const QUIET_MS = 5000;
@@ -55,8 +55,11 @@ export class Checkpointer {
   /** The database file the main connection opened (device and inode): a thread opens it by its path. */
   private readonly opened: FileIdentity | null;
 
-  /** `options`, for tests: the worker's module (found when first needed otherwise), and the quiet time that ends it. */
-  constructor(private readonly db: SqliteDatabase, private readonly file: string, private readonly options: { script?: string; quietMs?: number } = {}) {
+  /**
+   * `options`: the group commits in a second that start the thread (store.checkpoint_thread_groups_per_second); for
+   * tests, the worker's module (found when first needed otherwise) and the quiet time that ends it.
+   */
+  constructor(private readonly db: SqliteDatabase, private readonly file: string, private readonly options: { script?: string; quietMs?: number; busyGroupsPerSecond?: number } = {}) {
     this.opened = identityOf(file);
   }
 
@@ -75,7 +78,7 @@ export class Checkpointer {
       this.groups = 0;
     }
     this.groups += 1;
-    if (this.groups >= BUSY_GROUPS_PER_SECOND) this.start();
+    if (this.groups >= (this.options.busyGroupsPerSecond ?? BUSY_GROUPS_PER_SECOND)) this.start();
   }
 
   private start(): void {

@@ -17,6 +17,12 @@ export interface GroupHooks {
   undone(): void;
 }
 
+/** How the connection is tuned (store.* configuration). */
+export interface ConnectionOptions {
+  /** Group commits in one second that start the checkpoint thread (Checkpointer's default otherwise). */
+  checkpointThreadGroupsPerSecond?: number;
+}
+
 export class SqliteConnection implements SqlConnection {
   readonly dialect = SQLITE;
   private readonly statements = new Map<string, Statement>();
@@ -25,13 +31,13 @@ export class SqliteConnection implements SqlConnection {
   private readonly checkpointer: Checkpointer | null;
   private readonly hooks: GroupHooks[] = [];
 
-  constructor(readonly db: SqliteDatabase) {
+  constructor(readonly db: SqliteDatabase, options: ConnectionOptions = {}) {
     // BEGIN IMMEDIATE: a transaction that reads, then writes, takes the write lock first. A
     // deferred one would fail at once with SQLITE_BUSY (no waiting) when another process (cancel
     // beside watch) wrote in between; immediate ones wait their turn under busy_timeout.
     this.runAtomically = db.transaction((work: () => unknown) => work()).immediate;
     // A database in a file, written to (not a read-only view of one): its checkpoints may move off this thread under load.
-    this.checkpointer = db.memory || db.readonly ? null : new Checkpointer(db, db.name);
+    this.checkpointer = db.memory || db.readonly ? null : new Checkpointer(db, db.name, { busyGroupsPerSecond: options.checkpointThreadGroupsPerSecond });
   }
 
   /** Each statement is compiled once: compiling is most of the cost of a small query. */

@@ -12,6 +12,7 @@ import { appendAudit, appendAuditNow } from './audit.js';
 import * as duplicates from './duplicates.js';
 import { LearnedChanges, commitRow } from './commit.js';
 import { SqliteConnection } from './connection.js';
+import type { ConnectionOptions } from './connection.js';
 import { acquireLease } from './coordination.js';
 import type { SqliteDatabase } from './database.js';
 import { damagedMessage, isDamage, migrate, openDatabase } from './database.js';
@@ -31,7 +32,7 @@ export interface SqliteStore extends Store {
 
 export const SqliteStore = {
   /** Opens (and migrates, and fills what older versions did not store) the database. `run` and `watch` have it checked whole beside their work (background-check.ts). */
-  open(file: string): SqliteStore {
+  open(file: string, options: ConnectionOptions = {}): SqliteStore {
     let db: SqliteDatabase | undefined;
     try {
       db = openDatabase(file);
@@ -42,12 +43,12 @@ export const SqliteStore = {
       if (isDamage(error)) throw new DatabaseUnusable(damagedMessage(file, [(error as Error).message]));
       throw error;
     }
-    return sqliteStore(db);
+    return sqliteStore(db, options);
   },
 };
 
-function sqliteStore(db: SqliteDatabase): SqliteStore {
-  const c = new SqliteConnection(db);
+function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStore {
+  const c = new SqliteConnection(db, options);
   const learned = new LearnedChanges(c);
   return {
     ...sharedStore(c),
