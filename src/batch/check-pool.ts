@@ -19,7 +19,7 @@
  * workers were ready).
  */
 import { Worker } from 'node:worker_threads';
-import { keepHeapNearLive } from '../heap.js';
+import { heapSettings, keepHeapAsSet } from '../heap.js';
 import type { CheckedSegment, SegmentTask } from './segment-check.js';
 import { checkSegment } from './segment-check.js';
 
@@ -60,7 +60,7 @@ export class CheckPool {
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
       let loadedNow = (): void => {};
       const loaded = new Promise<void>((resolve) => (loadedNow = resolve));
-      const slot: Slot = { worker: new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
+      const slot: Slot = { worker: new Worker(script, { workerData: { heap: heapSettings() }, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
       slot.worker.on('message', (answer: { ready?: true; checked?: CheckedSegment; failed?: string }) => {
         if (answer.ready) loadedNow();
         this.answered(slot, answer);
@@ -96,7 +96,7 @@ export class CheckPool {
 
   private answered(slot: Slot, answer: { ready?: true; checked?: CheckedSegment; failed?: string }): void {
     if (answer.ready) {
-      keepHeapNearLive();
+      keepHeapAsSet();
       slot.ready = true;
       if (this.slots.every((s) => s.ready)) this.allReady();
     } else {

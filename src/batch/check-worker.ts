@@ -1,10 +1,10 @@
 /** A worker thread that checks pieces of a CSV batch file (see segment-check.ts, parallel-check.ts). */
-import { parentPort } from 'node:worker_threads';
-import { holdHeapFlags } from '../heap.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { heapGiven, holdHeapFlags } from '../heap.js';
 import type { SegmentTask } from './segment-check.js';
 
 // First, before the checking modules load: this worker's start put the heap's flags back for the whole process.
-holdHeapFlags();
+holdHeapFlags(heapGiven(workerData));
 const { checkSegment } = await import('./segment-check.js');
 
 parentPort?.on('message', (task: SegmentTask) => {

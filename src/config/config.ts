@@ -11,6 +11,7 @@ import { ConfigError } from '../errors.js';
 import { LONGEST_TIMER_MS } from '../api/exchange.js';
 import { describeIssues, readJsonFile } from './json.js';
 import { notificationsSchema } from './notifications.js';
+import { processSchema } from './process.js';
 import { FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../cron.js';
@@ -299,6 +300,8 @@ export const configSchema = z.strictObject({
   console: consoleSchema.default(() => consoleSchema.parse({})),
   /** Who is told about what (src/notify): none by default. */
   notifications: notificationsSchema.default(() => notificationsSchema.parse({})),
+  /** How V8 sizes the heap of a command (src/config/process.ts): set once as it starts. */
+  process: processSchema.default(() => processSchema.parse({})),
 });
 
 /** The configuration, with the approval policy built from it when approvals are on (keys read and checked). */
@@ -311,6 +314,7 @@ export type IntakeConfig = Config['intake'];
 export type ReportsConfig = Config['reports'];
 export type StoreConfig = Config['store'];
 export type { NotificationsConfig } from './notifications.js';
+export type { ProcessConfig } from './process.js';
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 
