@@ -170,6 +170,25 @@ export const LIMIT_REASONS: ReadonlySet<string> = new Set<ReasonCode>([
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
 export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set<ReasonCode>([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid, REASONS.possibleDuplicate]);
 
+/**
+ * The checked conversions at the store's edge, where a column's text becomes a word of the vocabulary: a value the
+ * vocabulary does not have (a database written by hand, or by a version that knew other words) is an error, not
+ * passed on for the engine to compare against.
+ */
+const PHASE_SET: ReadonlySet<string> = new Set(PHASES);
+export function phaseOf(value: string): Phase {
+  if (!PHASE_SET.has(value)) throw new Error(`the database holds a row in phase "${value}", which paybatch does not have (${PHASES.join(', ')})`);
+  return value as Phase;
+}
+
+const REASON_CODES: readonly string[] = Object.values(REASONS);
+export const isReasonCode = (value: string | null): value is ReasonCode => value !== null && REASON_CODES.includes(value);
+
+export function reasonCodeOf(value: string | null): ReasonCode | null {
+  if (value !== null && !isReasonCode(value)) throw new Error(`the database holds a row ended for "${value}", which is not one of paybatch's reasons (${REASON_CODES.join(', ')})`);
+  return value;
+}
+
 /** A row is final when paid, refunded, or cancelled before it was funded. */
 export function isFinal(state: TxState, funded: boolean): boolean {
   return state === 'paid' || state === 'refunded' || (state === 'canceled' && !funded);

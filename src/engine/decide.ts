@@ -54,7 +54,7 @@ export interface Seen {
 export type Action =
   | { kind: 'none' }
   | { kind: 'fund'; amount: string; currency: string }
-  | { kind: 'cancel'; outcome: string; detail: string }
+  | { kind: 'cancel'; outcome: ReasonCode; detail: string }
   | { kind: 'hold'; detail: string; mismatches: readonly Mismatch[] };
 
 export interface Decision {
@@ -100,7 +100,7 @@ export function hold(row: PipelineRow, asked: Asked | string, mismatches: readon
 }
 
 /** Ends a created row that will not be funded: its transaction is cancelled [D11], with the reason in words. */
-export function cancel(outcome: string, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
+export function cancel(outcome: ReasonCode, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
   return {
     patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling) } },
     action: { kind: 'cancel', outcome, detail },
@@ -184,7 +184,7 @@ function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges
 }
 
 /** The reservation for funding was refused: the row is cancelled instead, with the limit that refused it. */
-export function refuseFunding(decision: Decision, outcome: string, detail: string, now: number, policy: Policy): Decision {
+export function refuseFunding(decision: Decision, outcome: ReasonCode, detail: string, now: number, policy: Policy): Decision {
   const { phase: _phase, fund_attempts: _attempts, next_read_at: _next, ...changes } = decision.patch?.changes ?? {};
   return counting(cancel(outcome, detail, now, policy.polling, changes), decision.patch?.learned, decision.patch?.countRead);
 }

@@ -6,6 +6,7 @@
 import type { Bucket } from '../api/rate-bucket.js';
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { Issue } from '../validate/issue.js';
+import type { Phase, ReasonCode } from '../payout-states.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import type {
   BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, CorrectionLink, LedgerRow, MetricsFigures, NewBatch, NewRow, NextRead, PipelineRow,
@@ -40,7 +41,7 @@ export interface IntakeStore {
    * Takes an accepted batch back (its file changed after intake), only if
    * nothing of it has been sent: its rows end not sent. False when a row was sent.
    */
-  withdrawBatch(batchId: string, outcome: string, reason: string): Promise<boolean>;
+  withdrawBatch(batchId: string, outcome: ReasonCode, reason: string): Promise<boolean>;
   /**
    * Its file was unchanged when due: its rows may now be sent. With approvals on, `seal` is when, and the MAC of that
    * (see approvals/release-seal.ts): the column alone proves nothing to the approval gate.
@@ -77,9 +78,9 @@ export interface PipelineStore {
   /** Whether the batch's rows may be sent (its file was found unchanged once taken). */
   batchReleased(batchId: string): Promise<boolean>;
   /** Rows of a batch in some phases (and one input currency, when given), in file order, a page at a time. */
-  rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]>;
+  rowsInPhases(batchId: string, phases: readonly Phase[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]>;
   /** Rows of every open batch in some phases (what a restart must resolve). */
-  allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]>;
+  allRowsInPhases(phases: readonly Phase[]): Promise<PipelineRow[]>;
   /** The row as stored now. */
   row(batchId: string, line: number): Promise<PipelineRow | undefined>;
   /**
@@ -91,7 +92,7 @@ export interface PipelineStore {
    */
   commitRow(batchId: string, line: number, revision: number, patch: RowPatch, seen?: RowSeen): Promise<CommitOutcome>;
   /** Moves a row from one of `from` to `to`; false when it was not in one of them (someone moved it first). */
-  movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean>;
+  movePhase(batchId: string, line: number, from: readonly Phase[], to: Phase, outcome?: ReasonCode | null, detail?: string | null): Promise<boolean>;
   /**
    * The balance of a currency ran out: nothing more in it is created or funded
    * for the batches open now. Their rows in that currency not sent yet end as
@@ -249,7 +250,7 @@ export interface Twin {
   batch_id: string;
   line: number;
   external_id: string | null;
-  phase: string;
+  phase: Phase;
   /** The service's state of its transaction; null before it has one. */
   state: string | null;
   /** When it was created at the service, or else when its batch was received (ISO 8601). */
@@ -282,7 +283,11 @@ export interface PossibleDuplicate {
   batch_id: string;
   line: number;
   external_id: string | null;
-  twin: Twin;
+  /**
+   * The twin as found; read back, as recorded: one word of it is kept, its state, or its phase before it had one
+   * (then its phase is null: not known).
+   */
+  twin: Omit<Twin, 'phase'> & { phase: Phase | null };
   /** hold or warn (engine/duplicates.ts). */
   action: string;
   detail: string;

@@ -50,7 +50,7 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       // Outside the window, none.
       expect(await store.batchTwins(second, 0, 3, '2026-03-02T09:02:00.000Z')).toEqual([]);
 
-      const twin = { batch_id: first, line: 2, external_id: 'P-1', phase: 'funded', state: 'stuck', at: '2026-03-02T09:01:00.000Z' };
+      const twin = { batch_id: first, line: 2, external_id: 'P-1', phase: 'funded' as const, state: 'stuck' as const, at: '2026-03-02T09:01:00.000Z' };
       await store.recordPossibleDuplicates([
         { batch_id: second, line: 2, external_id: 'Q-1', twin, action: 'hold', detail: 'held: twin may pay' },
         { batch_id: second, line: 3, external_id: 'Q-2', twin, action: 'warn', detail: 'sent' },
@@ -94,7 +94,7 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '555') }, since, 1000)).map((t) => t.line)).toEqual([2]);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '99') }, since, 1000)).map((t) => t.line).sort((x, y) => x - y).at(-1)).toBe(250);
 
-      const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready', state: null, at: AT };
+      const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready' as const, state: null, at: AT };
       await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'hold', detail: 'held' }]);
       const allowance = { person: 'Grace Hopper', reason: 'meant', at: '2026-03-03T10:00:00.000Z' };
       expect(await store.allowDuplicate(batch, 3, allowance)).toBe(true);
