@@ -9,12 +9,13 @@
  * let paybatch stop (`may_cancel` false, or not known to be true for a state
  * that usually cannot be stopped) is said to be unstoppable: wait or ask.
  */
-import { DUPLICATE_HOLD, REASONS } from '../payout-states.js';
+import { DUPLICATE_HOLD, REASONS, UNSTOPPABLE_STATES, isNeverSentEnd } from '../payout-states.js';
+import type { Phase } from '../payout-states.js';
 
 export interface AdviceInput {
   batch_id?: string;
   external_id: string | null;
-  phase: string;
+  phase: Phase;
   state: string | null;
   outcome: string | null;
   /** The service's may_cancel as last seen; null or absent when not known. */
@@ -23,8 +24,7 @@ export interface AdviceInput {
 
 const CORRECT = (batch: string): string => `paybatch corrections ${batch}`;
 
-/** States a payout usually cannot be stopped in: money on its way to the recipient. */
-const UNSTOPPABLE: ReadonlySet<string> = new Set(['stuck', 'processing', 'mispaid']);
+const UNSTOPPABLE: ReadonlySet<string> = new Set(UNSTOPPABLE_STATES);
 
 export function adviceFor(row: AdviceInput): string {
   const batch = row.batch_id ?? 'BATCH';
@@ -35,7 +35,7 @@ export function adviceFor(row: AdviceInput): string {
   if (row.phase === 'held') {
     return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction. Do not pay it again: it may still pay out.';
   }
-  if (row.phase === 'not_sent' || row.phase === 'refused' || row.phase === 'invalid') {
+  if (isNeverSentEnd(row.phase)) {
     if (row.outcome === REASONS.possibleDuplicate) return 'Not sent: held as a possible duplicate and cancelled. If it is owed after all, pay it through corrections.';
     return `Never sent (${row.outcome ?? row.phase}): fix the cause, then pay it through corrections (${CORRECT(batch)}).`;
   }

@@ -19,7 +19,7 @@ import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
-import { REASONS, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
+import { REASONS, UNFUNDED_AT_SERVICE_PHASES, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
 
 export { MAX_CLOCK_SKEW_MS } from '../payout-states.js';
 
@@ -281,7 +281,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   const fundedNow = funded || seenFunded;
 
   if (isTxState(state) && isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
-  if (fundedNow && (phase === 'created' || phase === 'funding')) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
+  if (fundedNow && UNFUNDED_AT_SERVICE_PHASES.includes(phase)) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
 
   const rowNow = { ...row, created_at: changes.created_at ?? row.created_at };
   if (phase === 'created') {

@@ -12,7 +12,7 @@ import type { NewAuditEntry } from '../../audit/chain.js';
 import { DUPLICATE_HOLD, NEVER_SENT_PHASES, REASONS, isTxState, phaseOf } from '../../payout-states.js';
 import type { Phase } from '../../payout-states.js';
 import type { Allowance, PossibleDuplicate, RecipientEntry, Twin, TwinQuery } from '../port.js';
-import { phaseList } from '../sql-lists.js';
+import { BEFORE_SENDING, phaseList } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 
 /** Rows that ended unpaid are nobody's twin: never sent, or final but not paid (cancelled, refunded). */
@@ -104,7 +104,7 @@ export const findingParams = (f: Finding): unknown[] =>
  * with: the acceptance refuses that one, as before.
  */
 export const HOLD = `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = ?, outcome_detail = ?, revision = revision + 1
-  WHERE batch_id = ? AND line = ? AND phase IN ('ready', 'checking') AND NOT EXISTS (
+  WHERE batch_id = ? AND line = ? AND phase IN ${BEFORE_SENDING} AND NOT EXISTS (
     SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (o.batch_id = rows.batch_id AND o.line = rows.line))`;
 
 export const holdParams = (f: Finding): unknown[] => [REASONS.possibleDuplicate, f.detail, f.batch_id, f.line];
