@@ -28,22 +28,37 @@
  *
  * The maximum young size is fixed when the heap is made, so a launch flag would
  * be needed to cap it; the growth factor is read each time V8 would grow it,
- * and can be set from here.
+ * and can be set from here. The figures are the configuration's `process` keys
+ * (src/config/process.ts), set once by the CLI as a command starts
+ * (cli/process-tuning.ts); the defaults are those measured above.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import type { ProcessConfig } from './config/process.js';
 
-/** Both halves of the young generation together. */
-const YOUNG_GENERATION_BYTES = 4 * 1024 * 1024;
-/** The same while sending. */
-const SENDING_YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
+/** The measured figures: the configuration's defaults, for benchmarks and tests that start no command. */
+export const MEASURED_HEAP: ProcessConfig = { young_generation_mb: 4, sending_young_generation_mb: 8, heap_growing_percent: 25, wasm_baseline_only: true };
 
-/** Set by keepHeapNearLive: only a process whose heap paybatch keeps is grown for sending. */
-let kept = false;
+const MIB = 1024 * 1024;
 
-export function keepHeapNearLive(): void {
-  kept = true;
-  growYoungGeneration(YOUNG_GENERATION_BYTES);
-  holdHeapFlags();
+/** Set by keepHeapNearLive: only a process whose heap paybatch keeps is tuned, and grown for sending. */
+let kept: ProcessConfig | null = null;
+
+/** Tunes this process's heap as `settings` say (once, at start; see cli/process-tuning.ts). */
+export function keepHeapNearLive(settings: ProcessConfig = MEASURED_HEAP): void {
+  kept = settings;
+  keepHeapAsSet();
+}
+
+/** What keepHeapNearLive set, for a worker thread to set again as it starts (in its workerData): null when nothing was. */
+export function heapSettings(): ProcessConfig | null {
+  return kept;
+}
+
+/** Sets the heap again as keepHeapNearLive did (a worker's start put the flags back); nothing in a process not kept. */
+export function keepHeapAsSet(): void {
+  if (!kept) return;
+  if (kept.young_generation_mb > 0) growYoungGeneration(kept.young_generation_mb * MIB);
+  holdHeapFlags(kept);
 }
 
 /** Set when V8 would not grow the young generation that far (a launch flag capped it): not tried again. */
@@ -54,22 +69,34 @@ let sendingRoomCapped = false;
  * sending: V8 may have shrunk it while the process was quiet, and growing it again takes some 20 ms.
  */
 export function roomForSending(): void {
-  if (!kept || sendingRoomCapped || youngGenerationBytes() >= SENDING_YOUNG_GENERATION_BYTES) return;
-  growYoungGeneration(SENDING_YOUNG_GENERATION_BYTES);
-  holdHeapFlags();
+  const bytes = (kept?.sending_young_generation_mb ?? 0) * MIB;
+  if (!kept || sendingRoomCapped || youngGenerationBytes() >= bytes) return;
+  growYoungGeneration(bytes);
+  holdHeapFlags(kept);
   // Allocating until it grows is bounded, but not cheap when it never does: once is enough to know.
-  sendingRoomCapped = youngGenerationBytes() < SENDING_YOUNG_GENERATION_BYTES;
+  sendingRoomCapped = youngGenerationBytes() < bytes;
 }
 
 /**
- * The same flags, set again from a worker thread as its first step: a worker's
- * start puts them back as at launch for the whole process, and the main
- * thread's young generation would grow until they are set again.
+ * The flags of `settings`, set again from a worker thread as its first step (given in its workerData by whoever
+ * started it, heapSettings()): a worker's start puts them back as at launch for the whole process, and the main
+ * thread's young generation would grow until they are set again. Nothing when null (a process not kept).
  */
-export function holdHeapFlags(): void {
-  setFlagsFromString('--heap-growing-percent=25');
-  setFlagsFromString('--liftoff-only');
-  setFlagsFromString('--semi-space-growth-factor=1');
+export function holdHeapFlags(settings: ProcessConfig | null | undefined): void {
+  if (!settings) return;
+  // Each set either way, so that the configuration may undo what the start held (0 and 2 are V8's own).
+  setFlagsFromString(`--heap-growing-percent=${settings.heap_growing_percent}`);
+  setFlagsFromString(settings.wasm_baseline_only ? '--liftoff-only' : '--no-liftoff-only');
+  setFlagsFromString(`--semi-space-growth-factor=${settings.young_generation_mb > 0 ? 1 : 2}`);
+}
+
+/**
+ * The very first step of a command, before it loads its modules and reads its configuration: the flags held as the
+ * defaults say, nothing grown, so that what loads does not grow the young generation past the configured size first
+ * (loading the configuration's schema alone doubled it). The configuration then sets the heap (keepHeapNearLive).
+ */
+export function holdHeapUntilConfigured(): void {
+  holdHeapFlags(MEASURED_HEAP);
 }
 
 const youngGenerationBytes = (): number => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
@@ -96,3 +123,6 @@ function growYoungGeneration(bytes: number): void {
     size = now;
   }
 }
+
+/** The settings a worker thread was given by whoever started it (workerData.heap, from heapSettings()). */
+export const heapGiven = (data: unknown): ProcessConfig | null => (data as { heap?: ProcessConfig | null } | null)?.heap ?? null;

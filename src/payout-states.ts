@@ -63,6 +63,15 @@ export const isAttentionState = (state: string | null): state is TxState => stat
 export const FINAL_STATES: readonly TxState[] = ['paid', 'refunded', 'canceled'];
 export const isFinalState = within(FINAL_STATES);
 
+/** States a payout usually cannot be stopped in: money on its way to the recipient. */
+export const UNSTOPPABLE_STATES: readonly TxState[] = ['stuck', 'processing', 'mispaid'];
+
+/** States of a transaction not funded yet [3.1]: created, its sender approved or not yet. */
+export const UNFUNDED_STATES: readonly TxState[] = ['initial', 'verified', 'approved'];
+
+/** States from which the service still accepts a cancellation (may_cancel) [3.1]: the sandbox's model of the service. */
+export const SERVICE_CANCELLABLE_STATES: readonly TxState[] = [...UNFUNDED_STATES, 'pending', 'received', 'error', 'manual', 'exception'];
+
 /** States in which a transaction's money did not reach, and will never reach, the recipient. */
 export const UNPAID_FINAL_STATES: readonly TxState[] = ['canceled', 'refunded'];
 export const isUnpaidFinalState = within(UNPAID_FINAL_STATES);
@@ -85,9 +94,31 @@ export const SETTLED_PHASES: readonly Phase[] = ['final', 'not_sent', 'held'];
  * transaction exists there: created, being funded, funded, being cancelled). Only the last are "in flight". A row held
  * as a possible duplicate is none of these: it waits for a person.
  */
-export const NOT_SENT_YET_PHASES: readonly string[] = ['ready'];
-export const SENDING_PHASES: readonly string[] = ['creating'];
-export const AT_SERVICE_PHASES: readonly string[] = ['created', 'funding', 'funded', 'cancelling'];
+export const NOT_SENT_YET_PHASES: readonly Phase[] = ['ready'];
+export const SENDING_PHASES: readonly Phase[] = ['creating'];
+export const AT_SERVICE_PHASES: readonly Phase[] = ['created', 'funding', 'funded', 'cancelling'];
+
+/** Phases of a row whose transaction does not exist at the service yet: not sent yet, or being sent. */
+export const NOT_CREATED_PHASES: readonly Phase[] = [...NOT_SENT_YET_PHASES, ...SENDING_PHASES];
+export const isNotCreatedYet = (phase: Phase): boolean => NOT_CREATED_PHASES.includes(phase);
+
+/** Phases a row waits in before being sent: checking (its external_id looked at), or ready. */
+export const BEFORE_SENDING_PHASES: readonly Phase[] = ['checking', 'ready'];
+export const isBeforeSending = (phase: Phase): boolean => BEFORE_SENDING_PHASES.includes(phase);
+
+/** Phases of a row whose transaction exists at the service and is not known to be funded: a funded state moves it to funded. */
+export const UNFUNDED_AT_SERVICE_PHASES: readonly Phase[] = ['created', 'funding'];
+
+/** Phases of a row ended without being sent, though it passed the checks or was refused by a rule of paybatch's. */
+export const ENDED_UNSENT_PHASES: readonly Phase[] = ['refused', 'not_sent'];
+export const isEndedUnsent = (phase: Phase): boolean => ENDED_UNSENT_PHASES.includes(phase);
+
+/** Phases of a row the console shows as not paid when it has no state of the service's: invalid, ended not sent, held. */
+export const NOT_PAID_PHASES: readonly Phase[] = ['invalid', 'not_sent', 'held'];
+
+/** Phases of a row ended never sent (checking is not an end): invalid, refused, not_sent. */
+export const NEVER_SENT_ENDS: readonly Phase[] = ['invalid', ...ENDED_UNSENT_PHASES];
+export const isNeverSentEnd = (phase: Phase): boolean => NEVER_SENT_ENDS.includes(phase);
 
 /** Phases whose transaction is read on the polling schedule [D17]. */
 export const FOLLOWED_PHASES: readonly Phase[] = ['created', 'funded', 'cancelling'];
@@ -169,6 +200,25 @@ export const LIMIT_REASONS: ReadonlySet<string> = new Set<ReasonCode>([
 
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
 export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set<ReasonCode>([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid, REASONS.possibleDuplicate]);
+
+/**
+ * The checked conversions at the store's edge, where a column's text becomes a word of the vocabulary: a value the
+ * vocabulary does not have (a database written by hand, or by a version that knew other words) is an error, not
+ * passed on for the engine to compare against.
+ */
+const PHASE_SET: ReadonlySet<string> = new Set(PHASES);
+export function phaseOf(value: string): Phase {
+  if (!PHASE_SET.has(value)) throw new Error(`the database holds a row in phase "${value}", which paybatch does not have (${PHASES.join(', ')})`);
+  return value as Phase;
+}
+
+const REASON_CODES: readonly string[] = Object.values(REASONS);
+export const isReasonCode = (value: string | null): value is ReasonCode => value !== null && REASON_CODES.includes(value);
+
+export function reasonCodeOf(value: string | null): ReasonCode | null {
+  if (value !== null && !isReasonCode(value)) throw new Error(`the database holds a row ended for "${value}", which is not one of paybatch's reasons (${REASON_CODES.join(', ')})`);
+  return value;
+}
 
 /** A row is final when paid, refunded, or cancelled before it was funded. */
 export function isFinal(state: TxState, funded: boolean): boolean {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   FINAL_STATES, NEVER_SENT_PHASES, PHASES, SENDABLE_PHASES, TX_STATES, UNPAID_FINAL_STATES, UNSENDABLE_PHASES, committedToBudget, isFinal, isNewer,
-  isTxState, isUnpaidFinalState, trustedUpdatedAt, MAX_CLOCK_SKEW_MS,
+  isTxState, isUnpaidFinalState, trustedUpdatedAt, MAX_CLOCK_SKEW_MS, REASONS, phaseOf, reasonCodeOf,
 } from '../src/payout-states.js';
 
 describe('the vocabulary (payout-states.ts)', () => {
@@ -37,5 +37,16 @@ describe('the vocabulary (payout-states.ts)', () => {
     expect(trustedUpdatedAt(at(now + MAX_CLOCK_SKEW_MS), now)).toBe(at(now + MAX_CLOCK_SKEW_MS));
     expect(trustedUpdatedAt(at(now + MAX_CLOCK_SKEW_MS + 1), now)).toBeNull();
     expect(isNewer({ state: 'processing', at: at(now), funded: true }, { state: 'paid', at: null })).toBe(false);
+  });
+});
+
+describe('the checked conversions at the store\'s edge', () => {
+  it('pass every word of the vocabulary and refuse any other, naming it', () => {
+    for (const phase of PHASES) expect(phaseOf(phase)).toBe(phase);
+    for (const reason of Object.values(REASONS)) expect(reasonCodeOf(reason)).toBe(reason);
+    expect(reasonCodeOf(null)).toBeNull();
+    expect(() => phaseOf('sent')).toThrow(/phase "sent"/);
+    expect(() => phaseOf('Final')).toThrow(/phase "Final"/);
+    expect(() => reasonCodeOf('because')).toThrow(/"because"/);
   });
 });

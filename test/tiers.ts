@@ -36,6 +36,7 @@ export const UNIT = [
   'test/audit/person-names.test.ts',
   'test/notify/events.test.ts',
   'test/payout-states.test.ts',
+  'test/vocabulary-written-once.test.ts',
   'test/reports/cells.test.ts',
   'test/reports/period.test.ts',
   'test/reports/reconciliation.test.ts',

@@ -19,7 +19,7 @@
  * workers were ready).
  */
 import { Worker } from 'node:worker_threads';
-import { keepHeapNearLive } from '../heap.js';
+import { heapSettings, keepHeapAsSet } from '../heap.js';
 import type { CheckedSegment, SegmentTask } from './segment-check.js';
 import { checkSegment } from './segment-check.js';
 
@@ -70,7 +70,7 @@ export class CheckPool<Task extends PoolTask = SegmentTask, Checked extends Chec
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
       let loadedNow = (): void => {};
       const loaded = new Promise<void>((resolve) => (loadedNow = resolve));
-      const slot: Slot<Task, Checked> = { worker: new Worker(script, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
+      const slot: Slot<Task, Checked> = { worker: new Worker(script, { workerData: { ...(workerData as object), heap: heapSettings() }, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } }), ready: false, given: [], loaded };
       slot.worker.on('message', (answer: { ready?: true; checked?: Checked; failed?: string }) => {
         if (answer.ready) loadedNow();
         this.answered(slot, answer);
@@ -106,7 +106,7 @@ export class CheckPool<Task extends PoolTask = SegmentTask, Checked extends Chec
 
   private answered(slot: Slot<Task, Checked>, answer: { ready?: true; checked?: Checked; failed?: string }): void {
     if (answer.ready) {
-      keepHeapNearLive();
+      keepHeapAsSet();
       slot.ready = true;
       if (this.slots.every((s) => s.ready)) this.allReady();
     } else {

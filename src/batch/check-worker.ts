@@ -3,11 +3,11 @@
  * pain.001 (iso20022/pain001-segment.ts, pain001-parallel.ts), as its workerData says; it loads only that one's modules.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { holdHeapFlags } from '../heap.js';
+import { heapGiven, holdHeapFlags } from '../heap.js';
 import type { CheckedSegment } from './segment-check.js';
 
 // First, before the checking modules load: this worker's start put the heap's flags back for the whole process.
-holdHeapFlags();
+holdHeapFlags(heapGiven(workerData));
 const kind = (workerData as { kind?: 'csv' | 'pain001' } | null)?.kind ?? 'csv';
 const check = (kind === 'pain001' ? (await import('./iso20022/pain001-segment.js')).checkPain001Segment : (await import('./segment-check.js')).checkSegment) as (task: { index: number }) => CheckedSegment;
 

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { JSON_FLAG } from './json-flag.js';
-import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
+import { tuneProcess } from './process-tuning.js';
 import { withWorkspace } from './workspace-options.js';
 
 export function backupCommand(): Command {
@@ -31,7 +31,7 @@ export function backupCommand(): Command {
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
       // Written under a temporary name beside it, then renamed: a half-made copy is never taken for a backup.
       const temporary = join(dirname(target), `.${basename(target)}.${randomUUID()}.tmp`);
-      keepSqliteTemporaryFilesBeside(config.store, workspace);
+      tuneProcess(config, workspace);
       const store = SqliteStore.open(workspace.database);
       try {
         await store.backup(temporary);

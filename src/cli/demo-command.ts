@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { roomForSending } from '../heap.js';
-import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
+import { tuneProcess } from './process-tuning.js';
 import { renderRun } from './run-command.js';
 import { withWorkspace } from './workspace-options.js';
 
@@ -32,7 +32,7 @@ export function demoCommand(): Command {
       // A sample, whole from the start: its completion marker says so, and it is taken and sent at once.
       writeFileSync(`${dropped}.done`, '');
       const loaded = loadConfig({ home, env: {} });
-      keepSqliteTemporaryFilesBeside(loaded.store, workspace);
+      tuneProcess(loaded, workspace);
       const store = SqliteStore.open(workspace.database);
       const { log, close } = engineLog(home, (line) => process.stderr.write(`paybatch: ${line}\n`));
       const connection = await connectService(loaded.service, { connections: loaded.engine.concurrency, home });

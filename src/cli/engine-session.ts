@@ -13,7 +13,7 @@ import { describePolling, dropLeftWebhooks, embeddedPolling } from './embedded-s
 import { engineLog } from '../engine/log.js';
 import type { PipelineLog } from '../engine/pipeline.js';
 import { openStore } from '../store/open-store.js';
-import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
+import { tuneProcess } from './process-tuning.js';
 import type { Store } from '../store/port.js';
 import { SharedWork } from '../engine/shared-work.js';
 import { hostname } from 'node:os';
@@ -160,7 +160,7 @@ export async function withEngineSession<T>(opts: { home?: string; config?: strin
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   const exclusive = options.exclusive !== false;
-  keepSqliteTemporaryFilesBeside(config.store, workspace);
+  tuneProcess(config, workspace);
   const { store, shared: sharedStore } = await openStore(config.store, workspace);
   // What the session holds, each added as it is taken and let go in the reverse order, however the session ends.
   const holding: LetGo[] = [once(() => store.close())];

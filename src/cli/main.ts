@@ -7,12 +7,14 @@
 import { CommanderError } from 'commander';
 import { OutcomeUnknown, Rejected, Retryable } from '../api/errors.js';
 import { ExitCode, PaybatchError, asDiskError, asPathError } from '../errors.js';
-import { keepHeapNearLive } from '../heap.js';
+import { holdHeapUntilConfigured } from '../heap.js';
 import { buildProgram } from './program.js';
 
-// Not for the sandbox: it stands in for a remote service, and collecting its young generation
-// at 1 MB took a fifth of its CPU, on the same cores as the paybatch it answers.
-if (process.argv[2] !== 'sandbox') keepHeapNearLive();
+// Process-wide settings (V8's heap, SQLite's temporary folder) are set by each command as it loads its
+// configuration (process-tuning.ts); until then the heap is held as the defaults say. Not for the sandbox: it stands
+// in for a remote service, and collecting its young generation at 1 MB took a fifth of its CPU, on the same cores as
+// the paybatch it answers.
+if (process.argv[2] !== 'sandbox') holdHeapUntilConfigured();
 
 async function main(argv: string[]): Promise<number> {
   try {

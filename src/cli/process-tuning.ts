@@ -1,12 +1,30 @@
 /**
- * Process-wide settings, set once by the CLI as a command starts (not by the
- * modules that happen to need them): V8's heap flags are set in main.ts and
- * for sending through the engine's beforeSending hook (see heap.ts); here,
- * where SQLite keeps its own temporary files.
+ * Process-wide settings, set once by the CLI as a command starts, from its
+ * configuration (not by the modules that happen to need them): how V8 sizes the
+ * heap (the `process` keys, see heap.ts), and where SQLite keeps its own
+ * temporary files. Worker threads are given the heap's settings by who starts
+ * them (heapSettings() in their workerData); sending grows the young generation
+ * through roomForSending.
  */
 import { dirname, resolve } from 'node:path';
-import type { StoreConfig } from '../config/config.js';
+import type { Config, StoreConfig } from '../config/config.js';
+import { keepHeapNearLive } from '../heap.js';
 import type { Workspace } from '../workspace/workspace.js';
+
+/**
+ * Everything process-wide, from the configuration the command loaded: called as soon as it is loaded, before the
+ * store is opened and before a batch is read (main.ts held the heap as the defaults say until then). Not for the
+ * sandbox command, which reads no configuration (see main.ts).
+ */
+export function tuneProcess(config: Pick<Config, 'process' | 'store'>, workspace: Workspace, env: NodeJS.ProcessEnv = process.env): void {
+  tuneHeap(config);
+  keepSqliteTemporaryFilesBeside(config.store, workspace, env);
+}
+
+/** The heap alone, for a command that opens no store before it reads a file (validate). */
+export function tuneHeap(config: Pick<Config, 'process'>): void {
+  keepHeapNearLive(config.process);
+}
 
 /**
  * SQLite's own temporary files (large sorts, statement journals) go beside the workspace's database, not in the

@@ -8,7 +8,7 @@ import type { Config } from '../config/config.js';
 import { loadConfig, workspaceHome } from '../config/config.js';
 import { ExitCode, PaybatchError } from '../errors.js';
 import { openStore } from '../store/open-store.js';
-import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
+import { tuneProcess } from './process-tuning.js';
 import type { SharedWorkStore, Store } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { openWorkspace } from '../workspace/workspace.js';
@@ -17,7 +17,7 @@ export async function withReadStore<T>(opts: { home?: string; config?: string },
   const config = loadConfig({ file: opts.config, home: opts.home });
   const workspace = openWorkspace(workspaceHome(opts.home));
   if (!config.store.url && !existsSync(workspace.database)) throw new PaybatchError(`no paybatch database in ${workspace.home}: ${missing}`, ExitCode.failure);
-  keepSqliteTemporaryFilesBeside(config.store, workspace);
+  tuneProcess(config, workspace);
   const { store, shared } = await openStore(config.store, workspace);
   try {
     return await work(store, workspace, shared, config);

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import type { Config } from '../config/config.js';
 import type { FileEntry, Finding } from '../engine/duplicate-screen.js';
 import type { ValidationReport } from '../batch/validate-file.js';
-import { keepSqliteTemporaryFilesBeside } from './process-tuning.js';
+import { keepSqliteTemporaryFilesBeside, tuneHeap } from './process-tuning.js';
 import { withWorkspace } from './workspace-options.js';
 import type { Outlier } from '../validate/outliers.js';
 
@@ -81,6 +81,7 @@ export function validateCommand(): Command {
         import('../batch/validate-file.js'), import('../reports/validation-report.js'), import('../validate/outliers.js'),
       ]);
       const config = loadConfig({ file: opts.config, home: opts.home });
+      tuneHeap(config);
       try {
         const watch = new OutlierWatch();
         // With the check on, each valid row's account is kept to look for twins: in the file, and in the workspace's

@@ -11,6 +11,7 @@ import { ConfigError } from '../errors.js';
 import { LONGEST_TIMER_MS } from '../api/exchange.js';
 import { describeIssues, readJsonFile } from './json.js';
 import { notificationsSchema } from './notifications.js';
+import { processSchema } from './process.js';
 import { FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../cron.js';
@@ -285,10 +286,7 @@ const storeSchema = z.strictObject({
   idle_claim_ms: delayMs.min(1_000).default(60_000),
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
-  /**
-   * SQLite: group commits in one second that move the write-ahead log's checkpoints to a thread of their own (a batch
-   * sent at full speed makes several hundred; a quiet daemon a few). Lower it to have the thread start on a slow machine.
-   */
+  /** SQLite: group commits in a second that move checkpoints to a thread of their own (lower: it starts on a slow machine). */
   checkpoint_thread_groups_per_second: positive.max(100_000).default(100),
 });
 
@@ -304,6 +302,8 @@ export const configSchema = z.strictObject({
   console: consoleSchema.default(() => consoleSchema.parse({})),
   /** Who is told about what (src/notify): none by default. */
   notifications: notificationsSchema.default(() => notificationsSchema.parse({})),
+  /** How V8 sizes the heap of a command (src/config/process.ts): set once as it starts. */
+  process: processSchema.default(() => processSchema.parse({})),
 });
 
 /** The configuration, with the approval policy built from it when approvals are on (keys read and checked). */
@@ -316,6 +316,7 @@ export type IntakeConfig = Config['intake'];
 export type ReportsConfig = Config['reports'];
 export type StoreConfig = Config['store'];
 export type { NotificationsConfig } from './notifications.js';
+export type { ProcessConfig } from './process.js';
 
 export const CONFIG_FILE_NAME = 'paybatch.config.json';
 

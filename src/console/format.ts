@@ -1,5 +1,6 @@
 /** Text for pages: escaping, amounts in major units with their currency, ages. Pure. */
 import { currencyDecimals, formatMoney } from '../validate/money.js';
+import { NOT_PAID_PHASES, REASONS, UNPAID_FINAL_STATES } from '../payout-states.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -37,8 +38,8 @@ export function payoutLabel(state: string): 'paid out' | 'to pay' | 'not paid' {
 }
 
 /** States in which the row's output amount will not be paid (final without payment, or never sent). */
-const NOT_PAID: ReadonlySet<string> = new Set([
-  'refunded', 'canceled', 'invalid', 'not_sent', 'rejected', 'returned', 'held', 'external_id_already_used', 'approval_rejected', 'approval_expired',
+const NOT_PAID: ReadonlySet<string> = new Set<string>([
+  ...UNPAID_FINAL_STATES, ...NOT_PAID_PHASES, 'rejected', 'returned', REASONS.externalIdAlreadyUsed, REASONS.approvalRejected, REASONS.approvalExpired,
 ]);
 
 /** What a row's input amount is: refunded (debited, then credited back), funded (debited), or only an estimate. */

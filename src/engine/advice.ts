@@ -10,12 +10,13 @@
  * let paybatch stop (`may_cancel` false, or not known to be true for a state
  * that usually cannot be stopped) is said to be unstoppable: wait or ask.
  */
-import { DUPLICATE_HOLD, REASONS } from '../payout-states.js';
+import { DUPLICATE_HOLD, REASONS, UNSTOPPABLE_STATES, isBeforeSending, isNeverSentEnd } from '../payout-states.js';
+import type { Phase } from '../payout-states.js';
 
 export interface AdviceInput {
   batch_id?: string;
   external_id: string | null;
-  phase: string;
+  phase: Phase;
   state: string | null;
   outcome: string | null;
   /** The service's may_cancel as last seen; null or absent when not known. */
@@ -24,8 +25,7 @@ export interface AdviceInput {
 
 const CORRECT = (batch: string): string => `paybatch corrections ${batch}`;
 
-/** States a payout usually cannot be stopped in: money on its way to the recipient. */
-const UNSTOPPABLE: ReadonlySet<string> = new Set(['stuck', 'processing', 'mispaid']);
+const UNSTOPPABLE: ReadonlySet<string> = new Set(UNSTOPPABLE_STATES);
 
 /** `batchId`: the batch its commands name, when the row does not say (a result row); BATCH when neither does. */
 export function adviceFor(row: AdviceInput, batchId?: string): string {
@@ -34,13 +34,13 @@ export function adviceFor(row: AdviceInput, batchId?: string): string {
   if (row.phase === DUPLICATE_HOLD) {
     return `Held before it was sent: a possible duplicate of an earlier payment (see the reason). If it is meant, allow it (paybatch allow ${batch} --external-id ${id} --reason TEXT --as NAME); if not, cancel it (paybatch cancel --batch ${batch} --external-id ${id}). Nothing of it was sent.`;
   }
-  if (row.phase === 'ready' || row.phase === 'checking') {
+  if (isBeforeSending(row.phase)) {
     return 'Not sent yet: paybatch sends it (once its batch is released, where approvals are on). Nothing to do; do not pay it another way.';
   }
   if (row.phase === 'held') {
     return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction. Do not pay it again: it may still pay out.';
   }
-  if (row.phase === 'not_sent' || row.phase === 'refused' || row.phase === 'invalid') {
+  if (isNeverSentEnd(row.phase)) {
     if (row.outcome === REASONS.possibleDuplicate) return 'Not sent: held as a possible duplicate and cancelled. If it is owed after all, pay it through corrections.';
     return `Never sent (${row.outcome ?? row.phase}): fix the cause, then pay it through corrections (${CORRECT(batch)}).`;
   }

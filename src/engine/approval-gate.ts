@@ -24,6 +24,7 @@ import type { ApprovalPolicy, KeptApproval } from '../approvals/verify.js';
 import { verifyApprovals } from '../approvals/verify.js';
 import type { Clock } from '../clock.js';
 import { REASONS } from '../payout-states.js';
+import type { ReasonCode } from '../payout-states.js';
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { ApprovalStore, BatchRecord, DuplicateStore, PipelineStore, ReleaseSeal } from '../store/port.js';
 import type { PipelineLog } from './steps.js';
@@ -32,7 +33,7 @@ export type GateVerdict =
   | { kind: 'not_needed' }
   | { kind: 'approved'; approvers: string[] }
   | { kind: 'waiting'; reason: string }
-  | { kind: 'ended'; outcome: string; reason: string };
+  | { kind: 'ended'; outcome: ReasonCode; reason: string };
 
 /** What funding a row may do under the approvals: a budget (minor units), none set (null), or nothing at all (held). */
 export type Allowance = bigint | null | 'held';
@@ -118,7 +119,7 @@ export class ApprovalGate {
     return this.hold(batch, verdict.reason);
   }
 
-  private async end(batch: BatchRecord, outcome: string, reason: string): Promise<GateVerdict> {
+  private async end(batch: BatchRecord, outcome: ReasonCode, reason: string): Promise<GateVerdict> {
     await this.store.setApprovalState(batch.id, outcome === REASONS.approvalRejected ? 'rejected' : 'expired', reason);
     this.held.set(batch.id, reason);
     this.approved.delete(batch.id);

@@ -14,6 +14,7 @@ import type { PipelineRow } from '../store/port.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import { cancelOnRequest as cancelOnRequestDecision, cancelOnRequestUndone } from './decide.js';
 import type { PipelineLog, RowSteps } from './steps.js';
+import { isUnpaidFinalState } from '../payout-states.js';
 
 export interface CancelAnswer {
   done: boolean;
@@ -78,7 +79,7 @@ export async function cancelOnRequest(row: PipelineRow, by: string | null, deps:
     }
     // [D11] Whether a DELETE whose answer was lost took effect, the transaction's state tells.
     const now = await client.getTransaction(id, limits).catch(() => null);
-    if (now && checkAnswer(row, now).length === 0 && (now.state === 'canceled' || now.state === 'refunded')) return requested();
+    if (now && checkAnswer(row, now).length === 0 && isUnpaidFinalState(now.state)) return requested();
   }
   await putBack();
   return unanswered(failure);

@@ -8,7 +8,7 @@ import type { PayoutClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow, PipelineStore } from '../store/port.js';
-import { CANCELLABLE_PHASES, DUPLICATE_HOLD, PHASES, REASONS } from '../payout-states.js';
+import { CANCELLABLE_PHASES, DUPLICATE_HOLD, PHASES, REASONS, isNotCreatedYet } from '../payout-states.js';
 import type { PipelineLog } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -37,7 +37,7 @@ export interface CancelLine {
 function notCancellable(row: PipelineRow): string {
   if (row.phase === 'final') return `already final (${row.state ?? row.outcome ?? 'ended'})`;
   if (row.phase === 'cancelling') return 'a cancellation is already under way';
-  if (row.phase === 'ready' || row.phase === 'creating') return 'not created at the service yet; nothing to cancel';
+  if (isNotCreatedYet(row.phase)) return 'not created at the service yet; nothing to cancel';
   if (row.phase === 'funding') return 'a funding call is in flight; try again in a moment';
   return `never sent (${row.outcome ?? row.phase})`;
 }

@@ -9,7 +9,8 @@
  * being paid (canceled, refunded, refused by the service).
  */
 import { createHash } from 'node:crypto';
-import { REASONS, isUnpaidFinalState } from '../payout-states.js';
+import { REASONS, isNeverSentEnd, isUnpaidFinalState } from '../payout-states.js';
+import type { Phase } from '../payout-states.js';
 import { CORRECTION_FORM } from '../validate/correction-id.js';
 
 /** The service's limit on external_id [2.1]. */
@@ -28,7 +29,7 @@ export function correctionExternalId(original: string): string {
 
 /** What is known of a row to decide whether it may be paid again. */
 export interface OriginalRow {
-  phase: string;
+  phase: Phase;
   state: string | null;
   outcome: string | null;
 }
@@ -42,12 +43,12 @@ export type Correctable = { ok: true } | { ok: false; code: string; why: string 
  * manual, held for a person, being cancelled) is refused until it ends.
  */
 export function correctable(row: OriginalRow): Correctable {
-  if (row.phase === 'invalid' || row.phase === 'not_sent') return { ok: true };
   if (row.phase === 'refused') {
     return row.outcome === REASONS.externalIdAlreadyUsed
       ? { ok: false, code: 'original_was_a_duplicate', why: 'the original was refused because an earlier batch used its external_id: that one is the row to look at' }
       : { ok: true };
   }
+  if (isNeverSentEnd(row.phase)) return { ok: true };
   if (row.phase === 'final') {
     if (row.state === 'paid') return { ok: false, code: 'original_paid', why: 'the original was paid' };
     if (row.state === null || isUnpaidFinalState(row.state)) return { ok: true };

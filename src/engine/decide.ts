@@ -19,7 +19,7 @@ import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
-import { REASONS, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
+import { REASONS, UNFUNDED_AT_SERVICE_PHASES, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
 
 export { MAX_CLOCK_SKEW_MS } from '../payout-states.js';
 
@@ -54,7 +54,7 @@ export interface Seen {
 export type Action =
   | { kind: 'none' }
   | { kind: 'fund'; amount: string; currency: string }
-  | { kind: 'cancel'; outcome: string; detail: string }
+  | { kind: 'cancel'; outcome: ReasonCode; detail: string }
   | { kind: 'hold'; detail: string; mismatches: readonly Mismatch[] };
 
 export interface Decision {
@@ -100,7 +100,7 @@ export function hold(row: PipelineRow, asked: Asked | string, mismatches: readon
 }
 
 /** Ends a created row that will not be funded: its transaction is cancelled [D11], with the reason in words. */
-export function cancel(outcome: string, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
+export function cancel(outcome: ReasonCode, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
   return {
     patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling) } },
     action: { kind: 'cancel', outcome, detail },
@@ -186,7 +186,7 @@ function fundOrEnd(row: PipelineRow, tx: ServiceTransaction, changes: RowChanges
 }
 
 /** The reservation for funding was refused: the row is cancelled instead, with the limit that refused it. */
-export function refuseFunding(decision: Decision, outcome: string, detail: string, now: number, policy: Policy): Decision {
+export function refuseFunding(decision: Decision, outcome: ReasonCode, detail: string, now: number, policy: Policy): Decision {
   const { phase: _phase, fund_attempts: _attempts, next_read_at: _next, ...changes } = decision.patch?.changes ?? {};
   return counting(cancel(outcome, detail, now, policy.polling, changes), decision.patch?.learned, decision.patch?.countRead);
 }
@@ -283,7 +283,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
   const fundedNow = funded || seenFunded;
 
   if (isTxState(state) && isFinal(state, fundedNow)) return { patch: { changes: { ...changes, phase: 'final', next_read_at: null }, learned: source, countRead: counted }, action: { kind: 'none' }, label: 'applied' };
-  if (fundedNow && (phase === 'created' || phase === 'funding')) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
+  if (fundedNow && UNFUNDED_AT_SERVICE_PHASES.includes(phase)) return { patch: follow({ ...changes, phase: 'funded' }), action: { kind: 'none' }, label: 'applied' };
 
   const rowNow = { ...row, created_at: changes.created_at ?? row.created_at };
   if (phase === 'created') {

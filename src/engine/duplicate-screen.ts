@@ -11,6 +11,7 @@ import { recipientKey } from '../validate/recipient-key.js';
 import type { DuplicateStore, IntakeStore, PossibleDuplicate, RecipientEntry } from '../store/port.js';
 import type { Candidate } from './duplicates.js';
 import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
+import { isBeforeSending } from '../payout-states.js';
 
 /** Rows recorded and looked at per round: one query for their twins. */
 const CHUNK = 1000;
@@ -86,7 +87,7 @@ export async function screenDuplicates(batchId: string, receivedAt: number, deps
   };
   for await (const row of deps.store.rows(batchId)) {
     // Sendable rows: 'ready', or 'checking' until the acceptance (every row, on PostgreSQL).
-    if ((row.phase !== 'ready' && row.phase !== 'checking') || !row.request) continue;
+    if (!isBeforeSending(row.phase) || !row.request) continue;
     const key = recipientKey(row.request);
     if (key === null) continue;
     entries.push({ line: row.line, external_id: row.external_id, key, currency: row.request.output_currency_code, amount: row.request.output_amount_in_cents });

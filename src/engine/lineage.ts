@@ -5,6 +5,8 @@
  * the links each correction row keeps (original_batch, original_line).
  */
 import type { IntakeStore, PipelineRow, PipelineStore } from '../store/port.js';
+import { isNeverSentEnd } from '../payout-states.js';
+import type { Phase } from '../payout-states.js';
 
 export interface LineageStep {
   batch: string;
@@ -12,7 +14,7 @@ export interface LineageStep {
   external_id: string;
   /** 0 for the original, 1 for its correction, 2 for a correction of that, ... */
   generation: number;
-  phase: string;
+  phase: Phase;
   state: string | null;
   outcome: string | null;
   /** True when this row's payout was paid, or was funded and could still be paid. */
@@ -31,7 +33,7 @@ type LineageStore = Pick<PipelineStore, 'row'> & Pick<IntakeStore, 'correctionsO
 /** Paid, or funded and not ended: money that reached, or may reach, the recipient. */
 function paysOrMayPay(row: Pick<PipelineRow, 'phase' | 'state' | 'funded_at'>): boolean {
   if (row.state === 'paid') return true;
-  if (row.phase === 'final' || row.phase === 'invalid' || row.phase === 'refused' || row.phase === 'not_sent') return false;
+  if (row.phase === 'final' || isNeverSentEnd(row.phase)) return false;
   return row.funded_at !== null;
 }
 

@@ -67,7 +67,7 @@ export interface PreviewDuplicate {
 
 const previewDuplicate = (own: string) => (d: Omit<PossibleDuplicate, 'batch_id'>): PreviewDuplicate => ({
   line: d.line, external_id: d.external_id, action: d.action, detail: d.detail,
-  twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase, date: d.twin.at, same_file: d.twin.batch_id === own },
+  twin: { batch: d.twin.batch_id, line: d.twin.line, external_id: d.twin.external_id, state: d.twin.state ?? d.twin.phase ?? 'unknown', date: d.twin.at, same_file: d.twin.batch_id === own },
   allowed_by: d.allowed_by, allowed_reason: d.allowed_reason,
 });
 

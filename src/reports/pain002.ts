@@ -10,7 +10,7 @@ import { isoReason } from './iso-status-reasons.js';
 import { currencyAmount, decimalNumber, max35, numericCount, requiredMax35 } from './iso-values.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from './results.js';
-import { isUnpaidFinalState } from '../payout-states.js';
+import { isEndedUnsent, isUnpaidFinalState } from '../payout-states.js';
 
 export type TxStatus = 'ACSC' | 'RJCT' | 'PDNG';
 
@@ -20,7 +20,7 @@ export function transferStatus(row: ResultRow): { status: TxStatus; reason: IsoR
   const state = resultState(row);
   if (state === 'paid') return { status: 'ACSC', reason: null };
   // Ended unpaid: invalid, or a transaction's state in which the money did not reach the recipient and will not.
-  const ended = state === 'invalid' || isUnpaidFinalState(state) || row.phase === 'refused' || row.phase === 'not_sent' || (row.phase === 'final' && state !== 'paid');
+  const ended = state === 'invalid' || isUnpaidFinalState(state) || isEndedUnsent(row.phase) || (row.phase === 'final' && state !== 'paid');
   if (!ended) return { status: 'PDNG', reason: null };
   const { code, reason } = resultReason(row);
   if (row.phase === 'invalid' && row.errors) {

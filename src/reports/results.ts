@@ -16,7 +16,7 @@ import { openWorkbook } from './workbook.js';
 import type { ResultRow } from '../store/port.js';
 
 import { adviceFor } from '../engine/advice.js';
-import { NEVER_SENT_PHASES } from '../payout-states.js';
+import { NEVER_SENT_PHASES, isEndedUnsent, isNotCreatedYet } from '../payout-states.js';
 import type { RowFields } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 
@@ -45,10 +45,10 @@ const SHEET_COLUMNS: SheetColumn[] = RESULT_COLUMNS.map((header) => ({ header, w
 /** The state a person reads: the service's state, or what paybatch decided when nothing was sent or an answer was not trusted. */
 export function resultState(row: ResultRow): string {
   if (row.phase === 'invalid') return 'invalid';
-  if (row.phase === 'refused' || row.phase === 'not_sent') return row.outcome ?? 'not_sent';
+  if (isEndedUnsent(row.phase)) return row.outcome ?? 'not_sent';
   // Held: the service's word about this row is not trusted, so its state is not shown as the row's.
   if (row.phase === 'held') return row.outcome ?? 'held';
-  if (row.phase === 'ready' || row.phase === 'creating') return 'not_sent_yet';
+  if (isNotCreatedYet(row.phase)) return 'not_sent_yet';
   // Ended without a transaction (the service refused the create): what paybatch recorded.
   return row.state ?? row.outcome ?? 'unknown';
 }
@@ -64,7 +64,7 @@ export function resultReason(row: ResultRow): { reason: string; code: string } {
 
 function errorText(row: ResultRow): string {
   const parts: string[] = [];
-  if (row.outcome && row.phase !== 'refused' && row.phase !== 'not_sent' && row.state !== null) parts.push(row.outcome);
+  if (row.outcome && !isEndedUnsent(row.phase) && row.state !== null) parts.push(row.outcome);
   if (row.errors) {
     for (const e of JSON.parse(row.errors) as { column: string; code: string; message: string }[]) parts.push(`${e.column}: ${e.code}: ${e.message}`);
   }

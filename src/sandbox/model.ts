@@ -8,17 +8,15 @@
 import type { Outcome } from './outcomes.js';
 import type { ReasonCode } from './reason-codes.js';
 import { REASON_CODES } from './reason-codes.js';
+import { SERVICE_CANCELLABLE_STATES, UNFUNDED_STATES } from '../payout-states.js';
+import type { SenderState, TxState as TransactionState } from '../payout-states.js';
 
-/** [3.1] */
-export const TRANSACTION_STATES = [
-  'initial', 'verified', 'approved', 'pending', 'mispaid', 'received', 'processing',
-  'manual', 'paid', 'canceled', 'refunded', 'exception', 'error', 'stuck',
-] as const;
-export type TransactionState = (typeof TRANSACTION_STATES)[number];
-
-/** [3.3] */
-export const SENDER_STATES = ['initial', 'verified', 'approved', 'banned', 'rejected', 'disabled'] as const;
-export type SenderState = (typeof SENDER_STATES)[number];
+/**
+ * The service's states [3.1] and its senders' [3.3]: the one vocabulary (payout-states.ts, which imports nothing), the
+ * same words paybatch checks the service's answers against. The sandbox's own state machine is lifecycle.ts.
+ */
+export { SENDER_STATES, TX_STATES as TRANSACTION_STATES } from '../payout-states.js';
+export type { SenderState, TxState as TransactionState } from '../payout-states.js';
 
 export type TransactionStep = 'expire' | 'receive' | 'process' | 'finish' | 'retry' | 'cancel' | 'refund';
 export type SenderStep = 'verify' | 'approve' | 'reject';
@@ -62,11 +60,9 @@ export interface SenderRecord {
 }
 
 /** States from which a cancellation can still stop the payout (so `may_cancel` is true). */
-const CANCELLABLE: ReadonlySet<TransactionState> = new Set([
-  'initial', 'verified', 'approved', 'pending', 'received', 'error', 'manual', 'exception',
-]);
+const CANCELLABLE: ReadonlySet<TransactionState> = new Set(SERVICE_CANCELLABLE_STATES);
 
-export const UNFUNDED: ReadonlySet<TransactionState> = new Set(['initial', 'verified', 'approved']);
+export const UNFUNDED: ReadonlySet<TransactionState> = new Set(UNFUNDED_STATES);
 
 export function mayCancel(tx: TransactionRecord): boolean {
   return CANCELLABLE.has(tx.state);

@@ -9,6 +9,7 @@ import type { EventSink, ServiceEvent } from './events.js';
 import { applySenderStep, applyTransactionStep, cancelRequested, fundedTransaction, newSenderState } from './lifecycle.js';
 import type { SenderRecord, SenderState, TransactionRecord, TransactionState } from './model.js';
 import { mayCancel, SENDER_STATES, senderView, TRANSACTION_STATES, transactionView, UNFUNDED } from './model.js';
+import { SENDER_STOPPED_STATES } from '../payout-states.js';
 import { currencyDecimals, inputAmountFor } from './money.js';
 import { outcomeFor } from './outcomes.js';
 import type { Random } from './random.js';
@@ -29,7 +30,7 @@ export interface ServiceDeps {
 
 export type CorridorRecord = CorridorConfig & { active: boolean };
 
-const BLOCKED_SENDER: ReadonlySet<SenderState> = new Set(['rejected', 'banned', 'disabled']);
+const BLOCKED_SENDER: ReadonlySet<SenderState> = new Set(SENDER_STOPPED_STATES);
 const STEP_BATCH = 500;
 const MAX_STEPS_PER_RECORD = 16;
 

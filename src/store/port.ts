@@ -6,6 +6,7 @@
 import type { Bucket } from '../api/rate-bucket.js';
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { Issue } from '../validate/issue.js';
+import type { Phase, ReasonCode } from '../payout-states.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import type {
   BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, CorrectionLink, LedgerRow, MetricsFigures, NewBatch, NewRow, NextRead, PipelineRow,
@@ -14,16 +15,11 @@ import type {
 import type {
   ApprovalRecord, AuditCheckpoint, AuditPageFilter, ConsoleCredential, LeaseHolder, NotificationRecord, WebhookEvent, WebhookEventCounts, WorkerRecord,
 } from './records.js';
+import type { Allowance, PossibleDuplicate, RecipientEntry, SameBatchTwin, Twin, TwinQuery } from './duplicate-records.js';
 
 export type * from './rows.js';
 export type * from './records.js';
-
-/** A row's first earlier line in its own batch paying the same account, amount and currency. */
-export interface SameBatchTwin {
-  of_line: number;
-  line: number;
-  external_id: string | null;
-}
+export type * from './duplicate-records.js';
 
 export interface IntakeStore {
   /** The accepted batch with this content, if any (a file taken twice is refused). */
@@ -47,7 +43,7 @@ export interface IntakeStore {
    * Takes an accepted batch back (its file changed after intake), only if
    * nothing of it has been sent: its rows end not sent. False when a row was sent.
    */
-  withdrawBatch(batchId: string, outcome: string, reason: string): Promise<boolean>;
+  withdrawBatch(batchId: string, outcome: ReasonCode, reason: string): Promise<boolean>;
   /**
    * Its file was unchanged when due: its rows may now be sent. With approvals on, `seal` is when, and the MAC of that
    * (see approvals/release-seal.ts): the column alone proves nothing to the approval gate.
@@ -83,9 +79,9 @@ export interface PipelineStore {
   /** Whether the batch's rows may be sent (its file was found unchanged once taken). */
   batchReleased(batchId: string): Promise<boolean>;
   /** Rows of a batch in some phases (and one input currency, when given), in file order, a page at a time. */
-  rowsInPhases(batchId: string, phases: readonly string[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]>;
+  rowsInPhases(batchId: string, phases: readonly Phase[], afterLine: number, limit: number, inputCurrency?: string): Promise<PipelineRow[]>;
   /** Rows of every open batch in some phases (what a restart must resolve). */
-  allRowsInPhases(phases: readonly string[]): Promise<PipelineRow[]>;
+  allRowsInPhases(phases: readonly Phase[]): Promise<PipelineRow[]>;
   /** The row as stored now. */
   row(batchId: string, line: number): Promise<PipelineRow | undefined>;
   /**
@@ -97,7 +93,7 @@ export interface PipelineStore {
    */
   commitRow(batchId: string, line: number, revision: number, patch: RowPatch, seen?: RowSeen): Promise<CommitOutcome>;
   /** Moves a row from one of `from` to `to`; false when it was not in one of them (someone moved it first). */
-  movePhase(batchId: string, line: number, from: readonly string[], to: string, outcome?: string | null, detail?: string | null): Promise<boolean>;
+  movePhase(batchId: string, line: number, from: readonly Phase[], to: Phase, outcome?: ReasonCode | null, detail?: string | null): Promise<boolean>;
   /**
    * The balance of a currency ran out: nothing more in it is created or funded
    * for the batches open now. Their rows in that currency not sent yet end as
@@ -253,53 +249,6 @@ export interface NotificationStore {
   markNotificationFailed(id: number, error: string, nextAttemptAt: number | null, at: number): Promise<void>;
   /** Counts per channel: waiting, delivered, given up. */
   notificationCounts(): Promise<Record<string, { waiting: number; delivered: number; given_up: number }>>;
-}
-
-/** An earlier row paying the same account the same amount in the same currency (see engine/duplicates.ts). */
-export interface Twin {
-  batch_id: string;
-  line: number;
-  external_id: string | null;
-  phase: string;
-  /** The service's state of its transaction; null before it has one. */
-  state: string | null;
-  /** When it was created at the service, or else when its batch was received (ISO 8601). */
-  at: string;
-}
-
-/** A person's word that a possible duplicate is meant (paybatch allow). */
-export interface Allowance {
-  person: string;
-  reason: string;
-  at: string;
-}
-
-/** A row's recipient account (validate/recipient-key.ts), amount and currency: what a possible duplicate is found by. */
-export interface RecipientEntry {
-  line: number;
-  key: string;
-  currency: string;
-  /** Minor units, an integer string. */
-  amount: string;
-}
-
-/** A row looked for twins; `batch_id` '' for a file not taken in yet. */
-export interface TwinQuery extends RecipientEntry {
-  batch_id: string;
-}
-
-/** A row found a possible duplicate, with its twin as it stood then; who allowed it, once a person did. */
-export interface PossibleDuplicate {
-  batch_id: string;
-  line: number;
-  external_id: string | null;
-  twin: Twin;
-  /** hold or warn (engine/duplicates.ts). */
-  action: string;
-  detail: string;
-  allowed_by: string | null;
-  allowed_reason: string | null;
-  allowed_at: string | null;
 }
 
 export interface DuplicateStore {

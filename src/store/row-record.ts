@@ -4,11 +4,13 @@ import { storedRequest } from '../batch/payout-request.js';
 import type { RowFields } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';
 import type { NewRow, RowRecord, StoredRequest } from './port.js';
+import { phaseOf, reasonCodeOf } from '../payout-states.js';
 
 export interface RowColumns {
   batch_id: string;
   line: number;
   external_id: string | null;
+  /** Checked against the vocabulary as the row is read, with its outcome (payout-states.ts). */
   phase: string;
   outcome: string | null;
   errors: string | null;
@@ -26,6 +28,8 @@ export function toRowRecord(row: RowColumns): RowRecord {
   const { invalid_fields: fields, ...rest } = row;
   return {
     ...rest,
+    phase: phaseOf(row.phase),
+    outcome: reasonCodeOf(row.outcome),
     errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
     request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
     fields: fields ? (JSON.parse(fields) as RowFields) : null,

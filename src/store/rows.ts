@@ -6,6 +6,7 @@
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { RowFields } from '../validate/fields.js';
+import type { Phase, ReasonCode } from '../payout-states.js';
 
 export type BatchStatus = 'intake' | 'accepted' | 'rejected' | 'settled';
 export type IntakePolicy = 'reject_file' | 'skip_invalid';
@@ -68,8 +69,8 @@ export interface RowRecord {
   batch_id: string;
   line: number;
   external_id: string | null;
-  phase: string;
-  outcome: string | null;
+  phase: Phase;
+  outcome: ReasonCode | null;
   errors: Issue[];
   request: PayoutRequest | null;
   outcome_detail: string | null;
@@ -112,12 +113,17 @@ export interface PipelineRow {
   line: number;
   external_id: string;
   request: PayoutRequest;
-  phase: string;
+  phase: Phase;
   /** paybatch's reason code for how the row ended, when paybatch ended it (REASONS in engine/states). */
-  outcome: string | null;
+  outcome: ReasonCode | null;
   /** The reason in words: which limit, and both amounts. */
   outcome_detail: string | null;
   transaction_id: string | null;
+  /**
+   * The service's word for its transaction's state, as it said it: one of TX_STATES, or a word it does not have,
+   * kept as said and never acted on as a state (decide.ts; the lying-service properties in decide-lies.test.ts).
+   * Hence text, not TxState: paybatch's own words (phase, outcome) are checked as they are read.
+   */
   state: string | null;
   state_reason: string | null;
   state_reason_code: string | null;
@@ -211,7 +217,7 @@ export interface BatchProgress {
 export interface NextRead {
   line: number;
   external_id: string;
-  phase: string;
+  phase: Phase;
   state: string | null;
   /** ms since the epoch; null when no read is scheduled (the row is being sent, created or funded). */
   next_read_at: number | null;
@@ -257,8 +263,8 @@ export interface ResultRow {
   line: number;
   external_id: string | null;
   transaction_id: string | null;
-  phase: string;
-  outcome: string | null;
+  phase: Phase;
+  outcome: ReasonCode | null;
   /** paybatch's reason in words, when paybatch ended the row: which limit, and both amounts. */
   outcome_detail: string | null;
   state: string | null;

@@ -4,7 +4,7 @@
  * src/payout-states.ts (never written out here), so that SQL and code cannot
  * disagree on which phases are which.
  */
-import { AT_SERVICE_PHASES, FOLLOWED_PHASES, NEVER_SENT_PHASES, NOT_SENT_YET_PHASES, REASONS, SENDING_PHASES, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
+import { AT_SERVICE_PHASES, BEFORE_SENDING_PHASES, FOLLOWED_PHASES, NEVER_SENT_PHASES, NOT_SENT_YET_PHASES, REASONS, SENDING_PHASES, SETTLED_PHASES, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
 import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
 import type { BatchStatus } from './rows.js';
 
@@ -23,8 +23,7 @@ export const NEVER_SENT = phaseList(NEVER_SENT_PHASES);
  */
 const NOT_SENDABLE_PHASES = NEVER_SENT_PHASES.filter((phase) => phase !== 'not_sent');
 export const NOT_SENDABLE = phaseList(NOT_SENDABLE_PHASES);
-/** Phases a row waits in before being sent: checking (its external_id looked at), or ready. */
-export const BEFORE_SENDING = phaseList(['checking', 'ready']);
+export const BEFORE_SENDING = phaseList(BEFORE_SENDING_PHASES);
 /** Ready, or never to be sent: rows of a batch none of which has gone to the service. */
 export const NOTHING_SENT = phaseList(['ready', ...NEVER_SENT_PHASES]);
 export const UNSETTLED = phaseList(UNSETTLED_PHASES);
@@ -32,7 +31,7 @@ export const NOT_SENT_YET = phaseList(NOT_SENT_YET_PHASES);
 export const SENDING = phaseList(SENDING_PHASES);
 export const AT_SERVICE = phaseList(AT_SERVICE_PHASES);
 /** Sendable rows whose part is over: ended without being sent, final or held (neither unsettled nor never to be sent). */
-export const SETTLED = phaseList(['final', 'not_sent', 'held']);
+export const SETTLED = phaseList(SETTLED_PHASES);
 export const FOLLOWED = phaseList(FOLLOWED_PHASES);
 /** Held rows and those paybatch is still working on: where an attention state can be. */
 export const HELD_OR_UNSETTLED = phaseList(['held', ...UNSETTLED_PHASES]);

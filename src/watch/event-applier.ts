@@ -13,7 +13,7 @@ import type { Clock } from '../clock.js';
 import type { Pipeline, PipelineLog } from '../engine/pipeline.js';
 import type { PipelineRow, PipelineStore, WebhookEvent, WebhookStore } from '../store/port.js';
 import { parseDelivery } from './webhook-delivery.js';
-import { isSenderStopped } from '../payout-states.js';
+import { isNotCreatedYet, isSenderStopped } from '../payout-states.js';
 
 const PAGE = 200;
 
@@ -108,7 +108,7 @@ export class EventApplier {
       return 'unknown_transaction';
     }
     // Being created: the create's own answer, or its lookup, tells the state; nothing is moved from here.
-    if (row.phase === 'ready' || row.phase === 'creating') return 'row_not_created_yet';
+    if (isNotCreatedYet(row.phase)) return 'row_not_created_yet';
     if (!tx) {
       // The event says something changed without the whole transaction: read it now.
       await pipeline.readSoon(row);

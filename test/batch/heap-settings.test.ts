@@ -3,6 +3,8 @@
  * worker threads: a worker's start puts V8's flags back as they were at launch,
  * and the young generation of the thread that reads the file then grows to its
  * 32 MB. Run in a child process of its own (the built code), as the command runs.
+ * The figures are the configuration's `process` keys, set by the CLI as a command
+ * starts (src/cli/process-tuning.ts); without them, a process is left to V8.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,9 +40,10 @@ process.stdout.write(JSON.stringify({ rows: report.rows, youngMb: young.space_si
 const workerScript = `
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { keepHeapNearLive } from '${built('src/heap.js')}';
+import { heapSettings, keepHeapNearLive } from '${built('src/heap.js')}';
 keepHeapNearLive();
-const worker = new Worker(new URL('${built('src/batch/check-worker.js')}'));
+// Given the settings as every worker paybatch starts is (its workerData).
+const worker = new Worker(new URL('${built('src/batch/check-worker.js')}'), { workerData: { heap: heapSettings() } });
 await new Promise((resolve) => worker.once('message', resolve));
 let kept = [];
 for (let i = 0; i < 3_000_000; i++) {
@@ -77,7 +80,37 @@ for (let i = 0; i < 3_000_000; i++) {
 process.stdout.write(JSON.stringify({ before, grown, after: youngMb(), firstMs, askedAgainMs }));
 `;
 
+/** The CLI's start with a configuration: its process keys set the heap, the defaults those measured. */
+const configuredScript = `
+import { getHeapSpaceStatistics } from 'node:v8';
+import { holdHeapUntilConfigured, roomForSending } from '${built('src/heap.js')}';
+const youngMb = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 1048576;
+// As main.ts does, before anything else loads.
+holdHeapUntilConfigured();
+const { tuneHeap } = await import('${built('src/cli/process-tuning.js')}');
+const { configSchema } = await import('${built('src/config/config.js')}');
+const before = youngMb();
+tuneHeap(configSchema.parse(JSON.parse(process.argv[2])));
+const started = youngMb();
+roomForSending();
+process.stdout.write(JSON.stringify({ before, started, sending: youngMb() }));
+`;
+
 describe('the heap settings', () => {
+  it('come from the configuration\'s process keys, set as a command starts; the defaults are the measured 4 and 8 MB', () => {
+    const checker = join(dir, 'configured.mjs');
+    writeFileSync(checker, configuredScript);
+    type Sizes = { before: number; started: number; sending: number };
+    const run = (config: object): Sizes => JSON.parse(execFileSync(process.execPath, [checker, JSON.stringify(config)], { encoding: 'utf8' })) as Sizes;
+    expect(run({})).toMatchObject({ started: 4, sending: 8 });
+    expect(run({ process: { young_generation_mb: 8, sending_young_generation_mb: 8 } })).toMatchObject({ started: 8, sending: 8 });
+    expect(run({ process: { young_generation_mb: 2, sending_young_generation_mb: 4 } })).toMatchObject({ started: 2, sending: 4 });
+    // 0: left to V8 (nothing grown at start nor for sending).
+    const free = run({ process: { young_generation_mb: 0, sending_young_generation_mb: 0 } });
+    expect(free.started).toBe(free.before);
+    expect(free.sending).toBe(free.before);
+  }, 60_000);
+
   it('give sending a young generation of 4 MB a half, held there; a process whose heap paybatch does not keep is left alone', () => {
     const checker = join(dir, 'sending.mjs');
     writeFileSync(checker, sendingScript);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { AdviceInput } from '../../src/engine/advice.js';
 import { adviceFor } from '../../src/engine/advice.js';
+import type { Phase } from '../../src/payout-states.js';
 
-const row = (phase: string, state: string | null, extra: Partial<AdviceInput> = {}): AdviceInput => ({ batch_id: 'B1', external_id: 'PAY-1', phase, state, outcome: null, ...extra });
+const row = (phase: Phase, state: string | null, extra: Partial<AdviceInput> = {}): AdviceInput => ({ batch_id: 'B1', external_id: 'PAY-1', phase, state, outcome: null, ...extra });
 /** Advice to pay again other than through corrections (the warnings not to are left out first). */
 const PAY_AGAIN = /pay (it )?again(?! through corrections)(?!, through corrections)(?! only through corrections)/i;
 const offers = (advice: string): string => advice.replace(/(do not|never) pay (it|this) again/gi, '');
@@ -22,7 +23,7 @@ describe('advice by state, never leading to paying twice', () => {
   });
 
   it('a row not sent yet: nothing to do, paybatch sends it; the batch named by the caller when the row does not say (a result row)', () => {
-    for (const phase of ['ready', 'checking']) {
+    for (const phase of ['ready', 'checking'] as const) {
       const advice = adviceFor(row(phase, null));
       expect(advice).toMatch(/^Not sent yet: paybatch sends it/);
       expect(offers(advice)).not.toMatch(PAY_AGAIN);

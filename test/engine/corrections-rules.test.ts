@@ -1,5 +1,6 @@
 /** The pure rules of corrections: derived external ids, and which originals may be paid again. */
 import { describe, expect, it } from 'vitest';
+import type { Phase } from '../../src/payout-states.js';
 import { correctable, correctionExternalId, unpaid } from '../../src/engine/corrections.js';
 import { CORRIDORS } from '../../src/validate/corridors.js';
 import type { RowFields } from '../../src/validate/fields.js';
@@ -20,7 +21,7 @@ describe('corrections, the rules', () => {
   });
 
   it('takes a correction only from an original that can no longer pay and was not paid', () => {
-    const ok = (phase: string, state: string | null = null, outcome: string | null = null) => correctable({ phase, state, outcome }).ok;
+    const ok = (phase: Phase, state: string | null = null, outcome: string | null = null) => correctable({ phase, state, outcome }).ok;
     expect(ok('invalid')).toBe(true);
     expect(ok('not_sent', null, 'insufficient_funds')).toBe(true);
     expect(ok('refused', null, 'quote_rejected')).toBe(true);

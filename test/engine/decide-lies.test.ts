@@ -36,7 +36,7 @@ import { MAX_CLOCK_SKEW_MS, decide, hold } from '../../src/engine/decide.js';
 import type { PollingPolicy } from '../../src/engine/read-schedule.js';
 import { firstInterval, nextReadAt } from '../../src/engine/read-schedule.js';
 import type { PipelineRow } from '../../src/store/port.js';
-import type { Phase } from '../../src/payout-states.js';
+import type { Phase, TxState } from '../../src/payout-states.js';
 import type { RowCorridor } from '../helpers/rows.js';
 import { validRow } from '../helpers/rows.js';
 import { propertyRuns } from '../helpers/depth.js';
@@ -710,7 +710,7 @@ describe('decide: focused properties', () => {
     for (let i = 0; i < propertyRuns(1_500); i++) {
       const ms = NOW - g.int(1, 40 * MIN);
       const phase = g.pick<Phase>(['created', 'funded', 'cancelling']);
-      const state = phase === 'funded' ? g.pick(['pending', 'processing', 'error', 'manual']) : g.pick(['initial', 'verified']);
+      const state = phase === 'funded' ? g.pick<TxState>(['pending', 'processing', 'error', 'manual']) : g.pick<TxState>(['initial', 'verified']);
       const row = baseRow(phase, { state, observed_at: iso(ms), funded_at: phase === 'funded' ? iso(ms) : null, created_at: iso(NOW - 30 * MIN) });
       const tx = txOf(row, { state, updated_at: spell(g, ms) });
       expect(tx.updated_at).toBe(row.observed_at);

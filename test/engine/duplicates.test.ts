@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Twin } from '../../src/engine/duplicates.js';
+import type { Phase, TxState } from '../../src/payout-states.js';
 import { decideDuplicate, describeDecision, twinStanding, windowStart } from '../../src/engine/duplicates.js';
 import { SameFileTwins, findingsOf } from '../../src/engine/duplicate-screen.js';
 
-const twin = (phase: string, state: string | null, at = '2026-11-20T10:00:00.000Z'): Twin => ({ batch_id: 'B1', line: 2, external_id: 'PAY-1', phase, state, at });
+const twin = (phase: Phase, state: TxState | null, at = '2026-11-20T10:00:00.000Z'): Twin => ({ batch_id: 'B1', line: 2, external_id: 'PAY-1', phase, state, at });
 const allowance = { person: 'Grace Hopper', reason: 'second invoice', at: '2026-11-27T10:00:00.000Z' };
 
 describe('what a twin is', () => {

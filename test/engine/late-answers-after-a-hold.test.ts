@@ -38,6 +38,7 @@ import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import type { PipelineRow } from '../../src/store/port.js';
+import type { Phase } from '../../src/payout-states.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Daemon } from '../../src/watch/daemon.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
@@ -140,7 +141,7 @@ async function watchThroughLiar(engine: Record<string, unknown> = {}, sandboxCon
 }
 
 /** The first row of the only batch, once it is in one of `phases`. */
-async function rowIn(store: SqliteStore, phases: readonly string[], what: string): Promise<PipelineRow> {
+async function rowIn(store: SqliteStore, phases: readonly Phase[], what: string): Promise<PipelineRow> {
   return eventually(async () => {
     const [batch] = await store.recentBatches('2000-01-01');
     const [row] = batch ? await store.rowsInPhases(batch.id, [...phases], 0, 1) : [];

@@ -18,7 +18,7 @@ import { configSchema } from '../../src/config/config.js';
 import { policyOf } from '../../src/engine/pipeline.js';
 import { RowSteps } from '../../src/engine/steps.js';
 import type { PipelineRow } from '../../src/store/port.js';
-import type { Phase } from '../../src/payout-states.js';
+import type { Phase, TxState } from '../../src/payout-states.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const REQUEST: PayoutRequest = {
@@ -77,7 +77,7 @@ describe('races of one row, on a manual clock', () => {
   });
 
   /** One row of an accepted batch, moved to `phase` with the transaction last seen in `state`. */
-  async function rowIn(phase: Phase, state: string, observedAt: string | null, funded = false): Promise<PipelineRow> {
+  async function rowIn(phase: Phase, state: TxState, observedAt: string | null, funded = false): Promise<PipelineRow> {
     const batch = await store.beginBatch({ file_name: 'race.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-01-05T08:59:00.000Z', file_mtime_ms: null, send_after: 0 });
     await store.addRows(batch, [{ line: 2, external_id: 'RACE-1', request: REQUEST, errors: [] }]);
     await store.acceptBatch(batch);

@@ -134,9 +134,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'created', transaction_id: 'tr_1', state: 'approved' }, learned: 'answer' }, a)).toEqual({ kind: 'applied' });
       expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'final' } }, a)).toEqual({ kind: 'moved' });
       const created = await row(batch, 2);
-      expect(await store.commitRow(batch, 2, created.revision, { changes: { phase: 'funded', transaction_id: 'tr_1', state: 'funded', funded_at: AT }, learned: 'answer' }, created))
+      expect(await store.commitRow(batch, 2, created.revision, { changes: { phase: 'funded', transaction_id: 'tr_1', state: 'pending', funded_at: AT }, learned: 'answer' }, created))
         .toEqual({ kind: 'applied' });
-      expect(await row(batch, 2)).toMatchObject({ phase: 'funded', transaction_id: 'tr_1', state: 'funded', funded_at: AT, revision: a.revision + 2 });
+      expect(await row(batch, 2)).toMatchObject({ phase: 'funded', transaction_id: 'tr_1', state: 'pending', funded_at: AT, revision: a.revision + 2 });
       expect(await store.rowByTransaction('tr_1')).toMatchObject({ line: 2 });
       expect((await store.batch(batch))?.changes_by_answer).toBe(2);
       // Another row's transaction: taken, while the row is as read; moved once it is not (a refusal is for the row as it stands).
@@ -146,7 +146,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(await store.commitRow(batch, 3, b.revision, { changes: { transaction_id: 'tr_1' } }, b)).toEqual({ kind: 'moved' });
       await store.stopCurrency('USD', 'the USD balance ran out', AT);
       const c = await row(batch, 4);
-      const fund = { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: null } };
+      const fund = { changes: { phase: 'funding' as const }, reserve: { currency: 'USD', amount: 10_000n, budget: null } };
       expect(await store.commitRow(batch, 4, c.revision, fund, c)).toEqual({ kind: 'stopped', detail: 'the USD balance ran out' });
       expect(await store.commitRow(batch, 4, c.revision - 1, fund, { ...c })).toEqual({ kind: 'moved' });
       // A read scheduled meanwhile moves the next read's time, not the revision: the copy is still the row at its revision.
@@ -179,7 +179,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect(again.map((o) => o.kind)).toEqual(['applied', 'taken']);
       expect(await store.batch(one)).toMatchObject({ changes_by_answer: 1, changes_by_webhook: 1, changes_by_polling: 0 });
       // The row that holds its transaction learns a new state: counted.
-      expect(await store.commitRow(one, 2, a.revision + 2, { changes: { transaction_id: 'tr_a', state: 'funded' }, learned: 'polling' })).toEqual({ kind: 'applied' });
+      expect(await store.commitRow(one, 2, a.revision + 2, { changes: { transaction_id: 'tr_a', state: 'pending' }, learned: 'polling' })).toEqual({ kind: 'applied' });
       expect(await store.batch(one)).toMatchObject({ changes_by_answer: 1, changes_by_webhook: 1, changes_by_polling: 1 });
     });
 

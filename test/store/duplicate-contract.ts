@@ -51,7 +51,7 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       // Outside the window, none.
       expect(await store.batchTwins(second, 0, 3, '2026-03-02T09:02:00.000Z')).toEqual([]);
 
-      const twin = { batch_id: first, line: 2, external_id: 'P-1', phase: 'funded', state: 'stuck', at: '2026-03-02T09:01:00.000Z' };
+      const twin = { batch_id: first, line: 2, external_id: 'P-1', phase: 'funded' as const, state: 'stuck' as const, at: '2026-03-02T09:01:00.000Z' };
       await store.recordPossibleDuplicates([
         { batch_id: second, line: 2, external_id: 'Q-1', twin, action: 'hold', detail: 'held: twin may pay' },
         { batch_id: second, line: 3, external_id: 'Q-2', twin, action: 'warn', detail: 'sent' },
@@ -100,7 +100,7 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect(await store.sameBatchTwins(batch, 0, 20)).toEqual(expected);
       expect(await store.sameBatchTwins(batch, 19, 21)).toEqual([{ of_line: 20, line: 10, external_id: 'M-9' }, { of_line: 21, line: 3, external_id: 'M-2' }]);
 
-      const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready', state: null, at: AT };
+      const twin = { batch_id: batch, line: 2, external_id: 'M-1', phase: 'ready' as const, state: null, at: AT };
       await store.recordPossibleDuplicates([{ batch_id: batch, line: 3, external_id: 'M-2', twin, action: 'hold', detail: 'held' }]);
       const allowance = { person: 'Grace Hopper', reason: 'meant', at: '2026-03-03T10:00:00.000Z' };
       expect(await store.allowDuplicate(batch, 3, allowance)).toBe(true);

@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker } from '../../src/audit/chain.js';
 import type { PipelineRow, RowPatch } from '../../src/store/port.js';
+import type { Phase, TxState } from '../../src/payout-states.js';
 import { appendAuditNow } from '../../src/store/sqlite/audit.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
@@ -41,7 +42,7 @@ describe('SQLite group commit', () => {
   });
 
   const row = async (line: number): Promise<PipelineRow> => (await store.row(batch, line)) as PipelineRow;
-  const created = (line: number, state: string): RowPatch => ({
+  const created = (line: number, state: TxState): RowPatch => ({
     changes: { phase: 'created', transaction_id: `tr_${line}`, state }, learned: 'answer',
     audits: [{ action: 'state_learned', at: AT, details: { line, state } }],
   });
@@ -67,7 +68,7 @@ describe('SQLite group commit', () => {
       store.commitRow(batch, 2, (rows[0] as PipelineRow).revision, created(2, 'approved'), rows[0]),
       store.commitRow(batch, 3, (rows[1] as PipelineRow).revision, created(3, 'approved'), rows[1]),
       // A phase may not be null (NOT NULL): this piece throws after the two before it wrote their rows and entries.
-      store.commitRow(batch, 4, (rows[2] as PipelineRow).revision, { ...created(4, 'approved'), changes: { phase: null as unknown as string, state: 'approved' } }, rows[2]),
+      store.commitRow(batch, 4, (rows[2] as PipelineRow).revision, { ...created(4, 'approved'), changes: { phase: null as unknown as Phase, state: 'approved' } }, rows[2]),
       store.commitRow(batch, 5, (rows[3] as PipelineRow).revision, created(5, 'initial'), rows[3]),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
@@ -86,7 +87,7 @@ describe('SQLite group commit', () => {
     const rows = await Promise.all([2, 3, 4, 5].map(row));
     await Promise.all(rows.map((r) => store.commitRow(batch, r.line, r.revision, created(r.line, 'approved'), r)));
     const again = await Promise.all([2, 3].map(row));
-    await Promise.all(again.map((r) => store.commitRow(batch, r.line, r.revision, { changes: { state: 'funded' }, audits: [{ action: 'state_learned', at: AT, details: { line: r.line, state: 'funded' } }] }, r)));
+    await Promise.all(again.map((r) => store.commitRow(batch, r.line, r.revision, { changes: { state: 'pending' }, audits: [{ action: 'state_learned', at: AT, details: { line: r.line, state: 'pending' } }] }, r)));
     await store.appendAudit({ at: AT, actor: 'someone', action: 'note', subject: batch, details: {} });
     const entries = await trail();
     expect(entries.filter((e) => e.action === 'state_learned')).toHaveLength(6);
@@ -110,6 +111,21 @@ describe('SQLite group commit', () => {
     const entries = await trail();
     expect(entries.map((e) => e.action)).toEqual(['state_learned', 'state_learned', 'note', 'note']);
     expect(chainBreaks(entries)).toEqual([]);
+  });
+
+  it('read a row back only in paybatch\'s own words: a phase or outcome written by hand that paybatch does not have is an error', async () => {
+    const raw = new Database(file);
+    try {
+      raw.prepare("UPDATE rows SET phase = 'sent' WHERE batch_id = ? AND line = 2").run(batch);
+      await expect(store.row(batch, 2)).rejects.toThrow(/phase "sent"/);
+      // The service's word for a state is kept as it said it (a lie included): not checked here.
+      raw.prepare("UPDATE rows SET phase = 'created', state = 'declined', outcome = 'because' WHERE batch_id = ? AND line = 2").run(batch);
+      await expect(store.row(batch, 2)).rejects.toThrow(/"because"/);
+      raw.prepare('UPDATE rows SET outcome = NULL WHERE batch_id = ? AND line = 2').run(batch);
+      expect(await store.row(batch, 2)).toMatchObject({ phase: 'created', state: 'declined', outcome: null });
+    } finally {
+      raw.close();
+    }
   });
 
   it('work in a group that undoes a nested transaction of its own: the entries after it chain to the trail as it stands', async () => {
@@ -141,13 +157,13 @@ describe('SQLite group commit', () => {
     other.close();
     // The caller believes the row holds no transaction: the transaction id it names would be left out as unchanged were
     // the copy trusted; and the taken check would be skipped for the same reason.
-    expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'funded', transaction_id: 'tr_elsewhere', state: 'funded' }, learned: 'answer' }, { ...a, transaction_id: 'tr_elsewhere' }))
+    expect(await store.commitRow(batch, 2, a.revision, { changes: { phase: 'funded', transaction_id: 'tr_elsewhere', state: 'pending' }, learned: 'answer' }, { ...a, transaction_id: 'tr_elsewhere' }))
       .toEqual({ kind: 'moved' });
     expect(await row(2)).toMatchObject({ phase: 'created', transaction_id: 'tr_elsewhere', state: null, revision: a.revision });
     expect((await store.batch(batch))?.changes_by_answer).toBe(0);
     // Read again, it applies.
     const fresh = await row(2);
-    expect(await store.commitRow(batch, 2, fresh.revision, { changes: { phase: 'funded', transaction_id: 'tr_elsewhere', state: 'funded' }, learned: 'answer' }, fresh)).toEqual({ kind: 'applied' });
-    expect(await row(2)).toMatchObject({ phase: 'funded', transaction_id: 'tr_elsewhere', state: 'funded', revision: a.revision + 1 });
+    expect(await store.commitRow(batch, 2, fresh.revision, { changes: { phase: 'funded', transaction_id: 'tr_elsewhere', state: 'pending' }, learned: 'answer' }, fresh)).toEqual({ kind: 'applied' });
+    expect(await row(2)).toMatchObject({ phase: 'funded', transaction_id: 'tr_elsewhere', state: 'pending', revision: a.revision + 1 });
   });
 });

@@ -9,9 +9,10 @@
  * what these return.
  */
 import type { NewAuditEntry } from '../../audit/chain.js';
-import { DUPLICATE_HOLD, NEVER_SENT_PHASES, REASONS } from '../../payout-states.js';
+import { DUPLICATE_HOLD, NEVER_SENT_PHASES, REASONS, isTxState, phaseOf } from '../../payout-states.js';
+import type { Phase } from '../../payout-states.js';
 import type { Allowance, PossibleDuplicate, RecipientEntry, SameBatchTwin, Twin, TwinQuery } from '../port.js';
-import { phaseList } from '../sql-lists.js';
+import { BEFORE_SENDING, phaseList } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 
 /** Rows that ended unpaid are nobody's twin: never sent, or final but not paid (cancelled, refunded). */
@@ -39,18 +40,24 @@ interface FoundColumns {
   twin_state: string; twin_at: string; action: string; detail: string; allowed_by: string | null; allowed_reason: string | null; allowed_at: string | null;
 }
 
+/** The twin's one recorded word (findingParams): its state, or its phase before it had one; checked (payout-states.ts). */
+const standing = (word: string): { phase: Phase | null; state: string | null } => (isTxState(word) ? { phase: null, state: word } : { phase: phaseOf(word), state: null });
+
 const toFound = (c: FoundColumns): PossibleDuplicate => ({
   batch_id: c.batch_id, line: c.line, external_id: c.external_id, action: c.action, detail: c.detail,
-  twin: { batch_id: c.twin_batch, line: c.twin_line, external_id: c.twin_external_id, phase: c.twin_state, state: c.twin_state, at: c.twin_at },
+  twin: { batch_id: c.twin_batch, line: c.twin_line, external_id: c.twin_external_id, ...standing(c.twin_state), at: c.twin_at },
   allowed_by: c.allowed_by, allowed_reason: c.allowed_reason, allowed_at: c.allowed_at,
 });
 
+type TwinColumns = Omit<Twin, 'phase'> & { phase: string };
+const toTwin = <T extends TwinColumns>(row: T): T & Twin => ({ ...row, phase: phaseOf(row.phase) });
+
 export async function twinsOf(c: SqlConnection, query: TwinQuery, since: string, limit: number): Promise<Twin[]> {
-  return c.all<Twin>(TWINS, [query.key, query.currency, query.amount, query.batch_id, since, limit]);
+  return (await c.all<TwinColumns>(TWINS, [query.key, query.currency, query.amount, query.batch_id, since, limit])).map(toTwin);
 }
 
 export async function batchTwins(c: SqlConnection, batchId: string, after: number, upto: number, since: string): Promise<LineTwin[]> {
-  return c.all<LineTwin>(BATCH_TWINS, [batchId, after, upto, since]);
+  return (await c.all<TwinColumns & { of_line: number }>(BATCH_TWINS, [batchId, after, upto, since])).map(toTwin);
 }
 
 /**
@@ -112,7 +119,7 @@ export const findingParams = (f: Finding): unknown[] =>
  * with: the acceptance refuses that one, as before.
  */
 export const HOLD = `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = ?, outcome_detail = ?, revision = revision + 1
-  WHERE batch_id = ? AND line = ? AND phase IN ('ready', 'checking') AND NOT EXISTS (
+  WHERE batch_id = ? AND line = ? AND phase IN ${BEFORE_SENDING} AND NOT EXISTS (
     SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (o.batch_id = rows.batch_id AND o.line = rows.line))`;
 
 export const holdParams = (f: Finding): unknown[] => [REASONS.possibleDuplicate, f.detail, f.batch_id, f.line];

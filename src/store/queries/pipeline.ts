@@ -6,6 +6,7 @@
  */
 import type { BatchRecord, NextRead, ObservationSource, PipelineRow, ResultRow } from '../port.js';
 import { FOLLOWED, IN_PROCESSING, NEVER_SENT, PIPELINE_COLUMNS, RESULT_ROW_COLUMNS, UNSETTLED, WAITING_ON_SENDER } from '../sql-lists.js';
+import { phaseOf, reasonCodeOf } from '../../payout-states.js';
 import type { SqlConnection } from './connection.js';
 import { marks } from './connection.js';
 import { INTAKE_SQL, PAGE_ROWS } from './intake.js';
@@ -36,12 +37,31 @@ export const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'cha
 export const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 
 /** A pipeline row as both databases return it: the request as JSON text. */
-export interface PipelineColumns extends Omit<PipelineRow, 'request' | 'may_cancel'> {
+export interface PipelineColumns extends Omit<PipelineRow, 'request' | 'phase' | 'outcome' | 'may_cancel'> {
   request: string;
+  phase: string;
+  outcome: string | null;
   may_cancel?: number | null;
 }
 
-export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({ ...row, request: JSON.parse(row.request) as PipelineRow['request'], may_cancel: readFlag(row.may_cancel) });
+/** Its words checked against the vocabulary (payout-states.ts): a word paybatch does not have is an error, not passed on. */
+export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({
+  ...row, phase: phaseOf(row.phase), outcome: reasonCodeOf(row.outcome), request: JSON.parse(row.request) as PipelineRow['request'], may_cancel: readFlag(row.may_cancel),
+});
+
+type ResultColumns = Omit<ResultRow, 'phase' | 'outcome' | 'may_cancel'> & { phase: string; outcome: string | null; may_cancel: number | boolean | null };
+
+/**
+ * Checked against the vocabulary and made a yes or no (stored 1, 0, null) in place: a result file of a million rows
+ * copies none.
+ */
+function asResultRow(row: ResultColumns): ResultRow {
+  const checked = row as unknown as ResultRow;
+  checked.phase = phaseOf(row.phase);
+  checked.outcome = reasonCodeOf(row.outcome);
+  checked.may_cancel = readFlag(row.may_cancel as number | null);
+  return checked;
+}
 
 export const PIPELINE_SQL = {
   /** Params: currency, detail, at. The currency's balance ran out: every open batch stops funding in it. */
@@ -102,8 +122,9 @@ export async function scheduleOrphans(c: SqlConnection, now: number): Promise<nu
 }
 
 export async function nextReads(c: SqlConnection, batchId: string, limit: number): Promise<NextRead[]> {
-  return c.all<NextRead>(`SELECT line, external_id, phase, state, next_read_at FROM rows WHERE batch_id = ? AND phase IN ${UNSETTLED}
+  const rows = await c.all<Omit<NextRead, 'phase'> & { phase: string }>(`SELECT line, external_id, phase, state, next_read_at FROM rows WHERE batch_id = ? AND phase IN ${UNSETTLED}
     ORDER BY next_read_at IS NULL, next_read_at, line LIMIT ?`, [batchId, limit]);
+  return rows.map((row) => ({ ...row, phase: phaseOf(row.phase) }));
 }
 
 export async function unsettledRows(c: SqlConnection, batchId: string): Promise<number> {
@@ -116,10 +137,8 @@ export async function settleBatch(c: SqlConnection, batchId: string, at: string)
 
 export async function* resultRows(c: SqlConnection, batchId: string, afterLine = 0): AsyncIterable<ResultRow> {
   for (let after = afterLine; ; ) {
-    const page = await c.all<ResultRow>(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after]);
+    const page = (await c.all<ResultColumns>(`SELECT ${RESULT_ROW_COLUMNS} FROM rows WHERE batch_id = ? AND line > ? ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after])).map(asResultRow);
     if (page.length === 0) return;
-    // Read back as stored (1, 0, null) and made a yes or no in place: a result file of a million rows copies none.
-    for (const r of page) r.may_cancel = readFlag(r.may_cancel);
     yield* page;
     after = (page[page.length - 1] as ResultRow).line;
   }

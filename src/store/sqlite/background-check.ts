@@ -22,6 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { DatabaseUnusable, DiskError, asDiskError } from '../../errors.js';
 import type { PaybatchError } from '../../errors.js';
 import { workerScript } from '../../worker-script.js';
+import { heapSettings } from '../../heap.js';
 import { RESTORE_HINT, damagedMessage, isDamage, quickCheckFile } from './database.js';
 
 /** What the worker answers: the problems found, or why it could not look. */
@@ -55,7 +56,7 @@ export function checkDatabaseInBackground(file: string, script = workerScript(im
   let ended: Promise<void> = Promise.resolve();
   try {
     // Small heap limits: it holds a page or two at a time; SQLite's cache is outside them.
-    const worker = new Worker(script, { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
+    const worker = new Worker(script, { workerData: { file, heap: heapSettings() }, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
     worker.on('message', answer);
     worker.on('error', (error) => answer({ failed: { message: error.message } }));
     ended = new Promise((resolve) => worker.once('exit', (code) => {

@@ -10,11 +10,11 @@
  */
 import { fstatSync, readSync, readdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { holdHeapFlags } from '../../heap.js';
+import { heapGiven, holdHeapFlags } from '../../heap.js';
 import type { FileIdentity } from './checkpointer.js';
 
 // First: this worker's start put the heap's flags back for the whole process (see heap.ts).
-holdHeapFlags();
+holdHeapFlags(heapGiven(workerData));
 const { default: Database } = await import('better-sqlite3');
 const { identityOf, sameFile } = await import('./checkpointer.js');
 

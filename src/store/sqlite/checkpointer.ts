@@ -27,6 +27,7 @@ import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './database.js';
 import { workerScript } from '../../worker-script.js';
+import { heapSettings } from '../../heap.js';
 
 /** Group commits in one second that start the thread, unless configured (store.checkpoint_thread_groups_per_second). */
 export const BUSY_GROUPS_PER_SECOND = 100;
@@ -95,7 +96,7 @@ export class Checkpointer {
     try {
       // Small heap limits: it holds no more than a statement's result at a time; SQLite's cache is outside them.
       worker = new Worker(this.options.script ?? workerScript(import.meta.url, 'checkpoint-worker.js'), {
-        workerData: { file: this.file, everyMs: CHECKPOINT_EVERY_MS, opened: this.opened }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+        workerData: { file: this.file, everyMs: CHECKPOINT_EVERY_MS, opened: this.opened, heap: heapSettings() }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
       });
     } catch (error) {
       this.fellBack(reasonOf(error));

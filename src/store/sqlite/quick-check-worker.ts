@@ -1,9 +1,9 @@
 /** A worker thread that runs SQLite's quick check on the database (see background-check.ts). */
 import { parentPort, workerData } from 'node:worker_threads';
-import { holdHeapFlags } from '../../heap.js';
+import { heapGiven, holdHeapFlags } from '../../heap.js';
 
 // First: this worker's start put the heap's flags back for the whole process (see heap.ts).
-holdHeapFlags();
+holdHeapFlags(heapGiven(workerData));
 const { isDamage, quickCheckFile } = await import('./database.js');
 
 try {
