@@ -75,7 +75,8 @@ export function registerActions(app: FastifyInstance, deps: ConsoleDeps, secure:
     if (refused) return html(reply, attentionPage(viewer, await attentionRows(store, clock), { text: refused, kind: 'error' }), 403);
     const { batch = '', line = '', confirm } = form(request);
     const row = (await attentionRows(store, clock)).find((a) => a.batch === batch && String(a.line) === line);
-    if (!row || !row.cancellable) return notFound(reply, viewer, 'that row does not need attention (any more), or is being cancelled already');
+    if (!row) return notFound(reply, viewer, 'that row does not need attention (any more)');
+    if (!row.cancellable) return notFound(reply, viewer, `that row is not to be cancelled: ${row.not_cancellable ?? 'not from here'}`);
     if (confirm !== 'yes') return reply.redirect(`/attention/cancel?batch=${encodeURIComponent(batch)}&line=${row.line}`, 303);
     const outcome = await deps.actions!.cancel(row.batch, row.line, viewer.person);
     deps.log('console_cancel', { person: viewer.person, batch: row.batch, line: row.line, done: outcome.done, state: outcome.state });

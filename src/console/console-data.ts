@@ -125,6 +125,17 @@ export interface AttentionItem {
   age_s: number;
   action: string;
   cancellable: boolean;
+  /** Why it may not be cancelled from here, when it may not: a cancellation under way, or the service's may_cancel false. */
+  not_cancellable: string | null;
+}
+
+/** Whether the console offers a row's cancel, and if not, why (the service's may_cancel as last seen decides for it). */
+function cancelOffer(r: { phase: string; transaction_id: string | null; may_cancel?: boolean | null }): string | null {
+  if (r.phase === DUPLICATE_HOLD) return null;
+  if (r.phase === 'cancelling') return 'a cancellation is under way';
+  if (r.transaction_id === null) return 'not at the service';
+  if (r.may_cancel === false) return 'the service does not let it be cancelled now (may_cancel false)';
+  return null;
 }
 
 export async function attentionRows(store: ConsoleReadStore, clock: Clock): Promise<AttentionItem[]> {
@@ -142,7 +153,7 @@ export async function attentionRows(store: ConsoleReadStore, clock: Clock): Prom
         reason: (held ? r.outcome_detail : r.state_reason) ?? '', code: (held ? r.outcome : r.state_reason_code) ?? '',
         output_amount: r.output_amount, output_currency: r.output_currency,
         age_s: Math.max(0, Math.floor((now - since) / 1000)), action: adviceFor(r),
-        cancellable: r.phase === DUPLICATE_HOLD || (r.phase !== 'cancelling' && r.transaction_id !== null),
+        cancellable: cancelOffer(r) === null, not_cancellable: cancelOffer(r),
       };
     })
     .sort((a, b) => b.age_s - a.age_s);

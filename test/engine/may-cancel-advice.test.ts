@@ -12,9 +12,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
+import { attentionRows } from '../../src/console/console-data.js';
+import { attentionPage } from '../../src/console/views/attention.js';
+import type { Viewer } from '../../src/console/views/layout.js';
 import { readStatus } from '../../src/engine/status.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { engineContext, template } from '../helpers/engine.js';
+import { atRest, engineContext, template } from '../helpers/engine.js';
 import type { LyingService } from '../helpers/lying-service.js';
 import { eachTransaction, lyingService } from '../helpers/lying-service.js';
 
@@ -41,7 +44,7 @@ describe('advice by the service\'s may_cancel', () => {
     ctx.serviceUrl = liar.url;
     liar.lie({ match: {}, act: eachTransaction('may_cancel_true', (tx) => (tx.external_id === 'STK-YES' && tx.state === 'stuck' ? { ...tx, may_cancel: true } : tx)) });
     ctx.drop(stuckBatch(ctx.dir, [{ id: 'STK-NO', amount: '300.00' }, { id: 'STK-YES', amount: '301.00' }]));
-    const run = await ctx.run({}, 1500);
+    const run = await ctx.run({}, 30_000, {}, { endWhen: atRest(ctx) });
     const batch = run.batches[0]?.batch as string;
 
     expect(await ctx.store.row(batch, 2)).toMatchObject({ state: 'stuck', may_cancel: false });
@@ -59,5 +62,12 @@ describe('advice by the service\'s may_cancel', () => {
     const results = await ctx.results(batch);
     expect(Object.keys(results[0] ?? {}).at(-1)).toBe('next_step');
     expect(results.map((r) => [r.external_id, r.state, r.next_step])).toEqual([['STK-NO', 'stuck', no], ['STK-YES', 'stuck', yes]]);
+
+    // The console's attention page offers the cancel only where the service said it may be cancelled, and says why not.
+    const page = await attentionRows(ctx.store, systemClock);
+    expect(page.map((a) => [a.external_id, a.cancellable, a.not_cancellable])).toEqual(expect.arrayContaining([
+      ['STK-NO', false, 'the service does not let it be cancelled now (may_cancel false)'], ['STK-YES', true, null],
+    ]));
+    expect(attentionPage({ person: 'ops', role: 'operator', readOnly: false, csrf: 't' } satisfies Viewer, page)).toContain('may_cancel false');
   });
 });

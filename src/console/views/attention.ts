@@ -8,7 +8,7 @@ import { csrfField, notice, page, table } from './layout.js';
 const rowLink = (a: Pick<AttentionItem, 'batch' | 'line'>): string => `<a href="/batches/${encodeURIComponent(a.batch)}">${esc(a.batch)}</a> line ${a.line}`;
 
 function cancelCell(viewer: Viewer, a: AttentionItem): string {
-  if (!a.cancellable) return '<span class="muted">a cancellation is under way</span>';
+  if (!a.cancellable) return `<span class="muted">${esc(a.not_cancellable ?? 'not to be cancelled from here')}</span>`;
   if (viewer.readOnly) return '<span class="muted">cancel from the console of paybatch watch</span>';
   if (!may(viewer.role, 'cancel')) return '<span class="muted">an operator may cancel</span>';
   return `<a class="button danger" href="/attention/cancel?batch=${encodeURIComponent(a.batch)}&amp;line=${a.line}">Cancel…</a>`;
