@@ -17,6 +17,7 @@ import type { PipelineRow, RowPatch } from '../../src/store/port.js';
 import type { Phase, TxState } from '../../src/payout-states.js';
 import { appendAuditNow } from '../../src/store/sqlite/audit.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { ROW_ACTIONS } from '../../src/store/queries/audit-pages.js';
 
 const AT = '2026-03-02T09:00:00.000Z';
 
@@ -92,11 +93,15 @@ describe('SQLite group commit', () => {
     const entries = await trail();
     expect(entries.filter((e) => e.action === 'state_learned')).toHaveLength(6);
     expect(chainBreaks(entries)).toEqual([]);
-    // Written to the table alone: nothing reads the trail by time, and an index of it cost every commit its last pages.
-    // The one index is partial, of approvals and rejections only (migration 14): a row's entries never enter it.
+    // Nothing reads the trail by time, and an index of every entry cost every commit its last pages. Of the indexes, the
+    // decisions' (migration 14) and the actions' (migration 18) are partial: a row's entries as it is sent never enter
+    // them. The batch's takes them (the console's batch filter), at its end: one batch's entries follow one another.
     const other = new Database(file, { readonly: true });
-    expect(other.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'audit_log'").all())
-      .toEqual([{ name: 'audit_log_decisions', sql: expect.stringMatching(/ WHERE action IN \('approved', 'rejected'\)$/) }]);
+    expect(other.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'audit_log' ORDER BY name").all()).toEqual([
+      { name: 'audit_log_action', sql: expect.stringMatching(new RegExp(` WHERE action NOT IN \\(${ROW_ACTIONS.map((a) => `'${a}'`).join(', ')}\\)$`)) },
+      { name: 'audit_log_batch', sql: expect.stringMatching(/ON audit_log\(batch_id\) WHERE batch_id IS NOT NULL$/) },
+      { name: 'audit_log_decisions', sql: expect.stringMatching(/ WHERE action IN \('approved', 'rejected'\)$/) },
+    ]);
     other.close();
   });
 

@@ -338,7 +338,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         WHEN subject ~ '^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$' THEN subject
       END;
       CREATE INDEX audit_log_batch ON audit_log(batch_id, seq) WHERE batch_id IS NOT NULL;
-      CREATE INDEX audit_log_action ON audit_log(action, seq);
+      CREATE INDEX audit_log_action ON audit_log(action, seq) WHERE action NOT IN ('create_requested', 'fund_requested', 'state_learned');
       CREATE TABLE audit_checkpoint (
         one INTEGER PRIMARY KEY CHECK (one = 1),
         seq BIGINT NOT NULL,

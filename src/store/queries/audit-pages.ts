@@ -10,6 +10,15 @@ import type { AuditCheckpoint, AuditPageFilter } from '../port.js';
 import { AUDIT_COLUMNS } from './audit.js';
 import type { SqlConnection } from './connection.js';
 
+/**
+ * The actions every row writes as it is sent: not in the action index (migration 18, PostgreSQL 13), whose pages would
+ * otherwise be in every commit of sending. Dense in the trail, they are found by walking it back from the newest.
+ */
+export const ROW_ACTIONS = ['create_requested', 'fund_requested', 'state_learned'] as const;
+/** The action index's own condition, written as its migration writes it: a query must say it to be answered from it. */
+const NOT_ROW_ACTION = `action NOT IN (${ROW_ACTIONS.map((a) => `'${a}'`).join(', ')})`;
+const isRowAction = (action: string): boolean => (ROW_ACTIONS as readonly string[]).includes(action);
+
 /** The newest `limit` entries of the filter, older than `before` when given. */
 export async function auditPage(c: SqlConnection, filter: AuditPageFilter, limit: number): Promise<AuditEntry[]> {
   const where: string[] = [];
@@ -18,16 +27,18 @@ export async function auditPage(c: SqlConnection, filter: AuditPageFilter, limit
     where.push('batch_id = ?');
     params.push(filter.batch);
   }
+  const byActionIndex = filter.action !== undefined && !filter.batch && !isRowAction(filter.action);
   if (filter.action) {
     where.push('action = ?');
     params.push(filter.action);
+    if (byActionIndex) where.push(NOT_ROW_ACTION);
   }
   if (filter.before !== undefined) {
     where.push('seq < ?');
     params.push(filter.before);
   }
   // SQLite, with no statistics, would walk the primary key backwards; a batch's entries, or an action's, are found by their index.
-  const index = filter.batch ? c.dialect.indexedBy('audit_log_batch') : filter.action ? c.dialect.indexedBy('audit_log_action') : '';
+  const index = filter.batch ? c.dialect.indexedBy('audit_log_batch') : byActionIndex ? c.dialect.indexedBy('audit_log_action') : '';
   const text = `SELECT ${AUDIT_COLUMNS} FROM audit_log ${index} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
   const rows = await c.all<AuditEntry>(text, [...params, limit]);
   return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
@@ -41,7 +52,7 @@ export async function auditEntryAt(c: SqlConnection, seq: number): Promise<Audit
 /** The reconciliation reports the trail recorded, in order. */
 export async function reconciliationEntries(c: SqlConnection): Promise<AuditEntry[]> {
   return c.all<AuditEntry>(`SELECT ${AUDIT_COLUMNS} FROM audit_log ${c.dialect.indexedBy('audit_log_action')}
-    WHERE action = 'report_written' AND subject LIKE 'reconciliation %' ORDER BY seq`);
+    WHERE action = 'report_written' AND ${NOT_ROW_ACTION} AND subject LIKE 'reconciliation %' ORDER BY seq`);
 }
 
 export async function auditCheckpoint(c: SqlConnection): Promise<AuditCheckpoint> {
