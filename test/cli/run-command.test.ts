@@ -39,7 +39,7 @@ describe('paybatch run and paybatch demo, as commands', () => {
       expect(result.stdout).toMatch(/B\d{8}-[0-9a-f]{8} \(eur\.csv\): 3 rows: paid 3; all final/);
       const [resultsFile] = readdirSync(join(home, 'outbox')).filter((f) => f.endsWith('.results.csv'));
       expect(readFileSync(join(home, 'outbox', resultsFile as string), 'utf8').split('\n')[0]).toBe(
-        'external_id,recipient_name,output_amount,output_currency,state,state_reason,final_at,line,transaction_id,state_reason_code,input_amount,input_currency,output_amount_in_cents,input_amount_in_cents,error,corrects');
+        'external_id,recipient_name,output_amount,output_currency,state,state_reason,final_at,line,transaction_id,state_reason_code,input_amount,input_currency,output_amount_in_cents,input_amount_in_cents,error,corrects,next_step');
       const log = readFileSync(join(home, 'paybatch.log'), 'utf8');
       expect(log).not.toContain(suite.sandbox.apiSecret);
       expect(log).not.toContain('DE89370400440532013000');
