@@ -26,6 +26,13 @@ import type { LyingService } from '../helpers/lying-service.js';
 
 const available = await postgresAvailable('the tests of several workers on PostgreSQL');
 const LEASE_MS = 3_000;
+/**
+ * Rows per file of the shared inbox and per file of the budget test (what they prove is that no file is taken twice
+ * and that the budget holds: a few rows each keep both workers busy), and rows of the batch whose worker is killed
+ * (enough that it dies mid-batch: it is killed once 30 of them are created).
+ */
+const SMALL_FILE_ROWS = 15;
+const BIG_ROWS = 150;
 
 interface Worker {
   name: string;
@@ -105,7 +112,7 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     await eventually(() => a.stderr().includes('watching') && b.stderr().includes('watching'), 15_000, 'both workers watching');
     const inbox = openWorkspace(home).folders.inbox;
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(...(await writeBatch(join(inbox, `file-${i}.csv`), 40, `F${i}`)));
+    for (let i = 0; i < 6; i++) ids.push(...(await writeBatch(join(inbox, `file-${i}.csv`), SMALL_FILE_ROWS, `F${i}`)));
     await eventually(async () => (await db.query("SELECT COUNT(*)::int AS n FROM batches WHERE status = 'settled'")).rows[0].n === 6, 60_000, 'six batches settled');
     const batches = (await db.query("SELECT file_name, status, taken_by FROM batches")).rows as { file_name: string; status: string; taken_by: string }[];
     expect(batches.map((b) => b.file_name).sort()).toEqual(['file-0.csv', 'file-1.csv', 'file-2.csv', 'file-3.csv', 'file-4.csv', 'file-5.csv']);
@@ -124,7 +131,7 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     for (const home of homes) configure(home);
     const [first, second, third] = homes.map((home, i) => startWorker(`w${i + 1}`, home)) as [Worker, Worker, Worker];
     await eventually(() => [first, second, third].every((w) => w.stderr().includes('watching')), 15_000, 'three workers watching');
-    const ids = await writeBatch(join(openWorkspace(homes[0] as string).folders.inbox, 'big.csv'), 300, 'BIG');
+    const ids = await writeBatch(join(openWorkspace(homes[0] as string).folders.inbox, 'big.csv'), BIG_ROWS, 'BIG');
     // Killed once its rows are being sent: some created, not all.
     await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 30, 30_000, 'rows being created');
     first.child.kill('SIGKILL');
@@ -132,7 +139,7 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     await first.exited;
     await eventually(async () => {
       const now = await rows();
-      return now.length === 300 && now.every((r) => r.phase === 'final');
+      return now.length === BIG_ROWS && now.every((r) => r.phase === 'final');
     }, 90_000, 'every row final after the kill');
     const tookMs = Date.now() - killedAt;
     expect((await rows()).every((r) => r.state === 'paid')).toBe(true);
@@ -144,7 +151,7 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     expect(results.length).toBeGreaterThanOrEqual(1);
     await eventually(() => results.every((file) => {
       const lines = readFileSync(file, 'utf8').trim().split('\n').slice(1);
-      return lines.length === 300 && lines.every((line) => line.includes(',paid,'));
+      return lines.length === BIG_ROWS && lines.every((line) => line.includes(',paid,'));
     }), 10_000, 'every result file final');
     const archived = homes.slice(1).flatMap((home) => readdirSync(openWorkspace(home).folders.archive));
     expect(archived.some((name) => name.endsWith('--big.csv'))).toBe(true);
@@ -166,7 +173,7 @@ describe.skipIf(!available)('several workers on one PostgreSQL', () => {
     const started = homes.map((home, i) => startWorker(`c${i + 1}`, home, counter.url));
     await eventually(() => started.every((w) => w.stderr().includes('watching')), 15_000, 'three workers watching');
     const ids: string[] = [];
-    for (const [i, home] of homes.entries()) ids.push(...(await writeBatch(join(openWorkspace(home).folders.inbox, `c-${i}.csv`), 40, `C${i}`)));
+    for (const [i, home] of homes.entries()) ids.push(...(await writeBatch(join(openWorkspace(home).folders.inbox, `c-${i}.csv`), SMALL_FILE_ROWS, `C${i}`)));
     await eventually(async () => (await db.query("SELECT COUNT(*)::int AS n FROM batches WHERE status = 'settled'")).rows[0].n === 3, 90_000, 'three batches settled');
     expectPaidOnce(ids);
     expect(counter.maxInFlight).toBeGreaterThanOrEqual(2);

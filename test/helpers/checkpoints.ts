@@ -104,3 +104,18 @@ export function startChild(args: string[], options: { env?: NodeJS.ProcessEnv } 
 export function runChild(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, args, { encoding: 'utf8', timeout: options.timeoutMs ?? 15_000, cwd: options.cwd, env: { ...process.env, ...options.env } });
 }
+
+/**
+ * Runs `node ...args` to its end (killed with SIGKILL after `timeoutMs`), its output as text, without blocking this
+ * process: children of tests that run at once (describe.concurrent) run at once too.
+ */
+export async function runChildAsync(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const running = startChild(args, options);
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
+  try {
+    const { code, signal } = await running.exited;
+    return { status: code, signal, stdout: running.stdout(), stderr: running.stderr() };
+  } finally {
+    clearTimeout(timer);
+  }
+}

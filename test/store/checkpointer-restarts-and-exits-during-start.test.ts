@@ -6,9 +6,11 @@
  * the connection opening), or close() then exit in that window, ends the
  * process with its own exit code, never an abort.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { builtStoreModule, runChild, scriptsFolderPerTest } from '../helpers/checkpoints.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { builtStoreModule, runChildAsync } from '../helpers/checkpoints.js';
 
 
 const CHURN = `
@@ -71,11 +73,17 @@ const EXIT = `
 `;
 
 // The bounds are for a machine kept busy by other work (the churn took more than 30 s there once): they catch a hang.
-describe('hostile (2): the checkpoint thread started and stopped many times; exits during its start', () => {
-  const folder = scriptsFolderPerTest('paybatch-cp2-churn-', { 'churn.mjs': CHURN, 'exit.mjs': EXIT });
+// The three run at once, each with a database file of its own in one folder: the churn's figures are its own process's,
+// and an exit's moment is measured from its own thread's start, whatever else the machine is doing.
+describe.concurrent('hostile (2): the checkpoint thread started and stopped many times; exits during its start', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paybatch-cp2-churn-'));
+  writeFileSync(join(dir, 'churn.mjs'), CHURN);
+  writeFileSync(join(dir, 'exit.mjs'), EXIT);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = (): string => dir;
 
-  it('200 starts and stops in one process: resident memory flat after the first 20 (within 8 MB), threads back, 1000 after each stop', () => {
-    const child = runChild(['--expose-gc', join(folder(), 'churn.mjs'), join(folder(), 'churn.db')], { timeoutMs: 90_000 });
+  it('200 starts and stops in one process: resident memory flat after the first 20 (within 8 MB), threads back, 1000 after each stop', async () => {
+    const child = await runChildAsync(['--expose-gc', join(folder(), 'churn.mjs'), join(folder(), 'churn.db')], { timeoutMs: 90_000 });
     expect(child.status, child.stderr + child.stdout).toBe(0);
     const { rss, threadsAfter20, threadsAtEnd } = JSON.parse(child.stdout.trim()) as { rss: number[]; threadsAfter20: number; threadsAtEnd: number };
     expect(rss).toHaveLength(10);
@@ -83,19 +91,21 @@ describe('hostile (2): the checkpoint thread started and stopped many times; exi
     expect(threadsAtEnd).toBeLessThanOrEqual(threadsAfter20);
   }, 120_000);
 
-  it('process.exit() at every moment of the thread start (0 to 60 ms, 2 ms apart) ends with its own code (3), never aborted', () => {
-    const outcomes = Array.from({ length: 31 }, (_, n) => {
-      const child = runChild([join(folder(), 'exit.mjs'), join(folder(), 'exit.db'), String(n * 2)]);
-      return `${n * 2}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
-    });
+  it('process.exit() at every moment of the thread start (0 to 60 ms, 2 ms apart) ends with its own code (3), never aborted', async () => {
+    const outcomes: string[] = [];
+    for (let n = 0; n < 31; n++) {
+      const child = await runChildAsync([join(folder(), 'exit.mjs'), join(folder(), 'exit.db'), String(n * 2)]);
+      outcomes.push(`${n * 2}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`);
+    }
     expect(outcomes).toEqual(Array.from({ length: 31 }, (_, n) => `${n * 2}ms 3/null`));
   }, 120_000);
 
-  it('close() during the thread start (0 to 60 ms), then exit: close resolves, exit 4', () => {
-    const outcomes = Array.from({ length: 21 }, (_, n) => {
-      const child = runChild([join(folder(), 'exit.mjs'), join(folder(), 'close.db'), String(n * 3), 'close']);
-      return `${n * 3}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`;
-    });
+  it('close() during the thread start (0 to 60 ms), then exit: close resolves, exit 4', async () => {
+    const outcomes: string[] = [];
+    for (let n = 0; n < 21; n++) {
+      const child = await runChildAsync([join(folder(), 'exit.mjs'), join(folder(), 'close.db'), String(n * 3), 'close']);
+      outcomes.push(`${n * 3}ms ${child.status}/${child.signal}${child.stderr ? `: ${child.stderr.slice(0, 200)}` : ''}`);
+    }
     expect(outcomes).toEqual(Array.from({ length: 21 }, (_, n) => `${n * 3}ms 4/null`));
   }, 120_000);
 });
