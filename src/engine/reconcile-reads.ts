@@ -17,6 +17,8 @@ export interface StatesRead {
   answers: Map<string, ServiceTransaction | null>;
   /** Null when every transaction was read; otherwise why the reads stopped. */
   stopped: string | null;
+  /** The service's failure that stopped them, alone. */
+  failure?: string;
 }
 
 /** A failure of the service, not of paybatch: the check could not run, the report is still written. */
@@ -36,7 +38,7 @@ export async function readUnsettled(
     try {
       answers.set(id, await deps.client.getTransaction(id));
     } catch (error) {
-      if (serviceFailure(error)) return { answers, stopped: `read ${answers.size} of ${ids.length}: ${(error as Error).message}` };
+      if (serviceFailure(error)) return { answers, stopped: `read ${answers.size} of ${ids.length}: ${(error as Error).message}`, failure: (error as Error).message };
       if (!(error instanceof Rejected)) throw error;
       answers.set(id, null);
     }

@@ -21,7 +21,8 @@ import type { CheckRun, Verdict } from '../reports/reconciliation-verdict.js';
 import { verdictFields, verdictOf } from '../reports/reconciliation-verdict.js';
 import { renderCsv, renderJson, renderText, reportTables } from '../reports/reconciliation-render.js';
 import type { Period, Reconciliation } from '../reports/reconciliation.js';
-import type { LedgerRow } from '../store/port.js';
+import type { LedgerRow, ReportScope } from '../store/port.js';
+import { ledgerChecks, reportBase, writeStreamedCsv } from './reconcile-stream.js';
 import { reconcile } from '../reports/reconciliation.js';
 import { resultsTable } from '../reports/results.js';
 import { writeWorkbook } from '../reports/workbook.js';
@@ -111,7 +112,7 @@ async function writeReportFiles(
 /** The lineages of the rows in scope that are corrections, or were corrected. */
 async function correctionLineages(rows: readonly LedgerRow[], store: ReportDeps['store']): Promise<Lineage[]> {
   const hasCorrections = async (batch: string, line: number): Promise<boolean> => (await store.correctionsOf(batch, line)).length > 0;
-  const candidates = rows.filter((r) => r.original_batch || ((CORRECTABLE_PHASES as readonly string[]).includes(r.phase) && r.state !== 'paid'));
+  const candidates = rows.filter(isCorrectionCandidate);
   return lineagesOf(store, candidates, hasCorrections);
 }
 
@@ -123,9 +124,61 @@ function paidTwice(lineages: readonly Lineage[]): Difference[] {
   })));
 }
 
+const isCorrectionCandidate = (r: LedgerRow): boolean => Boolean(r.original_batch) || ((CORRECTABLE_PHASES as readonly string[]).includes(r.phase) && r.state !== 'paid');
+
+/** The report's folder, checked and made. */
+async function reportsFolder(deps: ReportDeps): Promise<string> {
+  const folder = join(deps.workspace.folders.outbox, 'reports');
+  await checkFolder(deps.workspace.home, deps.workspace.folders.outbox);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  return folder;
+}
+
+/** The rows' lineages, as the checks summary lists them. */
+const lineageRows = (lineages: readonly Lineage[]): CheckSummary['lineages'] => lineages.flatMap((l) => l.steps.map((step) => ({
+  root_batch: l.root.batch, root_line: l.root.line, root_external_id: l.root.external_id, generation: step.generation,
+  batch: step.batch, line: step.line, external_id: step.external_id, ended: step.state ?? step.outcome ?? step.phase, pays: step.paysOrMayPay,
+})));
+
+/** The report in CSV files, written while the rows are read in pages (src/engine/reconcile-stream.ts): memory does not grow with the day. */
+async function writeStreamed(req: ReportRequest, deps: ReportDeps, period: Period, scope: ReportScope): Promise<ReportOutcome> {
+  const folder = await reportsFolder(deps);
+  const checks = await ledgerChecks(await fetchLedger(deps.ledgerUrl), period, Boolean(req.batch), (id) => deps.store.knowsTransaction(id));
+  let summary: Omit<CheckSummary, 'differences'> | null = null;
+  const { report, files } = await writeStreamedCsv(deps, scope, period, checks, { base: reportBase(folder, period), options: { spreadsheet: req.spreadsheet } }, isCorrectionCandidate, async (rows) => {
+    const lineages = await lineagesOf(deps.store, rows.candidates, async (batch, line) => (await deps.store.correctionsOf(batch, line)).length > 0);
+    const { ledger } = checks;
+    const runs: CheckRun[] = [
+      { check: 'service_states', ran: rows.reads.failure === null, detail: rows.reads.failure === null ? `${rows.reads.read} unsettled transactions read` : `read ${rows.reads.read} of ${rows.reads.unsettled}: ${rows.reads.failure}` },
+      { check: 'service_ledger', ran: 'entries' in ledger, detail: 'entries' in ledger ? 'compared' : ledger.notRead },
+      { check: 'held_answers', ran: true, detail: 'rows held for an answer that did not match (paybatch\'s own records)' },
+      { check: 'corrections_paid_once', ran: true, detail: `${lineages.length} lineages of corrections` },
+    ];
+    summary = {
+      transactionsRead: rows.reads.read, serviceLedger: 'entries' in ledger ? 'compared' : ledger.notRead, runs,
+      auditHead: await deps.store.auditHead(REPORT_WRITTEN), lineages: lineageRows(lineages),
+    };
+    return { summary, others: [...compareWithLedger([], [], checks.strangers), ...paidTwice(lineages)], runs };
+  });
+  const kept = summary as unknown as Omit<CheckSummary, 'differences'>;
+  const verdict = verdictOf(kept.runs, report.counts.differences, report.counts.unexplained);
+  const reconciliation: Reconciliation = { period, movements: report.movements, ...report.totals.sorted(), exceptions: report.exceptions };
+  const checkSummary: CheckSummary = { ...kept, differences: sortDifferences(report.differences) };
+  await appendWritten(deps, period, files, verdict, kept.auditHead);
+  return { reconciliation, checks: checkSummary, verdict, files, text: renderText(reconciliation, checkSummary, files, report.counts) };
+}
+
+async function appendWritten(deps: ReportDeps, period: Period, files: string[], verdict: Verdict, auditHead: CheckSummary['auditHead']): Promise<void> {
+  await deps.store.appendAudit({
+    at: new Date().toISOString(), actor: 'paybatch', action: REPORT_WRITTEN, subject: `reconciliation ${period.label}`,
+    details: { files: files.map((f) => f.slice(deps.workspace.home.length + 1)), ...verdictFields(verdict), audit_head: auditHead },
+  });
+}
+
 export async function writeReconciliation(req: ReportRequest, deps: ReportDeps): Promise<ReportOutcome> {
   const period = reportPeriod(req, deps.reports.time_zone);
   const scope = req.batch ? { batch: req.batch } : { from: period.from as string, to: period.to as string };
+  if (req.format === 'csv') return writeStreamed(req, deps, period, scope);
   const rows = await deps.store.ledgerRows(scope);
   const reconciliation = reconcile(rows, period, { inFlightDays: deps.reports.in_flight_days });
 
@@ -159,20 +212,11 @@ export async function writeReconciliation(req: ReportRequest, deps: ReportDeps):
   const checks: CheckSummary = {
     differences: sortDifferences(differences), transactionsRead: answers.size, serviceLedger: 'entries' in ledger ? 'compared' : ledger.notRead, runs,
     auditHead: await deps.store.auditHead(REPORT_WRITTEN),
-    lineages: lineages.flatMap((l) => l.steps.map((step) => ({
-      root_batch: l.root.batch, root_line: l.root.line, root_external_id: l.root.external_id, generation: step.generation,
-      batch: step.batch, line: step.line, external_id: step.external_id, ended: step.state ?? step.outcome ?? step.phase, pays: step.paysOrMayPay,
-    }))),
+    lineages: lineageRows(lineages),
   };
   const verdict = verdictOf(runs, checks.differences.length, checks.differences.filter((d) => d.explained === '').length);
 
-  const folder = join(deps.workspace.folders.outbox, 'reports');
-  await checkFolder(deps.workspace.home, deps.workspace.folders.outbox);
-  await mkdir(folder, { recursive: true, mode: 0o700 });
-  const files = await writeReportFiles(req, { reconciliation, checks, rows }, folder, deps.workspace.home);
-  await deps.store.appendAudit({
-    at: new Date().toISOString(), actor: 'paybatch', action: REPORT_WRITTEN, subject: `reconciliation ${period.label}`,
-    details: { files: files.map((f) => f.slice(deps.workspace.home.length + 1)), ...verdictFields(verdict), audit_head: checks.auditHead },
-  });
+  const files = await writeReportFiles(req, { reconciliation, checks, rows }, await reportsFolder(deps), deps.workspace.home);
+  await appendWritten(deps, period, files, verdict, checks.auditHead);
   return { reconciliation, checks, verdict, files, text: renderText(reconciliation, checks, files) };
 }

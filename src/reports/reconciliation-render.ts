@@ -12,7 +12,7 @@ import { currencyDecimals, formatMinor, formatMoney } from '../validate/money.js
 import type { Cell } from './cells.js';
 import { csvField, instant, integer, major, minor, text } from './cells.js';
 import type { Difference } from './reconciliation-checks.js';
-import type { Reconciliation } from './reconciliation.js';
+import type { ExceptionLine, Movement, Reconciliation } from './reconciliation.js';
 import type { CheckRun, Verdict } from './reconciliation-verdict.js';
 import { verdictOf } from './reconciliation-verdict.js';
 import type { SheetColumn } from './workbook.js';
@@ -78,18 +78,62 @@ export function checksVerdict(checks: CheckSummary): Verdict {
 
 export const unexplainedCount = (checks: CheckSummary): number => checks.differences.filter((d) => d.explained === '').length;
 
+/** Each table's columns. */
+export const COLUMNS = {
+  movements: columns(['batch', 'line', 'external_id', 'transaction_id', 'state', 'funded_at', 'debited_minor', 'debited', 'input_currency', 'paid_out_minor', 'paid_out', 'output_currency', 'refunded_minor', 'refunded', 'paid_at', 'refunded_at', 'state_reason_code'], { ...IDS, ...TIMES }),
+  summary: columns(['section', 'item', 'currency', 'amount_minor', 'amount', 'value'], { item: 20, value: 24 }),
+  exceptions: columns(['batch', 'line', 'external_id', 'transaction_id', 'kind', 'state', 'reason'], { ...IDS, kind: 16, reason: 60 }),
+  checks: columns(['batch', 'line', 'external_id', 'transaction_id', 'check', 'paybatch', 'service', 'explained'], { ...IDS, check: 16, paybatch: 30, service: 30, explained: 40 }),
+};
+
+export const movementCells = (m: Movement): Cell[] => [
+  text(m.batch), integer(m.line), text(m.external_id), text(m.transaction_id), text(m.state), instant(m.funded_at),
+  minor(m.debited), major(m.debited, m.input_currency), text(m.input_currency),
+  minor(m.output_amount), major(m.output_amount, m.output_currency), text(m.output_currency),
+  minor(m.refunded), major(m.refunded, m.input_currency), instant(m.paid_at), instant(m.refunded_at), text(m.state_reason_code),
+];
+export const exceptionCells = (e: ExceptionLine): Cell[] => [text(e.batch), integer(e.line), text(e.external_id), text(e.transaction_id), text(e.kind), text(e.state), text(e.reason)];
+export const differenceCells = (d: Difference): Cell[] => [text(d.batch), integer(d.line), text(d.external_id), text(d.transaction_id), text(d.check), text(d.paybatch), text(d.service), text(d.explained)];
+
+export function lineageTable(lineages: readonly LineageRow[]): ReportTable {
+  return {
+    name: 'lineage',
+    columns: columns(['root_batch', 'root_line', 'root_external_id', 'generation', 'batch', 'line', 'external_id', 'ended', 'pays'], { ...IDS, root_batch: 22, root_external_id: 20, ended: 24 }),
+    rows: lineages.map((l) => [text(l.root_batch), integer(l.root_line), text(l.root_external_id), integer(l.generation), text(l.batch), integer(l.line), text(l.external_id), text(l.ended), text(l.pays ? 'yes' : 'no')]),
+  };
+}
+
+/** One record of a CSV file, as the whole file's rendering writes it. */
+export function csvRecord(cells: Cell[], options: RenderOptions): string {
+  return stringify([cells.map((cell) => csvField(cell, { decimalComma: options.spreadsheet }))], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' });
+}
+
+export const csvHeader = (table: Pick<ReportTable, 'columns'>, options: RenderOptions): string =>
+  `${options.spreadsheet ? '\uFEFF' : ''}${stringify([table.columns.map((c) => c.header)], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' })}`;
+
 /** The report's four parts, in the order of their files. */
 export function reportTables(rec: Reconciliation, checks: CheckSummary): ReportTable[] {
   const movements: ReportTable = {
     name: 'movements',
-    columns: columns(['batch', 'line', 'external_id', 'transaction_id', 'state', 'funded_at', 'debited_minor', 'debited', 'input_currency', 'paid_out_minor', 'paid_out', 'output_currency', 'refunded_minor', 'refunded', 'paid_at', 'refunded_at', 'state_reason_code'], { ...IDS, ...TIMES }),
-    rows: rec.movements.map((m) => [
-      text(m.batch), integer(m.line), text(m.external_id), text(m.transaction_id), text(m.state), instant(m.funded_at),
-      minor(m.debited), major(m.debited, m.input_currency), text(m.input_currency),
-      minor(m.output_amount), major(m.output_amount, m.output_currency), text(m.output_currency),
-      minor(m.refunded), major(m.refunded, m.input_currency), instant(m.paid_at), instant(m.refunded_at), text(m.state_reason_code),
-    ]),
+    columns: COLUMNS.movements,
+    rows: rec.movements.map(movementCells),
   };
+  const summary: ReportTable = { name: 'summary', columns: COLUMNS.summary, rows: summaryRows(rec, checks, { exceptions: rec.exceptions.length, differences: checks.differences.length, unexplained: unexplainedCount(checks) }) };
+  const exceptions: ReportTable = { name: 'exceptions', columns: COLUMNS.exceptions, rows: rec.exceptions.map(exceptionCells) };
+  const checkRows: ReportTable = { name: 'checks', columns: COLUMNS.checks, rows: checks.differences.map(differenceCells) };
+  const lineage: ReportTable[] = checks.lineages && checks.lineages.length > 0 ? [lineageTable(checks.lineages)] : [];
+  return [movements, summary, exceptions, checkRows, ...lineage];
+}
+
+/** How many the report lists of each, and of its differences how many nobody explained. */
+export interface ReportCounts {
+  exceptions: number;
+  differences: number;
+  unexplained: number;
+}
+
+/** The summary's lines: the period, the totals, the states, the counts, every check, and the verdict. */
+export function summaryRows(rec: Pick<Reconciliation, 'period' | 'input' | 'paidOut' | 'states'>, checks: Omit<CheckSummary, 'differences'>, counts: ReportCounts): Cell[][] {
   const line = (section: string, item: string, currency: string | null, amount: bigint | null, value: Cell): Cell[] =>
     [text(section), text(item), text(currency), minor(amount), amount === null ? null : major(amount, currency), value];
   const summaryRows: Cell[][] = [
@@ -101,33 +145,17 @@ export function reportTables(rec: Reconciliation, checks: CheckSummary): ReportT
   }
   for (const [currency, amount] of rec.paidOut) summaryRows.push(line('output', 'paid_out', currency, amount, null));
   for (const [state, count] of rec.states) summaryRows.push(line('state', state, null, null, integer(count)));
-  summaryRows.push(line('exceptions', 'rows', null, null, integer(rec.exceptions.length)));
+  summaryRows.push(line('exceptions', 'rows', null, null, integer(counts.exceptions)));
   summaryRows.push(line('checks', 'transactions_read', null, null, integer(checks.transactionsRead)));
   summaryRows.push(line('checks', 'service_ledger', null, null, text(checks.serviceLedger)));
-  summaryRows.push(line('checks', 'differences', null, null, integer(checks.differences.length)));
+  summaryRows.push(line('checks', 'differences', null, null, integer(counts.differences)));
   summaryRows.push(line('audit', 'chain_head', null, null, text(`${checks.auditHead.seq}:${checks.auditHead.hash}`)));
-  summaryRows.push(line('checks', 'unexplained', null, null, integer(unexplainedCount(checks))));
+  summaryRows.push(line('checks', 'unexplained', null, null, integer(counts.unexplained)));
   for (const run of checks.runs) summaryRows.push(line('check', run.check, null, null, text(`${run.ran ? 'ran' : 'NOT RUN'}: ${run.detail}`)));
-  const verdict = checksVerdict(checks);
+  const verdict = verdictOf(checks.runs, counts.differences, counts.unexplained);
   summaryRows.push(line('verdict', 'complete', null, null, text(verdict.complete ? 'yes' : 'no')));
   summaryRows.push(line('verdict', 'result', null, null, text(verdict.words)));
-  const summary: ReportTable = { name: 'summary', columns: columns(['section', 'item', 'currency', 'amount_minor', 'amount', 'value'], { item: 20, value: 24 }), rows: summaryRows };
-  const exceptions: ReportTable = {
-    name: 'exceptions',
-    columns: columns(['batch', 'line', 'external_id', 'transaction_id', 'kind', 'state', 'reason'], { ...IDS, kind: 16, reason: 60 }),
-    rows: rec.exceptions.map((e) => [text(e.batch), integer(e.line), text(e.external_id), text(e.transaction_id), text(e.kind), text(e.state), text(e.reason)]),
-  };
-  const checkRows: ReportTable = {
-    name: 'checks',
-    columns: columns(['batch', 'line', 'external_id', 'transaction_id', 'check', 'paybatch', 'service', 'explained'], { ...IDS, check: 16, paybatch: 30, service: 30, explained: 40 }),
-    rows: checks.differences.map((d) => [text(d.batch), integer(d.line), text(d.external_id), text(d.transaction_id), text(d.check), text(d.paybatch), text(d.service), text(d.explained)]),
-  };
-  const lineage: ReportTable[] = checks.lineages && checks.lineages.length > 0 ? [{
-    name: 'lineage',
-    columns: columns(['root_batch', 'root_line', 'root_external_id', 'generation', 'batch', 'line', 'external_id', 'ended', 'pays'], { ...IDS, root_batch: 22, root_external_id: 20, ended: 24 }),
-    rows: checks.lineages.map((l) => [text(l.root_batch), integer(l.root_line), text(l.root_external_id), integer(l.generation), text(l.batch), integer(l.line), text(l.external_id), text(l.ended), text(l.pays ? 'yes' : 'no')]),
-  }] : [];
-  return [movements, summary, exceptions, checkRows, ...lineage];
+  return summaryRows;
 }
 
 export function renderCsv(rec: Reconciliation, checks: CheckSummary, options: RenderOptions): ReportFiles {
@@ -165,15 +193,15 @@ export function renderJson(rec: Reconciliation, checks: CheckSummary): ReportFil
 }
 
 /** A few lines for the terminal. */
-export function renderText(rec: Reconciliation, checks: CheckSummary, files: readonly string[]): string {
-  const lines = [`reconciliation ${rec.period.label}${rec.period.from ? ` (${rec.period.from} to ${rec.period.to})` : ''}: ${rec.movements.length} transactions moved money`];
+export function renderText(rec: Reconciliation, checks: CheckSummary, files: readonly string[], counts?: ReportCounts & { movements: number }): string {
+  const lines = [`reconciliation ${rec.period.label}${rec.period.from ? ` (${rec.period.from} to ${rec.period.to})` : ''}: ${counts?.movements ?? rec.movements.length} transactions moved money`];
   for (const [c, t] of rec.input) {
     const f = (v: bigint): string => formatMoney(v, c);
     lines.push(`  ${c}: debited ${f(t.debited)}, refunded ${f(t.refunded)}, net ${f(t.net)}, in flight at the end ${f(t.in_flight)}`);
   }
   for (const [c, v] of rec.paidOut) lines.push(`  paid out ${formatMoney(v, c)}`);
-  lines.push(`  exceptions: ${rec.exceptions.length}`);
-  const verdict = checksVerdict(checks);
+  lines.push(`  exceptions: ${counts?.exceptions ?? rec.exceptions.length}`);
+  const verdict = counts ? verdictOf(checks.runs, counts.differences, counts.unexplained) : checksVerdict(checks);
   lines.push(`  checks: ${checks.transactionsRead} unsettled transactions read from the service; service ledger ${checks.serviceLedger}; ${verdict.words}`);
   for (const run of checks.runs.filter((r) => !r.ran)) lines.push(`  NOT CHECKED: ${run.check.replace(/_/g, ' ')}: ${run.detail}`);
   if (!verdict.complete) lines.push('  this report is incomplete: what was not checked cannot be signed off; a person must look');

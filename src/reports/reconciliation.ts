@@ -79,68 +79,89 @@ export interface ReconcileOptions {
   inFlightDays: number;
 }
 
-export function reconcile(rows: Iterable<LedgerRow>, period: Period, options: ReconcileOptions): Reconciliation {
-  const movements: Movement[] = [];
-  const input = new Map<string, CurrencyTotals>();
-  const paidOut = new Map<string, bigint>();
-  const states = new Map<string, number>();
-  const exceptions: ExceptionLine[] = [];
-  const totals = (currency: string): CurrencyTotals => {
-    let t = input.get(currency);
-    if (!t) input.set(currency, (t = { debited: 0n, refunded: 0n, net: 0n, in_flight: 0n }));
+/** The totals of a period, added to row by row; `sorted()` gives them keyed in order, as the report lists them. */
+export class ReconcileTotals {
+  readonly input = new Map<string, CurrencyTotals>();
+  readonly paidOut = new Map<string, bigint>();
+  readonly states = new Map<string, number>();
+
+  currency(currency: string): CurrencyTotals {
+    let t = this.input.get(currency);
+    if (!t) this.input.set(currency, (t = { debited: 0n, refunded: 0n, net: 0n, in_flight: 0n }));
     return t;
-  };
+  }
+
+  sorted(): Pick<Reconciliation, 'input' | 'paidOut' | 'states'> {
+    return { input: byKey(this.input), paidOut: byKey(this.paidOut), states: byKey(this.states) };
+  }
+}
+
+/** What one row adds to a period: its movement if it moved money in it, and its exceptions (in the report's order). */
+export function reconcileRow(row: LedgerRow, period: Period, options: ReconcileOptions, totals: ReconcileTotals): { movement: Movement | null; exceptions: ExceptionLine[] } {
   const end = period.to ?? null;
   const longAgo = end === null ? null : new Date(Date.parse(end) - options.inFlightDays * 86_400_000).toISOString();
+  const exceptions: ExceptionLine[] = [];
+  let movement: Movement | null = null;
+  const base = { batch: row.batch_id, line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '' };
+  const debitedNow = inPeriod(row.funded_at, period);
+  const refundedNow = inPeriod(row.refunded_at, period);
+  const paidNow = inPeriod(row.paid_at, period);
+  const currency = row.input_currency ?? '';
+  if (debitedNow || refundedNow || paidNow) {
+    const debited = debitedNow ? money(row.input_amount) : null;
+    const refunded = refundedNow ? money(row.refunded_amount ?? row.input_amount) : null;
+    movement = {
+      ...base,
+      state: row.state ?? '',
+      funded_at: row.funded_at ?? '',
+      debited,
+      input_currency: currency,
+      output_amount: paidNow ? money(row.output_amount) : null,
+      output_currency: row.output_currency ?? '',
+      refunded,
+      paid_at: row.paid_at ?? '',
+      refunded_at: row.refunded_at ?? '',
+      state_reason_code: row.state_reason_code ?? '',
+    };
+    const t = totals.currency(currency);
+    if (debited !== null) t.debited += debited;
+    if (refunded !== null) t.refunded += refunded;
+    t.net = t.debited - t.refunded;
+    if (paidNow && row.output_currency && row.output_amount) totals.paidOut.set(row.output_currency, (totals.paidOut.get(row.output_currency) ?? 0n) + BigInt(row.output_amount));
+    totals.states.set(row.state ?? 'unknown', (totals.states.get(row.state ?? 'unknown') ?? 0) + 1);
+  }
+  // Debited by the end of the period, and neither paid out nor refunded by then: still in flight.
+  const inFlight = atOrBefore(row.funded_at, period) && !atOrBefore(row.paid_at, period) && !atOrBefore(row.refunded_at, period);
+  if (inFlight && row.input_amount) totals.currency(currency).in_flight += BigInt(row.input_amount);
 
+  if (isAttentionState(row.state) && (inFlight || debitedNow)) {
+    exceptions.push({ ...base, kind: 'attention', state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
+  } else if (inFlight && longAgo !== null && row.funded_at !== null && row.funded_at < longAgo) {
+    exceptions.push({ ...base, kind: 'long_in_flight', state: row.state ?? '', reason: `funded ${row.funded_at}, not final after ${options.inFlightDays} days` });
+  }
+  if (row.outcome && REFUSAL_OUTCOMES.has(row.outcome) && inPeriod(row.created_at, period)) {
+    exceptions.push({ ...base, kind: 'refused', state: row.state ?? row.phase, reason: [row.outcome, row.outcome_detail].filter(Boolean).join(': ') });
+  }
+  // Held: an answer did not match what was asked; nothing more was done with the row.
+  if (row.phase === 'held' && (period.from === null || inPeriod(row.created_at, period))) {
+    exceptions.push({ ...base, kind: 'held', state: row.outcome ?? 'held', reason: row.outcome_detail ?? '' });
+  }
+  return { movement, exceptions: exceptions.sort(byKind) };
+}
+
+const byKind = (a: ExceptionLine, b: ExceptionLine): number => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0);
+
+export function reconcile(rows: Iterable<LedgerRow>, period: Period, options: ReconcileOptions): Reconciliation {
+  const movements: Movement[] = [];
+  const exceptions: ExceptionLine[] = [];
+  const totals = new ReconcileTotals();
   for (const row of rows) {
-    const base = { batch: row.batch_id, line: row.line, external_id: row.external_id ?? '', transaction_id: row.transaction_id ?? '' };
-    const debitedNow = inPeriod(row.funded_at, period);
-    const refundedNow = inPeriod(row.refunded_at, period);
-    const paidNow = inPeriod(row.paid_at, period);
-    const currency = row.input_currency ?? '';
-    if (debitedNow || refundedNow || paidNow) {
-      const debited = debitedNow ? money(row.input_amount) : null;
-      const refunded = refundedNow ? money(row.refunded_amount ?? row.input_amount) : null;
-      movements.push({
-        ...base,
-        state: row.state ?? '',
-        funded_at: row.funded_at ?? '',
-        debited,
-        input_currency: currency,
-        output_amount: paidNow ? money(row.output_amount) : null,
-        output_currency: row.output_currency ?? '',
-        refunded,
-        paid_at: row.paid_at ?? '',
-        refunded_at: row.refunded_at ?? '',
-        state_reason_code: row.state_reason_code ?? '',
-      });
-      const t = totals(currency);
-      if (debited !== null) t.debited += debited;
-      if (refunded !== null) t.refunded += refunded;
-      t.net = t.debited - t.refunded;
-      if (paidNow && row.output_currency && row.output_amount) paidOut.set(row.output_currency, (paidOut.get(row.output_currency) ?? 0n) + BigInt(row.output_amount));
-      states.set(row.state ?? 'unknown', (states.get(row.state ?? 'unknown') ?? 0) + 1);
-    }
-    // Debited by the end of the period, and neither paid out nor refunded by then: still in flight.
-    const inFlight = atOrBefore(row.funded_at, period) && !atOrBefore(row.paid_at, period) && !atOrBefore(row.refunded_at, period);
-    if (inFlight && row.input_amount) totals(currency).in_flight += BigInt(row.input_amount);
-
-    if (isAttentionState(row.state) && (inFlight || debitedNow)) {
-      exceptions.push({ ...base, kind: 'attention', state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
-    } else if (inFlight && longAgo !== null && row.funded_at !== null && row.funded_at < longAgo) {
-      exceptions.push({ ...base, kind: 'long_in_flight', state: row.state ?? '', reason: `funded ${row.funded_at}, not final after ${options.inFlightDays} days` });
-    }
-    if (row.outcome && REFUSAL_OUTCOMES.has(row.outcome) && inPeriod(row.created_at, period)) {
-      exceptions.push({ ...base, kind: 'refused', state: row.state ?? row.phase, reason: [row.outcome, row.outcome_detail].filter(Boolean).join(': ') });
-    }
-    // Held: an answer did not match what was asked; nothing more was done with the row.
-    if (row.phase === 'held' && (period.from === null || inPeriod(row.created_at, period))) {
-      exceptions.push({ ...base, kind: 'held', state: row.outcome ?? 'held', reason: row.outcome_detail ?? '' });
-    }
+    const added = reconcileRow(row, period, options, totals);
+    if (added.movement) movements.push(added.movement);
+    for (const e of added.exceptions) exceptions.push(e);
   }
   const order = (a: { batch: string; line: number }, b: { batch: string; line: number }): number => (a.batch < b.batch ? -1 : a.batch > b.batch ? 1 : a.line - b.line);
   movements.sort(order);
-  exceptions.sort((a, b) => order(a, b) || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
-  return { period, movements, input: byKey(input), paidOut: byKey(paidOut), states: byKey(states), exceptions };
+  exceptions.sort((a, b) => order(a, b) || byKind(a, b));
+  return { period, movements, ...totals.sorted(), exceptions };
 }

@@ -154,6 +154,8 @@ export interface ReportStore {
    * out or refunded before its start, and the rows refused (quote, balance) in it.
    */
   ledgerRows(scope: ReportScope): Promise<LedgerRow[]>;
+  /** The same rows in pages of at most `limit`, after a (batch, line) in that order: a report read by keyset. */
+  ledgerRowPage(scope: ReportScope, after: { batch: string; line: number } | null, limit: number): Promise<LedgerRow[]>;
   /** Whether any row of any batch created this transaction. */
   knowsTransaction(transactionId: string): Promise<boolean>;
 }

@@ -19,13 +19,21 @@ const LEDGER_COLUMNS = `r.batch_id, r.line, r.external_id, r.transaction_id, r.p
  * (quote, balance) or held in it.
  */
 export async function ledgerRows(c: SqlConnection, scope: ReportScope): Promise<LedgerRow[]> {
+  return ledgerRowPage(c, scope, null, null);
+}
+
+/** The same rows, a page of at most `limit` after `after` in the order (batch, line): a report read in pages by keyset. */
+export async function ledgerRowPage(c: SqlConnection, scope: ReportScope, after: { batch: string; line: number } | null, limit: number | null): Promise<LedgerRow[]> {
+  const keyset = after === null ? '' : ' AND (r.batch_id > ? OR (r.batch_id = ? AND r.line > ?))';
+  const afterValues = after === null ? [] : [after.batch, after.batch, after.line];
+  const page = limit === null ? '' : ` LIMIT ${Math.floor(limit)}`;
   if ('batch' in scope) {
-    return c.all<LedgerRow>(`SELECT ${LEDGER_COLUMNS} FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ? ORDER BY r.batch_id, r.line`, [scope.batch]);
+    return c.all<LedgerRow>(`SELECT ${LEDGER_COLUMNS} FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?${keyset} ORDER BY r.batch_id, r.line${page}`, [scope.batch, ...afterValues]);
   }
   return c.all<LedgerRow>(`SELECT ${LEDGER_COLUMNS} FROM rows r JOIN batches b ON b.id = r.batch_id
-    WHERE (r.funded_at < ? AND (r.paid_at IS NULL OR r.paid_at >= ?) AND (r.refunded_at IS NULL OR r.refunded_at >= ?))
-       OR ((r.outcome IN ${REFUSALS} OR r.phase = 'held') AND COALESCE(r.created_at, b.received_at) >= ? AND COALESCE(r.created_at, b.received_at) < ?)
-    ORDER BY r.batch_id, r.line`, [scope.to, scope.from, scope.from, scope.from, scope.to]);
+    WHERE ((r.funded_at < ? AND (r.paid_at IS NULL OR r.paid_at >= ?) AND (r.refunded_at IS NULL OR r.refunded_at >= ?))
+       OR ((r.outcome IN ${REFUSALS} OR r.phase = 'held') AND COALESCE(r.created_at, b.received_at) >= ? AND COALESCE(r.created_at, b.received_at) < ?))${keyset}
+    ORDER BY r.batch_id, r.line${page}`, [scope.to, scope.from, scope.from, scope.from, scope.to, ...afterValues]);
 }
 
 export async function knowsTransaction(c: SqlConnection, transactionId: string): Promise<boolean> {

@@ -69,6 +69,7 @@ export function sharedStore(c: SqlConnection): SharedStore {
     // reports
     progress: (batchId) => reports.progress(c, batchId),
     ledgerRows: (scope) => reports.ledgerRows(c, scope),
+    ledgerRowPage: (scope, after, limit) => reports.ledgerRowPage(c, scope, after, limit),
     knowsTransaction: (transactionId) => reports.knowsTransaction(c, transactionId),
     // webhook events, schedules, the workspace lease
     recordWebhookEvent: (event) => coordination.recordWebhookEvent(c, event),
