@@ -59,6 +59,8 @@ export interface ReportDeps {
   sleep?: (ms: number) => Promise<void>;
   /** What is now, for how far ahead of it the service's updated_at is trusted (the system clock unless given). */
   clock?: Clock;
+  /** Rows read from the store at a time for a CSV report (5,000 unless given). */
+  pageRows?: number;
 }
 
 export interface ReportOutcome {

@@ -106,7 +106,7 @@ export async function streamRows(
   const gap = Math.ceil(1000 / deps.readsPerSecond);
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   for (let after: { batch: string; line: number } | null = null; ;) {
-    const page: LedgerRow[] = await deps.store.ledgerRowPage(scope, after, PAGE_ROWS);
+    const page: LedgerRow[] = await deps.store.ledgerRowPage(scope, after, deps.pageRows ?? PAGE_ROWS);
     if (page.length === 0) break;
     const last = page[page.length - 1] as LedgerRow;
     after = { batch: last.batch_id, line: last.line };

@@ -15,6 +15,7 @@ import { configSchema } from '../../src/config/config.js';
 import type { Config } from '../../src/config/config.js';
 import { cancelRows } from '../../src/engine/cancel.js';
 import { writeReconciliation } from '../../src/engine/reconcile-report.js';
+import { renderCsv } from '../../src/reports/reconciliation-render.js';
 import type { ReportRequest } from '../../src/engine/reconcile-report.js';
 import { runOnce } from '../../src/engine/run.js';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
@@ -77,9 +78,9 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
   const run = (waitMs: number, concurrency = 8) => runOnce({
     workspace, store, client, config: { ...config, engine: { ...config.engine, concurrency } }, clock, log: () => {}, waitMs, tickMs: MINUTE, sleep: advance,
   });
-  const report = (req: Partial<ReportRequest>) => writeReconciliation(
+  const report = (req: Partial<ReportRequest>, pageRows?: number) => writeReconciliation(
     { format: 'csv', spreadsheet: false, ...req },
-    { store, client, workspace, reports: config.reports, readsPerSecond: 1000, ledgerUrl: `${sandbox.operatorUrl}/ledger`, sleep: async () => {} },
+    { store, client, workspace, reports: config.reports, readsPerSecond: 1000, ledgerUrl: `${sandbox.operatorUrl}/ledger`, sleep: async () => {}, pageRows },
   );
 
   beforeAll(async () => {
@@ -294,5 +295,27 @@ describe('reconciliation over two days (manual clock, sandbox over HTTP)', () =>
     expect(checks).toContain(`A-0066,${stuck},state,stuck,paid,`);
     expect(outcome.text).toMatch(/1 difference/);
     expect(readdirSync(join(workspace.folders.outbox, 'reports')).length).toBeGreaterThan(0);
+  });
+
+  it('writes in pages the same CSV bytes as the whole report rendered at once: each day, a batch, for spreadsheets too', async () => {
+    const [batchA] = (await store.recentBatches('2000-01-01')).filter((b) => b.file_name === 'a-usd.csv');
+    for (const scope of [{ date: '2026-03-02' }, { date: '2026-03-03' }, { batch: batchA?.id as string }]) {
+      for (const spreadsheet of [false, true]) {
+        // The whole report in memory (the JSON path), rendered as CSV as before the files were written in pages.
+        const whole = await report({ ...scope, format: 'json' });
+        const expected = renderCsv(whole.reconciliation, whole.checks, { spreadsheet });
+        // Two rows a page: every page boundary crossed.
+        const paged = await report({ ...scope, spreadsheet }, 2);
+        const names = paged.files.map((f) => basename(f).replace(/^reconciliation-[^.]+(\.spreadsheet)?\./, ''));
+        expect(names).toEqual(Object.keys(expected));
+        expect(paged.files.map((f) => readFileSync(f, 'utf8'))).toEqual(Object.values(expected));
+        const withoutFiles = (text: string): string[] => text.split('\n').filter((l) => !l.includes('/reports/reconciliation-'));
+        expect(withoutFiles(paged.text)).toEqual(withoutFiles(whole.text));
+      }
+    }
+    // Something to compare: a difference (the state altered above) and exceptions are in them.
+    const day2 = await report({ date: '2026-03-03' });
+    expect(readFileSync(day2.files.find((f) => f.endsWith('checks.csv')) as string, 'utf8').trim().split('\n').length).toBeGreaterThan(1);
+    expect(readFileSync(day2.files.find((f) => f.endsWith('exceptions.csv')) as string, 'utf8').trim().split('\n').length).toBeGreaterThan(1);
   });
 });
