@@ -295,6 +295,12 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect((await store.recentBatches('2026-03-01T00:00:00.000Z')).map((b) => b.id)).toEqual([batch]);
       expect((await store.ledgerRows({ batch })).map((l) => [l.line, l.state])).toEqual([[2, 'paid'], [3, null]]);
       expect((await store.ledgerRows({ from: '2026-03-02T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' })).map((l) => [l.line, l.outcome])).toEqual([[2, null], [3, 'insufficient_funds']]);
+      // The same rows in pages by keyset on (batch, line): a page of one, then the next after it, then none.
+      const day = { from: '2026-03-02T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' };
+      expect((await store.ledgerRowPage(day, null, 1)).map((l) => l.line)).toEqual([2]);
+      expect((await store.ledgerRowPage(day, { batch, line: 2 }, 1)).map((l) => l.line)).toEqual([3]);
+      expect(await store.ledgerRowPage(day, { batch, line: 3 }, 1)).toEqual([]);
+      expect((await store.ledgerRowPage({ batch }, { batch, line: 2 }, 10)).map((l) => l.line)).toEqual([3]);
     });
 
     it('metrics figures: rows of open batches by phase and final state, batches awaiting approval, rows needing a person and their oldest change', async () => {
