@@ -67,30 +67,48 @@ const UK_SORT_CODES = 'GBDSC';
 
 const ACCOUNT_TYPES: Readonly<Record<string, string>> = { CACC: 'current', SVGS: 'savings' };
 
+/** Countries by their alpha-2 code, as looked up (at most 26 × 26 keys). */
+const alpha3s = new Map<string, string | undefined>();
+
 /** "GB" (a postal address, an IBAN, a BIC) to the batch file's "GBR"; undefined when not a country. */
 function alpha3(alpha2: string | undefined): string | undefined {
   if (!alpha2 || !/^[A-Z]{2}$/.test(alpha2)) return undefined;
-  return countries.alpha2ToAlpha3(alpha2) ?? undefined;
+  if (alpha3s.has(alpha2)) return alpha3s.get(alpha2);
+  const found = countries.alpha2ToAlpha3(alpha2) ?? undefined;
+  alpha3s.set(alpha2, found);
+  return found;
 }
 
 /** A name split as the service takes it [2.3]: the last word as last_name, the rest as first_name. */
 function splitName(name: string | undefined): { first?: string; last?: string } {
-  const words = (name ?? '').trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return {};
+  const trimmed = (name ?? '').trim();
+  if (trimmed === '') return {};
+  // Words apart by single spaces (as names mostly are): cut at the last one.
+  if (!/[^\S ]| {2}/.test(trimmed)) {
+    const at = trimmed.lastIndexOf(' ');
+    return at < 0 ? { first: trimmed } : { first: trimmed.slice(0, at), last: trimmed.slice(at + 1) };
+  }
+  const words = trimmed.split(/\s+/);
   if (words.length === 1) return { first: words[0] };
   return { first: words.slice(0, -1).join(' '), last: words.at(-1) };
 }
 
+/** The paths of a postal address's street parts (built once: they are looked up for every transfer). */
+const addressKeys = (prefix: string): { street: string; building: string; line: string } => ({ street: `${prefix}/StrtNm`, building: `${prefix}/BldgNb`, line: `${prefix}/AdrLine` });
+const CREDITOR_ADDRESS = addressKeys('Cdtr/PstlAdr');
+const DEBTOR_ADDRESS = addressKeys('Dbtr/PstlAdr');
+
 /** A street from structured (StrtNm and BldgNb) or unstructured (the first AdrLine) address parts. */
-function street(e: Elements, prefix: string): string | undefined {
-  const name = e.get(`${prefix}/StrtNm`);
-  if (name) return [e.get(`${prefix}/BldgNb`), name].filter(Boolean).join(' ');
-  return e.get(`${prefix}/AdrLine`);
+function street(e: Elements, keys: { street: string; building: string; line: string }): string | undefined {
+  const name = e.get(keys.street);
+  if (!name) return e.get(keys.line);
+  const building = e.get(keys.building);
+  return building ? `${building} ${name}` : name;
 }
 
 /** ISO writes a phone number with a hyphen after the country code (PhoneNumber: `+44-7400123457`); the service takes E.164. */
 function e164(phone: string | undefined): string | undefined {
-  return phone?.replace(/^(\+\d{1,3})-/, '$1');
+  return phone === undefined || !phone.includes('-') ? phone : phone.replace(/^(\+\d{1,3})-/, '$1');
 }
 
 /** The keys a debtor's sender defaults may be found under: its identifications first, then its name. */
@@ -124,7 +142,7 @@ function senderOf(pmt: Elements, options: MappingOptions, issues: FieldIssue[]):
     sender_last_name: name.last,
     sender_country_code: alpha3(pmt.get('Dbtr/PstlAdr/Ctry')),
     sender_city: pmt.get('Dbtr/PstlAdr/TwnNm') ?? pmt.get('Dbtr/PstlAdr/AdrLine#2'),
-    sender_street: street(pmt, 'Dbtr/PstlAdr'),
+    sender_street: street(pmt, DEBTOR_ADDRESS),
     sender_postal_code: pmt.get('Dbtr/PstlAdr/PstCd'),
   };
   if (key === undefined) {
@@ -226,7 +244,7 @@ export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOpti
   put(fields, 'recipient_last_name', name.last);
   put(fields, 'recipient_country_code', recipientCountry(tx));
   put(fields, 'recipient_city', tx.get('Cdtr/PstlAdr/TwnNm') ?? tx.get('Cdtr/PstlAdr/AdrLine#2'));
-  put(fields, 'recipient_street', street(tx, 'Cdtr/PstlAdr'));
+  put(fields, 'recipient_street', street(tx, CREDITOR_ADDRESS));
   put(fields, 'recipient_postal_code', tx.get('Cdtr/PstlAdr/PstCd'));
   put(fields, 'recipient_phone_number', phone);
   put(fields, 'recipient_email', tx.get('Cdtr/CtctDtls/EmailAdr'));
