@@ -208,12 +208,18 @@ function account(fields: RowFields, tx: Elements): void {
   const clearing = tx.get('CdtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Cd');
   const member = tx.get('CdtrAgt/FinInstnId/ClrSysMmbId/MmbId');
   const accountType = tx.get('CdtrAcct/Tp/Cd');
-  put(fields, 'recipient_iban', tx.get('CdtrAcct/Id/IBAN'));
-  put(fields, 'recipient_bank_account', tx.get('CdtrAcct/Id/Othr/Id'));
+  let given: string | undefined;
+  given = tx.get('CdtrAcct/Id/IBAN');
+  if (given) fields.recipient_iban = given;
+  given = tx.get('CdtrAcct/Id/Othr/Id');
+  if (given) fields.recipient_bank_account = given;
   // Corridors that need an account type get "current" when the file does not say (CACC is the usual account).
-  put(fields, 'recipient_bank_account_type', accountType === undefined ? 'current' : (ACCOUNT_TYPES[accountType] ?? accountType));
-  put(fields, 'recipient_bic', tx.get('CdtrAgt/FinInstnId/BICFI') ?? tx.get('CdtrAgt/FinInstnId/BIC'));
-  put(fields, 'recipient_bank_name', tx.get('CdtrAgt/FinInstnId/Nm'));
+  given = accountType === undefined ? 'current' : (ACCOUNT_TYPES[accountType] ?? accountType);
+  if (given) fields.recipient_bank_account_type = given;
+  given = tx.get('CdtrAgt/FinInstnId/BICFI') ?? tx.get('CdtrAgt/FinInstnId/BIC');
+  if (given) fields.recipient_bic = given;
+  given = tx.get('CdtrAgt/FinInstnId/Nm');
+  if (given) fields.recipient_bank_name = given;
   if (member !== undefined) put(fields, clearing === UK_SORT_CODES ? 'recipient_sort_code' : 'recipient_bank_code', member);
 }
 
@@ -226,8 +232,10 @@ function recipientCountry(tx: Elements): string | undefined {
 /** The row of one credit transfer, and what could not be mapped (each an error of the row). */
 export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOptions): { fields: RowFields; issues: FieldIssue[] } {
   const issues: FieldIssue[] = [];
-  // Built key by key, in the row's order, each only when given (an object with no key deleted from it reads fast, and the row rules read it often).
+  // Built key by key, in the row's order, each only when given (an object with no key deleted from it reads fast, and the row rules read it
+  // often), by name where the key is fixed (a store by a named key is cheaper than put's by a key in a variable).
   const fields: RowFields = {};
+  let given: string | undefined;
   const endToEnd = tx.get('PmtId/EndToEndId');
   if (endToEnd === 'NOTPROVIDED') issues.push(fieldIssue('external_id', 'end_to_end_id_not_provided', 'PmtId/EndToEndId is NOTPROVIDED, the ISO placeholder: each transfer needs its own reference, which becomes its external_id (paid exactly once by it)'));
   else put(fields, 'external_id', endToEnd);
@@ -240,14 +248,22 @@ export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOpti
   amount(fields, tx, options, pmt.get('DbtrAcct/Ccy') ?? options.inputCurrency, issues);
   for (const [field, value] of sender(pmt, options, issues)) fields[field] = value;
   fields.recipient_type = business === undefined ? 'person' : 'business';
-  put(fields, 'recipient_first_name', name.first);
-  put(fields, 'recipient_last_name', name.last);
-  put(fields, 'recipient_country_code', recipientCountry(tx));
-  put(fields, 'recipient_city', tx.get('Cdtr/PstlAdr/TwnNm') ?? tx.get('Cdtr/PstlAdr/AdrLine#2'));
-  put(fields, 'recipient_street', street(tx, CREDITOR_ADDRESS));
-  put(fields, 'recipient_postal_code', tx.get('Cdtr/PstlAdr/PstCd'));
-  put(fields, 'recipient_phone_number', phone);
-  put(fields, 'recipient_email', tx.get('Cdtr/CtctDtls/EmailAdr'));
+  given = name.first;
+  if (given) fields.recipient_first_name = given;
+  given = name.last;
+  if (given) fields.recipient_last_name = given;
+  given = recipientCountry(tx);
+  if (given) fields.recipient_country_code = given;
+  given = tx.get('Cdtr/PstlAdr/TwnNm') ?? tx.get('Cdtr/PstlAdr/AdrLine#2');
+  if (given) fields.recipient_city = given;
+  given = street(tx, CREDITOR_ADDRESS);
+  if (given) fields.recipient_street = given;
+  given = tx.get('Cdtr/PstlAdr/PstCd');
+  if (given) fields.recipient_postal_code = given;
+  given = phone;
+  if (given) fields.recipient_phone_number = given;
+  given = tx.get('Cdtr/CtctDtls/EmailAdr');
+  if (given) fields.recipient_email = given;
   if (hasAccount) account(fields, tx);
   if (fields.input_currency_code === undefined) issues.push(fieldIssue('input_currency_code', 'input_currency_missing', 'the currency the payouts are funded in: DbtrAcct/Ccy is not given, nor iso20022.input_currency'));
   return { fields, issues };
