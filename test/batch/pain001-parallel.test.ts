@@ -62,6 +62,14 @@ describe.skipIf(availableParallelism() < 2)('a pain.001 checked on worker thread
     expect(parallel.errors.map((e) => e.cell)).toContain('PmtInf[2]/CdtTrfTxInf[50] (E2E INV-749): CdtrAcct/Id/Othr/Id');
   });
 
+  it('does not count the space between transfers as the PmtInf\'s text (one thread does not either)', async () => {
+    // 700 transfers a block, 40 spaces after each: 28,000 characters of space in each PmtInf, above a bound of 8,192 for an element's text.
+    const path = many((xml) => xml.replaceAll('</CdtTrfTxInf>', `</CdtTrfTxInf>\n${' '.repeat(39)}`));
+    const { parallel, oneThread } = await bothWays(path, { ...ISO_CONFIG, max_row_characters: 8192 });
+    expect(oneThread).toMatchObject({ rows: 2100 });
+    expect(parallel).toEqual(oneThread);
+  });
+
   it('with a namespace prefix, comments between transfers and CDATA in them', async () => {
     const path = many((xml) => xml
       .replace(/<(\/?)([A-Za-z])/g, '<$1p:$2').replace('<p:Document xmlns=', '<p:Document xmlns:p=')

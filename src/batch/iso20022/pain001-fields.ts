@@ -67,30 +67,48 @@ const UK_SORT_CODES = 'GBDSC';
 
 const ACCOUNT_TYPES: Readonly<Record<string, string>> = { CACC: 'current', SVGS: 'savings' };
 
+/** Countries by their alpha-2 code, as looked up (at most 26 × 26 keys). */
+const alpha3s = new Map<string, string | undefined>();
+
 /** "GB" (a postal address, an IBAN, a BIC) to the batch file's "GBR"; undefined when not a country. */
 function alpha3(alpha2: string | undefined): string | undefined {
   if (!alpha2 || !/^[A-Z]{2}$/.test(alpha2)) return undefined;
-  return countries.alpha2ToAlpha3(alpha2) ?? undefined;
+  if (alpha3s.has(alpha2)) return alpha3s.get(alpha2);
+  const found = countries.alpha2ToAlpha3(alpha2) ?? undefined;
+  alpha3s.set(alpha2, found);
+  return found;
 }
 
 /** A name split as the service takes it [2.3]: the last word as last_name, the rest as first_name. */
 function splitName(name: string | undefined): { first?: string; last?: string } {
-  const words = (name ?? '').trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return {};
+  const trimmed = (name ?? '').trim();
+  if (trimmed === '') return {};
+  // Words apart by single spaces (as names mostly are): cut at the last one.
+  if (!/[^\S ]| {2}/.test(trimmed)) {
+    const at = trimmed.lastIndexOf(' ');
+    return at < 0 ? { first: trimmed } : { first: trimmed.slice(0, at), last: trimmed.slice(at + 1) };
+  }
+  const words = trimmed.split(/\s+/);
   if (words.length === 1) return { first: words[0] };
   return { first: words.slice(0, -1).join(' '), last: words.at(-1) };
 }
 
+/** The paths of a postal address's street parts (built once: they are looked up for every transfer). */
+const addressKeys = (prefix: string): { street: string; building: string; line: string } => ({ street: `${prefix}/StrtNm`, building: `${prefix}/BldgNb`, line: `${prefix}/AdrLine` });
+const CREDITOR_ADDRESS = addressKeys('Cdtr/PstlAdr');
+const DEBTOR_ADDRESS = addressKeys('Dbtr/PstlAdr');
+
 /** A street from structured (StrtNm and BldgNb) or unstructured (the first AdrLine) address parts. */
-function street(e: Elements, prefix: string): string | undefined {
-  const name = e.get(`${prefix}/StrtNm`);
-  if (name) return [e.get(`${prefix}/BldgNb`), name].filter(Boolean).join(' ');
-  return e.get(`${prefix}/AdrLine`);
+function street(e: Elements, keys: { street: string; building: string; line: string }): string | undefined {
+  const name = e.get(keys.street);
+  if (!name) return e.get(keys.line);
+  const building = e.get(keys.building);
+  return building ? `${building} ${name}` : name;
 }
 
 /** ISO writes a phone number with a hyphen after the country code (PhoneNumber: `+44-7400123457`); the service takes E.164. */
 function e164(phone: string | undefined): string | undefined {
-  return phone?.replace(/^(\+\d{1,3})-/, '$1');
+  return phone === undefined || !phone.includes('-') ? phone : phone.replace(/^(\+\d{1,3})-/, '$1');
 }
 
 /** The keys a debtor's sender defaults may be found under: its identifications first, then its name. */
@@ -99,17 +117,18 @@ export function debtorKeys(pmt: Elements): string[] {
     .filter((key): key is string => typeof key === 'string' && key !== '');
 }
 
-/** A payment's sender, worked out once for all its transfers (while its elements stay as they are). */
-const senders = new WeakMap<Elements, { size: number; options: MappingOptions; fields: RowFields; issues: FieldIssue[] }>();
+/** A payment's sender, worked out once for all its transfers (while its elements stay as they are): its fields given, in row order. */
+const senders = new WeakMap<Elements, { size: number; options: MappingOptions; fields: [Field, string][]; issues: FieldIssue[] }>();
 
-function sender(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
+function sender(pmt: Elements, options: MappingOptions, issues: FieldIssue[]): [Field, string][] {
   let known = senders.get(pmt);
   if (known?.size !== pmt.size || known.options !== options) {
     const found: FieldIssue[] = [];
-    known = { size: pmt.size, options, fields: senderOf(pmt, options, found), issues: found };
+    const fields = Object.entries(senderOf(pmt, options, found)).filter((entry): entry is [Field, string] => entry[1] !== undefined && entry[1] !== '');
+    known = { size: pmt.size, options, fields, issues: found };
     senders.set(pmt, known);
   }
-  issues.push(...known.issues);
+  for (const issue of known.issues) issues.push(issue);
   return known.fields;
 }
 
@@ -123,7 +142,7 @@ function senderOf(pmt: Elements, options: MappingOptions, issues: FieldIssue[]):
     sender_last_name: name.last,
     sender_country_code: alpha3(pmt.get('Dbtr/PstlAdr/Ctry')),
     sender_city: pmt.get('Dbtr/PstlAdr/TwnNm') ?? pmt.get('Dbtr/PstlAdr/AdrLine#2'),
-    sender_street: street(pmt, 'Dbtr/PstlAdr'),
+    sender_street: street(pmt, DEBTOR_ADDRESS),
     sender_postal_code: pmt.get('Dbtr/PstlAdr/PstCd'),
   };
   if (key === undefined) {
@@ -135,56 +154,73 @@ function senderOf(pmt: Elements, options: MappingOptions, issues: FieldIssue[]):
   return { ...fromFile, ...Object.fromEntries(Object.entries(configured).filter(([field]) => field.startsWith('sender_'))) };
 }
 
+/** Sets a field the file gives: absent and empty are one thing in a row (RowFields), so neither gets a key. */
+function put(fields: RowFields, field: Field, value: string | undefined): void {
+  if (value !== undefined && value !== '') fields[field] = value;
+}
+
 /**
  * The amount exactly as the control sums count it (decimal.ts): minor units of its
  * currency, so that no other reading of the text (a decimal comma configured for
  * CSV files, leading zeros, more digits) can pay what CtrlSum did not add up.
  */
-function exactAmount(text: string, currency: string | undefined, issues: FieldIssue[]): RowFields {
+function exactAmount(fields: RowFields, text: string, currency: string | undefined, issues: FieldIssue[]): void {
   const value = parseDecimal(text);
   if (value === null) {
     issues.push(fieldIssue('output_amount', 'amount_invalid', `"${text}" is not an ISO 20022 amount (digits, a point, at most 17 decimals)`));
-    return {};
+    return;
   }
   const decimals = currency === undefined ? undefined : currencyDecimals(currency);
   // An unknown currency is refused by the row rules, which name it.
-  if (decimals === undefined) return { output_amount: formatDecimal(value) };
+  if (decimals === undefined) {
+    fields.output_amount = formatDecimal(value);
+    return;
+  }
   const unit = 10n ** BigInt(DECIMAL_SCALE - decimals);
   if (value % unit !== 0n) {
     issues.push(fieldIssue('output_amount', 'amount_too_precise', `${text} has more decimal places than ${currency}'s ${decimals}`));
-    return {};
+    return;
   }
-  return { output_amount_in_cents: (value / unit).toString() };
+  fields.output_amount_in_cents = (value / unit).toString();
 }
 
-function amount(tx: Elements, options: MappingOptions, issues: FieldIssue[]): RowFields {
+/** The amount, its currency and (for EqvtAmt) the input currency, which then replaces the payment's. */
+function amount(fields: RowFields, tx: Elements, options: MappingOptions, inputCurrency: string | undefined, issues: FieldIssue[]): void {
   const instructed = tx.get('Amt/InstdAmt');
-  if (instructed !== undefined) return { ...exactAmount(instructed, tx.get('Amt/InstdAmt@Ccy'), issues), output_currency_code: tx.get('Amt/InstdAmt@Ccy') };
-  const equivalent = tx.get('Amt/EqvtAmt/Amt');
-  if (equivalent !== undefined && !options.allowEquivalentAmount) {
+  const equivalent = instructed === undefined ? tx.get('Amt/EqvtAmt/Amt') : undefined;
+  const equivalentRefused = equivalent !== undefined && !options.allowEquivalentAmount;
+  // The input currency keeps its place in the row before the amount (as the file's columns are ordered).
+  put(fields, 'input_currency_code', equivalent !== undefined && !equivalentRefused ? tx.get('Amt/EqvtAmt/Amt@Ccy') : inputCurrency);
+  if (instructed !== undefined) {
+    const currency = tx.get('Amt/InstdAmt@Ccy');
+    exactAmount(fields, instructed, currency, issues);
+    put(fields, 'output_currency_code', currency);
+  } else if (equivalentRefused) {
     issues.push(fieldIssue('output_amount', 'equivalent_amount_refused', 'Amt/EqvtAmt gives the amount in the debtor\'s currency, leaving what the creditor receives to a rate: refused (give Amt/InstdAmt, or allow it with iso20022.allow_equivalent_amount)'));
-    return {};
-  }
-  if (equivalent !== undefined) {
+  } else if (equivalent !== undefined) {
     const currency = tx.get('Amt/EqvtAmt/CcyOfTrf');
-    return { ...exactAmount(equivalent, currency, issues), output_currency_code: currency, input_currency_code: tx.get('Amt/EqvtAmt/Amt@Ccy') };
+    exactAmount(fields, equivalent, currency, issues);
+    put(fields, 'output_currency_code', currency);
   }
-  return {};
 }
 
-function account(tx: Elements): RowFields {
+function account(fields: RowFields, tx: Elements): void {
   const clearing = tx.get('CdtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Cd');
   const member = tx.get('CdtrAgt/FinInstnId/ClrSysMmbId/MmbId');
   const accountType = tx.get('CdtrAcct/Tp/Cd');
-  return {
-    recipient_iban: tx.get('CdtrAcct/Id/IBAN'),
-    recipient_bank_account: tx.get('CdtrAcct/Id/Othr/Id'),
-    // Corridors that need an account type get "current" when the file does not say (CACC is the usual account).
-    recipient_bank_account_type: accountType === undefined ? 'current' : (ACCOUNT_TYPES[accountType] ?? accountType),
-    recipient_bic: tx.get('CdtrAgt/FinInstnId/BICFI') ?? tx.get('CdtrAgt/FinInstnId/BIC'),
-    recipient_bank_name: tx.get('CdtrAgt/FinInstnId/Nm'),
-    ...(member === undefined ? {} : clearing === UK_SORT_CODES ? { recipient_sort_code: member } : { recipient_bank_code: member }),
-  };
+  let given: string | undefined;
+  given = tx.get('CdtrAcct/Id/IBAN');
+  if (given) fields.recipient_iban = given;
+  given = tx.get('CdtrAcct/Id/Othr/Id');
+  if (given) fields.recipient_bank_account = given;
+  // Corridors that need an account type get "current" when the file does not say (CACC is the usual account).
+  given = accountType === undefined ? 'current' : (ACCOUNT_TYPES[accountType] ?? accountType);
+  if (given) fields.recipient_bank_account_type = given;
+  given = tx.get('CdtrAgt/FinInstnId/BICFI') ?? tx.get('CdtrAgt/FinInstnId/BIC');
+  if (given) fields.recipient_bic = given;
+  given = tx.get('CdtrAgt/FinInstnId/Nm');
+  if (given) fields.recipient_bank_name = given;
+  if (member !== undefined) put(fields, clearing === UK_SORT_CODES ? 'recipient_sort_code' : 'recipient_bank_code', member);
 }
 
 /** The recipient's country: its postal address, else the country of its IBAN or of its bank's BIC. */
@@ -196,37 +232,39 @@ function recipientCountry(tx: Elements): string | undefined {
 /** The row of one credit transfer, and what could not be mapped (each an error of the row). */
 export function mapTransaction(tx: Elements, pmt: Elements, options: MappingOptions): { fields: RowFields; issues: FieldIssue[] } {
   const issues: FieldIssue[] = [];
+  // Built key by key, in the row's order, each only when given (an object with no key deleted from it reads fast, and the row rules read it
+  // often), by name where the key is fixed (a store by a named key is cheaper than put's by a key in a variable).
+  const fields: RowFields = {};
+  let given: string | undefined;
   const endToEnd = tx.get('PmtId/EndToEndId');
   if (endToEnd === 'NOTPROVIDED') issues.push(fieldIssue('external_id', 'end_to_end_id_not_provided', 'PmtId/EndToEndId is NOTPROVIDED, the ISO placeholder: each transfer needs its own reference, which becomes its external_id (paid exactly once by it)'));
+  else put(fields, 'external_id', endToEnd);
   const name = splitName(tx.get('Cdtr/Nm'));
   const hasAccount = tx.get('CdtrAcct/Id/IBAN') !== undefined || tx.get('CdtrAcct/Id/Othr/Id') !== undefined;
   const phone = e164(tx.get('Cdtr/CtctDtls/MobNb'));
   const business = tx.get('Cdtr/Id/OrgId/AnyBIC') ?? tx.get('Cdtr/Id/OrgId/BICOrBEI') ?? tx.get('Cdtr/Id/OrgId/LEI') ?? tx.get('Cdtr/Id/OrgId/Othr/Id');
-  const mapped: RowFields = {
-    external_id: endToEnd === 'NOTPROVIDED' ? undefined : endToEnd,
-    // No account but a mobile number: a cash pickup (or mobile money) paid to that phone.
-    type: !hasAccount && phone !== undefined ? 'cash' : 'bank',
-    input_currency_code: pmt.get('DbtrAcct/Ccy') ?? options.inputCurrency,
-    ...amount(tx, options, issues),
-    ...sender(pmt, options, issues),
-    recipient_type: business === undefined ? 'person' : 'business',
-    recipient_first_name: name.first,
-    recipient_last_name: name.last,
-    recipient_country_code: recipientCountry(tx),
-    recipient_city: tx.get('Cdtr/PstlAdr/TwnNm') ?? tx.get('Cdtr/PstlAdr/AdrLine#2'),
-    recipient_street: street(tx, 'Cdtr/PstlAdr'),
-    recipient_postal_code: tx.get('Cdtr/PstlAdr/PstCd'),
-    recipient_phone_number: phone,
-    recipient_email: tx.get('Cdtr/CtctDtls/EmailAdr'),
-    ...(hasAccount ? account(tx) : {}),
-  };
-  // Absent and empty are one thing in a row (RowFields): no key for a value the file does not give.
-  // (Copied rather than deleted from: an object a key was deleted from is slow to read, and the row rules read it often.)
-  const fields: RowFields = {};
-  for (const key in mapped) {
-    const value = mapped[key as Field];
-    if (value !== undefined && value !== '') fields[key as Field] = value;
-  }
+  // No account but a mobile number: a cash pickup (or mobile money) paid to that phone.
+  fields.type = !hasAccount && phone !== undefined ? 'cash' : 'bank';
+  amount(fields, tx, options, pmt.get('DbtrAcct/Ccy') ?? options.inputCurrency, issues);
+  for (const [field, value] of sender(pmt, options, issues)) fields[field] = value;
+  fields.recipient_type = business === undefined ? 'person' : 'business';
+  given = name.first;
+  if (given) fields.recipient_first_name = given;
+  given = name.last;
+  if (given) fields.recipient_last_name = given;
+  given = recipientCountry(tx);
+  if (given) fields.recipient_country_code = given;
+  given = tx.get('Cdtr/PstlAdr/TwnNm') ?? tx.get('Cdtr/PstlAdr/AdrLine#2');
+  if (given) fields.recipient_city = given;
+  given = street(tx, CREDITOR_ADDRESS);
+  if (given) fields.recipient_street = given;
+  given = tx.get('Cdtr/PstlAdr/PstCd');
+  if (given) fields.recipient_postal_code = given;
+  given = phone;
+  if (given) fields.recipient_phone_number = given;
+  given = tx.get('Cdtr/CtctDtls/EmailAdr');
+  if (given) fields.recipient_email = given;
+  if (hasAccount) account(fields, tx);
   if (fields.input_currency_code === undefined) issues.push(fieldIssue('input_currency_code', 'input_currency_missing', 'the currency the payouts are funded in: DbtrAcct/Ccy is not given, nor iso20022.input_currency'));
   return { fields, issues };
 }

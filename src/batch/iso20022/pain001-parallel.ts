@@ -113,8 +113,10 @@ class Cutting {
     }
     // Anything but the space between transfers ends the run: the PmtInf's elements may change, or it may end.
     if (piece.includes('<')) this.send();
+    // The space between two transfers is inside a PmtInf, where it is always well-formed and says nothing: not parsed.
+    else if (piece.trim() === '') return;
     parser.write(piece);
-    for (const end of this.ends.splice(0)) this.waiting.push(end);
+    if (this.ends.length > 0) for (const end of this.ends.splice(0)) this.waiting.push(end);
   }
 
   send(): void {

@@ -74,6 +74,9 @@ export function refuse(message: string): never {
 /** Where a transfer is, for messages, kept for the most recent rows (a late finding about an old row names it without its E2E). */
 const PLACES_KEPT = 4096;
 
+/** Element paths kept for reuse below one parent (and parents, this squared). */
+const CHILD_PATHS_KEPT = 64;
+
 /** Told each transfer as read (the pain.002 writer reads the file again through it). */
 export type Seen = (transfer: TransferRef) => void;
 
@@ -129,6 +132,7 @@ export class Pain001Walk {
   /** A worker's run: its wrapper element, not yet opened. */
   private wrapper = false;
   private readonly resumed: boolean;
+  private readonly childPaths = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly options: Pick<ReaderOptions, 'maxRowCharacters'>,
@@ -212,7 +216,7 @@ export class Pain001Walk {
     } else if (depth === 4 && name === 'CdtTrfTxInf' && this.paymentBlock) this.transfer = new Block(depth);
     const block = this.transfer ?? this.paymentBlock ?? this.groupHeader;
     const parent = depth >= 2 ? (this.paths[depth - 2] as string) : '';
-    const path = !block || block.depth === depth ? '' : parent === '' ? name : `${parent}/${name}`;
+    const path = !block || block.depth === depth ? '' : parent === '' ? name : this.childPath(parent, name);
     this.paths.push(path);
     if (block) for (const attribute in attributes) this.keep(block, `${path}@${attribute}`, attributes[attribute] as string);
   }
@@ -262,6 +266,22 @@ export class Pain001Walk {
   header(): Pain001Header {
     const group = this.group;
     return { version: this.version ?? '03', messageId: this.messageId, count: group.declaredCount ?? String(group.count), sum: group.declaredSum ?? formatDecimal(group.sum) };
+  }
+
+  /** `parent/name`, built once per distinct path (a file repeats a few dozen paths for every transfer). */
+  private childPath(parent: string, name: string): string {
+    let children = this.childPaths.get(parent);
+    if (children === undefined) {
+      if (this.childPaths.size >= CHILD_PATHS_KEPT * CHILD_PATHS_KEPT) return `${parent}/${name}`;
+      this.childPaths.set(parent, (children = new Map()));
+    }
+    let path = children.get(name);
+    if (path === undefined) {
+      // Bounded: a file of ever new element names builds its paths as it goes.
+      if (children.size >= CHILD_PATHS_KEPT) return `${parent}/${name}`;
+      children.set(name, (path = `${parent}/${name}`));
+    }
+    return path;
   }
 
   private root(qualified: string, name: string, attributes: Record<string, string>): void {
