@@ -63,7 +63,9 @@ describe('paybatch watch: the daemon', () => {
     await eventually(() => allSettled(ctx, 200), 60_000, 'two hundred batches settled');
     const batches = await ctx.store.recentBatches('2000-01-01');
     expect(new Set(batches.map((b) => b.file_name)).size).toBe(200);
-    expect(ctx.logs.filter((l) => l.event.startsWith('intake_') && l.event !== 'intake_accepted')).toEqual([]);
+    // Taken, none refused or taken twice; a file waited for until seen unchanged (intake_waiting) is not an outcome:
+    // on the helper's manual clock, moved by the daemon's pauses, a file may be seen twice at the same time.
+    expect(ctx.logs.filter((l) => l.event.startsWith('intake_') && l.event !== 'intake_accepted' && l.event !== 'intake_waiting')).toEqual([]);
     expect(readdirSync(ctx.workspace.folders.archive)).toHaveLength(200);
     expect(readdirSync(ctx.workspace.folders.failed)).toEqual([]);
     const debits = debitsPerTransaction(ctx.sandbox);
