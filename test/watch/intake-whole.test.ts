@@ -14,6 +14,7 @@ import type { DaemonContext } from '../helpers/daemon.js';
 import { daemonContext, eventually } from '../helpers/daemon.js';
 import type { EngineContext } from '../helpers/engine.js';
 import { engineContext, template } from '../helpers/engine.js';
+import { SteppedClock } from '../helpers/test-clock.js';
 
 const STABLE_MS = 400;
 
@@ -129,7 +130,9 @@ describe('paybatch run and a file still being written', () => {
   afterEach(async () => ctx.stop());
 
   it('never pays part of it: a run that took it too early puts it back, the next run pays it whole', { timeout: 30_000 }, async () => {
-    ctx = await engineContext();
+    // The writer stalls in real time, and whether the file stayed unchanged is judged against its times on disk: the
+    // engine is given the system's time (a SteppedClock), not the helper's manual clock, which its waits move on.
+    ctx = await engineContext({}, { clock: new SteppedClock() });
     const { text, amounts } = batchText(30);
     const writing = slowWriter(join(ctx.workspace.folders.inbox, 'slow.csv'), stalledParts(text, STABLE_MS * 1.5));
     await new Promise((r) => setTimeout(r, 100));
