@@ -10,16 +10,14 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { attentionRows } from '../../src/console/console-data.js';
 import { attentionPage } from '../../src/console/views/attention.js';
 import type { Viewer } from '../../src/console/views/layout.js';
 import { readStatus } from '../../src/engine/status.js';
-import type { EngineContext } from '../helpers/engine.js';
-import { atRest, engineContext, template } from '../helpers/engine.js';
-import type { LyingService } from '../helpers/lying-service.js';
-import { eachTransaction, lyingService } from '../helpers/lying-service.js';
+import { atRest, template } from '../helpers/engine.js';
+import { eachTransaction, engineBehindLiar } from '../helpers/lying-service.js';
 
 /** The demo's EUR row, whose IBAN ends in 66 (stuck at the sandbox), under each id and amount. */
 function stuckBatch(dir: string, rows: readonly { id: string; amount: string }[]): string {
@@ -31,17 +29,10 @@ function stuckBatch(dir: string, rows: readonly { id: string; amount: string }[]
 }
 
 describe('advice by the service\'s may_cancel', () => {
-  let ctx: EngineContext;
-  let liar: LyingService;
-  afterEach(async () => {
-    await liar.close();
-    await ctx.stop();
-  });
+  const setting = engineBehindLiar();
 
   it('a stuck row the service will not let be cancelled is to be waited for or asked about; one it lets be cancelled is offered the cancel', async () => {
-    ctx = await engineContext();
-    liar = await lyingService(ctx.sandbox);
-    ctx.serviceUrl = liar.url;
+    const { ctx, liar } = setting;
     liar.lie({ match: {}, act: eachTransaction('may_cancel_true', (tx) => (tx.external_id === 'STK-YES' && tx.state === 'stuck' ? { ...tx, may_cancel: true } : tx)) });
     ctx.drop(stuckBatch(ctx.dir, [{ id: 'STK-NO', amount: '300.00' }, { id: 'STK-YES', amount: '301.00' }]));
     const run = await ctx.run({}, 30_000, {}, { endWhen: atRest(ctx) });

@@ -103,18 +103,21 @@ export const sqliteOf = (store: SqliteStore): Database.Database => (store as unk
  * at the service in a final state or one that waits for a person (manual, error, stuck, exception). The demo batch's
  * rows reach that in well under a second on a quiet machine; a busy one may take many.
  */
-export function atRest(ctx: Pick<EngineContext, 'store'>, batches = 1): () => boolean {
+export function atRest(ctx: Pick<EngineContext, 'store' | 'sandbox'>, batches = 1): () => boolean {
   const waiting = phaseList([...ATTENTION_STATES, ...FINAL_STATES]);
+  const attention = phaseList([...ATTENTION_STATES]);
   // Invalid and refused rows are never sent: at rest from intake on (checking is not: it is still being checked);
   // a possible duplicate waits for a person.
   const resting = phaseList([...SETTLED_PHASES, ...NEVER_SENT_PHASES.filter((phase) => phase !== 'checking'), DUPLICATE_HOLD]);
   return () => {
     const db = sqliteOf(ctx.store);
     if ((db.prepare('SELECT COUNT(*) FROM batches').pluck().get() as number) < batches) return false;
-    // An error the sandbox retries (provider_unavailable, src/sandbox/lifecycle.ts) is not at rest: it goes on to paid.
-    const moving = db.prepare(`SELECT COUNT(*) FROM rows WHERE phase NOT IN ${resting}
-      AND (state IS NULL OR state NOT IN ${waiting} OR (state = 'error' AND state_reason_code = 'provider_unavailable'))`).pluck().get();
-    return moving === 0;
+    const moving = db.prepare(`SELECT COUNT(*) FROM rows WHERE phase NOT IN ${resting} AND (state IS NULL OR state NOT IN ${waiting})`).pluck().get();
+    if (moving !== 0) return false;
+    // A row in a state that needs a person is at rest only where the service will not move it on by itself: the
+    // sandbox says so by the next step it has scheduled for the transaction (it retries some errors on to paid).
+    const needPerson = db.prepare(`SELECT transaction_id FROM rows WHERE phase NOT IN ${resting} AND state IN ${attention}`).pluck().all() as string[];
+    return needPerson.every((id) => (ctx.sandbox.store.transaction(id)?.next_at ?? null) === null);
   };
 }
 
