@@ -1,6 +1,7 @@
 /**
  * paybatch's schema, as numbered, append-only migrations (STYLE 4): a released
- * migration is never edited; a change is a new one.
+ * migration never changes what it makes; a change is a new one. From 9 on, most
+ * are changes PostgreSQL makes too, written once in ../schema-changes.ts.
  *
  * Glossary: a *batch* is one file taken from the inbox; a *row* is one of its
  * lines, with its *phase* in paybatch's pipeline (checking, invalid, refused,
@@ -8,7 +9,10 @@
  * once created, the service's *state* of its transaction.
  */
 import type { Migration } from './database.js';
-import { MIGRATIONS_FROM_16 } from './migrations-from-16.js';
+import {
+  auditPages, auditVersionsAndDecisions, batchCorridors, consoleSignInsAndOutbox, correctionsAndResults, deploymentAndSealedRelease,
+  mayCancelAndBackfills, recipientsAndDuplicates, rowsUnscheduled,
+} from '../schema-changes.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -215,79 +219,10 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_at ON audit_log(at);
     `,
   },
-  {
-    version: 9,
-    name: 'console sign-ins and the notification outbox',
-    sql: `
-      -- One-time sign-in codes (from paybatch console login) and console sessions, kept only as SHA-256 hashes.
-      CREATE TABLE console_credentials (
-        hash TEXT PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind IN ('code', 'session')),
-        person TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        expires_at INTEGER NOT NULL,
-        used_at INTEGER
-      );
-      -- Notifications to deliver, durable: a crash never loses one, and each is sent once per channel (dedupe_key).
-      CREATE TABLE notifications (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        channel TEXT NOT NULL,
-        event TEXT NOT NULL,
-        dedupe_key TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL,
-        delivered_at INTEGER,
-        given_up_at INTEGER,
-        last_error TEXT,
-        UNIQUE (channel, dedupe_key)
-      );
-      CREATE INDEX notifications_due ON notifications(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;
-    `,
-  },
-  {
-    version: 10,
-    name: 'corrections and results an accountant can read',
-    sql: `
-      -- A correction's row names the row it pays again (src/engine/corrections.ts); its batch names the batch it corrects.
-      ALTER TABLE rows ADD COLUMN original_batch TEXT;
-      ALTER TABLE rows ADD COLUMN original_line INTEGER;
-      -- The recipient's name as sent, for the results.
-      ALTER TABLE rows ADD COLUMN recipient_name TEXT;
-      -- An invalid row's values as read (it has no request), for its corrections file.
-      ALTER TABLE rows ADD COLUMN invalid_fields TEXT;
-      ALTER TABLE batches ADD COLUMN corrects_batch TEXT;
-      CREATE INDEX rows_original ON rows(original_batch, original_line) WHERE original_batch IS NOT NULL;
-    `,
-  },
-  {
-    version: 11,
-    name: 'the corridors each batch uses',
-    sql: `
-      -- The distinct corridors of a batch's accepted rows, written as its rows are made ready: what the corridor check
-      -- before sending needs is read here, not by parsing every row of the batch (src/engine/pipeline.ts). Batches
-      -- accepted before this table are summarised at their next send, from their rows still ready then.
-      CREATE TABLE batch_corridors (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        country_code TEXT NOT NULL,
-        type TEXT NOT NULL,
-        input_currency TEXT NOT NULL,
-        output_currency TEXT NOT NULL,
-        rows INTEGER NOT NULL,
-        PRIMARY KEY (batch_id, country_code, type, input_currency, output_currency)
-      ) WITHOUT ROWID;
-    `,
-  },
-  {
-    version: 12,
-    name: 'rows followed with no read scheduled',
-    sql: `
-      -- A crash between two steps can leave a row followed with no read due; every start looks for such rows. This
-      -- index holds only them (none, most of the time), so that the look costs nothing however large the batch.
-      CREATE INDEX rows_unscheduled ON rows(batch_id) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL;
-    `,
-  },
+  { version: 9, name: 'console sign-ins and the notification outbox', sql: consoleSignInsAndOutbox('sqlite') },
+  { version: 10, name: 'corrections and results an accountant can read', sql: correctionsAndResults('sqlite') },
+  { version: 11, name: 'the corridors each batch uses', sql: batchCorridors('sqlite') },
+  { version: 12, name: 'rows followed with no read scheduled', sql: rowsUnscheduled('sqlite') },
   {
     version: 13,
     name: 'no index of the audit trail by time',
@@ -297,36 +232,9 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX IF EXISTS audit_log_at;
     `,
   },
-  {
-    version: 14,
-    name: 'audit entries with a version, and approvals and rejections found by batch',
-    sql: `
-      -- How an entry's hash encodes it (src/audit/chain.ts): the entries already written keep version 1, fields joined by
-      -- newlines; every entry from now on is version 2, a JSON array that no moved newline can read two ways. The default
-      -- is the version written now, so that an entry is never taken for the ambiguous encoding by omission.
-      ALTER TABLE audit_log ADD COLUMN version INTEGER NOT NULL DEFAULT 2;
-      UPDATE audit_log SET version = 1;
-      -- The approval gate looks up the entries recording a batch's approvals and rejections (src/engine/approval-records.ts);
-      -- only those entries are in this index, so the entries written as rows are sent cost it nothing.
-      CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
-    `,
-  },
-  {
-    version: 15,
-    name: 'the deployment approvals are for, and the sealed release of a batch',
-    sql: `
-      -- A random identity made at first start: a signed approval names it, so that approvals copied from another
-      -- workspace's database (the same file gets the same batch id there) do not verify here (src/approvals/statement.ts).
-      CREATE TABLE deployment (
-        one INTEGER PRIMARY KEY CHECK (one = 1),
-        id TEXT NOT NULL
-      );
-      INSERT INTO deployment (one, id) VALUES (1, lower(hex(randomblob(16))));
-      -- When a batch under approvals was released, and a MAC of that by a key derived from the service's secret: the
-      -- time an approval is checked against after a restart (the released column alone proves nothing).
-      ALTER TABLE batches ADD COLUMN released_at TEXT;
-      ALTER TABLE batches ADD COLUMN release_seal TEXT;
-    `,
-  },
-  ...MIGRATIONS_FROM_16,
+  { version: 14, name: 'audit entries with a version, and approvals and rejections found by batch', sql: auditVersionsAndDecisions('sqlite') },
+  { version: 15, name: 'the deployment approvals are for, and the sealed release of a batch', sql: deploymentAndSealedRelease('sqlite') },
+  { version: 16, name: 'recipient accounts of rows, and possible duplicate payments', sql: recipientsAndDuplicates('sqlite') },
+  { version: 17, name: 'the service\'s may_cancel per row, and one-time fills of data older than its column', sql: mayCancelAndBackfills('sqlite') },
+  { version: 18, name: 'audit pages by keyset: entries by batch and by action, and the verification kept', sql: auditPages('sqlite') },
 ];
