@@ -10,14 +10,9 @@ import {
   auditPages, auditVersionsAndDecisions, batchCorridors, consoleSignInsAndOutbox, correctionsAndResults, deploymentAndSealedRelease,
   mayCancelAndBackfills, recipientsAndDuplicates, rowsUnscheduled,
 } from '../schema-changes.js';
+import type { Migration } from '../migration-plan.js';
 
-export interface PgMigration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-export const PG_MIGRATIONS: readonly PgMigration[] = [
+export const PG_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'paybatch schema (as SQLite migrations 1 to 8)',

@@ -8,7 +8,7 @@
  * not_sent, ready, creating, created, funding, funded, cancelling, final) and,
  * once created, the service's *state* of its transaction.
  */
-import type { Migration } from './database.js';
+import type { Migration } from '../migration-plan.js';
 import {
   auditPages, auditVersionsAndDecisions, batchCorridors, consoleSignInsAndOutbox, correctionsAndResults, deploymentAndSealedRelease,
   mayCancelAndBackfills, recipientsAndDuplicates, rowsUnscheduled,
