@@ -1,7 +1,9 @@
 /**
  * The changes of schema both databases make, each written once as a named step
- * that gives its SQL for a dialect: SQLite's migrations (sqlite/migrations.ts)
- * and PostgreSQL's (postgres/migrations.ts) list them under their own numbers.
+ * that gives its SQL for a dialect: shared-migrations.ts gives each the version
+ * it has in SQLite's migrations and in PostgreSQL's. The tables of the first
+ * schema both made alike are here too, placed by each database's first
+ * migrations (sqlite/migrations.ts 1 to 8, postgres/migrations.ts 1).
  * These are released migrations: a step is never changed in what it makes
  * (test/store/schema-snapshot.test.ts holds both schemas); a new change is a new
  * step, or a migration of one database alone.
@@ -33,6 +35,117 @@ const DIALECT = {
     thenSeq: ', seq',
   },
 } as const;
+
+/*
+ * The tables of the first schema, made by SQLite's migrations 1 to 8 and by PostgreSQL's migration 1 in one, where
+ * both made them alike: each statement from its first word to its semicolon, placed by each migration on a line of
+ * its own. The rows table's columns stand in a different order in each (PostgreSQL's has the columns SQLite added
+ * later among them): the runs both have in the same order are written once here.
+ */
+
+/** The rows table's first columns: the row, what was asked, and where paybatch has got with it. */
+export const ROW_REQUEST_COLUMNS = `
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        line INTEGER NOT NULL,
+        external_id TEXT,
+        request TEXT,
+        phase TEXT NOT NULL,
+        outcome TEXT,`.trimStart();
+
+/** The rows table's columns of the service's answer: its errors, transaction, state and amounts. */
+export const ROW_ANSWER_COLUMNS = `
+        errors TEXT,
+        transaction_id TEXT,
+        state TEXT,
+        state_reason TEXT,
+        state_reason_code TEXT,
+        input_amount TEXT,
+        input_currency TEXT,
+        output_amount TEXT,
+        output_currency TEXT,`.trimStart();
+
+/** SQLite 2, PostgreSQL 1. */
+export const webhookEventTables: SchemaChange = (dialect) => {
+  const d = DIALECT[dialect];
+  return `
+      -- Webhook deliveries as received, verified, before they were answered: append-only.
+      CREATE TABLE webhook_events (
+        id ${d.serialKey},
+        received_at TEXT NOT NULL,
+        -- [D3] A nonce is accepted once: a replay fails on this constraint and changes nothing.
+        nonce TEXT NOT NULL UNIQUE,
+        webhook_id TEXT,
+        event_type TEXT NOT NULL,
+        object_id TEXT,
+        body TEXT NOT NULL
+      );
+      -- What applying each event did, written after it was applied: append-only too.
+      -- An event with no line here is applied (again) after a restart; applying is idempotent.
+      CREATE TABLE webhook_event_outcomes (
+        event_id ${d.bigint} PRIMARY KEY REFERENCES webhook_events(id),
+        outcome TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      );`.trimStart();
+};
+
+/** SQLite 4, PostgreSQL 1: the same in both. */
+export const fundingStopsTable: SchemaChange = () => `
+      -- The balance of a currency ran out: nothing more of the batch in that currency is created or funded.
+      CREATE TABLE funding_stops (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        currency TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        stopped_at TEXT NOT NULL,
+        PRIMARY KEY (batch_id, currency)
+      );`.trimStart();
+
+/** SQLite 6, PostgreSQL 1. */
+export const workspaceLeaseTable: SchemaChange = (dialect) => {
+  const d = DIALECT[dialect];
+  return `
+      -- One run or watch at a time in a workspace: a lease held in the database for the life of the process,
+      -- renewed every few seconds; a file that can be emptied or deleted cannot fool it.
+      CREATE TABLE workspace_lease (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        acquired_at ${d.bigint} NOT NULL,
+        renewed_at ${d.bigint} NOT NULL
+      );`.trimStart();
+};
+
+/** SQLite 7, PostgreSQL 1. */
+export const approvalsTable: SchemaChange = (dialect) => `
+      -- Approvals and rejections as given: append-only. An approval is a signed statement; paybatch
+      -- verifies it against the configured public keys every time, never trusting this table alone.
+      CREATE TABLE approvals (
+        id ${DIALECT[dialect].serialKey},
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        person TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
+        statement TEXT,
+        signature TEXT,
+        reason TEXT,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX approvals_batch ON approvals(batch_id);`.trimStart();
+
+/** SQLite 8, PostgreSQL 1. */
+export const auditLogTable: SchemaChange = (dialect) => `
+      -- Append-only and hash-chained: each entry holds the hash of the one before and its own (src/audit/chain.ts).
+      CREATE TABLE audit_log (
+        seq ${DIALECT[dialect].serialKey},
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        details TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+      );
+      CREATE INDEX audit_log_at ON audit_log(at);`.trimStart();
 
 /** SQLite 9, PostgreSQL 3. */
 export const consoleSignInsAndOutbox: SchemaChange = (dialect) => {

@@ -3,16 +3,14 @@
  * ledger (pg_schema_migrations), each applied in its own transaction. The same
  * tables as SQLite's, in PostgreSQL's types: amounts stay integer strings
  * (compared and summed exactly as numeric), times ISO 8601 text, so that every
- * query reads the same on both. From 3 on, most are changes SQLite makes too,
+ * query reads the same on both. The tables and changes SQLite makes too are
  * written once in ../schema-changes.ts.
  */
-import {
-  auditPages, auditVersionsAndDecisions, batchCorridors, consoleSignInsAndOutbox, correctionsAndResults, deploymentAndSealedRelease,
-  mayCancelAndBackfills, recipientsAndDuplicates, rowsUnscheduled,
-} from '../schema-changes.js';
 import type { Migration } from '../migration-plan.js';
+import * as change from '../schema-changes.js';
+import { withSharedMigrations } from '../shared-migrations.js';
 
-export const PG_MIGRATIONS: readonly Migration[] = [
+export const PG_MIGRATIONS: readonly Migration[] = withSharedMigrations('postgres', [
   {
     version: 1,
     name: 'paybatch schema (as SQLite migrations 1 to 8)',
@@ -45,22 +43,9 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX batches_status ON batches(status);
 
       CREATE TABLE rows (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        line INTEGER NOT NULL,
-        external_id TEXT,
-        request TEXT,
-        phase TEXT NOT NULL,
-        outcome TEXT,
+        ${change.ROW_REQUEST_COLUMNS}
         outcome_detail TEXT,
-        errors TEXT,
-        transaction_id TEXT,
-        state TEXT,
-        state_reason TEXT,
-        state_reason_code TEXT,
-        input_amount TEXT,
-        input_currency TEXT,
-        output_amount TEXT,
-        output_currency TEXT,
+        ${change.ROW_ANSWER_COLUMNS}
         refunded_amount TEXT,
         created_at TEXT,
         funded_at TEXT,
@@ -81,60 +66,13 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rows_funded_at ON rows(funded_at) WHERE funded_at IS NOT NULL;
       CREATE INDEX rows_due_reads ON rows(next_read_at) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL;
 
-      CREATE TABLE webhook_events (
-        id BIGSERIAL PRIMARY KEY,
-        received_at TEXT NOT NULL,
-        nonce TEXT NOT NULL UNIQUE,
-        webhook_id TEXT,
-        event_type TEXT NOT NULL,
-        object_id TEXT,
-        body TEXT NOT NULL
-      );
-      CREATE TABLE webhook_event_outcomes (
-        event_id BIGINT PRIMARY KEY REFERENCES webhook_events(id),
-        outcome TEXT NOT NULL,
-        applied_at TEXT NOT NULL
-      );
+      ${change.webhookEventTables('postgres')}
       CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_run_at BIGINT NOT NULL);
-      CREATE TABLE funding_stops (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        currency TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        stopped_at TEXT NOT NULL,
-        PRIMARY KEY (batch_id, currency)
-      );
+      ${change.fundingStopsTable('postgres')}
       CREATE TABLE heartbeats (name TEXT PRIMARY KEY, at BIGINT NOT NULL);
-      CREATE TABLE workspace_lease (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        token TEXT NOT NULL,
-        holder TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        acquired_at BIGINT NOT NULL,
-        renewed_at BIGINT NOT NULL
-      );
-      CREATE TABLE approvals (
-        id BIGSERIAL PRIMARY KEY,
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        person TEXT NOT NULL,
-        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
-        statement TEXT,
-        signature TEXT,
-        reason TEXT,
-        at TEXT NOT NULL
-      );
-      CREATE INDEX approvals_batch ON approvals(batch_id);
-      CREATE TABLE audit_log (
-        seq BIGSERIAL PRIMARY KEY,
-        at TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        action TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        details TEXT NOT NULL,
-        prev_hash TEXT NOT NULL,
-        hash TEXT NOT NULL
-      );
-      CREATE INDEX audit_log_at ON audit_log(at);
+      ${change.workspaceLeaseTable('postgres')}
+      ${change.approvalsTable('postgres')}
+      ${change.auditLogTable('postgres')}
     `,
   },
   {
@@ -167,10 +105,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  { version: 3, name: 'console sign-ins and the notification outbox (as SQLite migration 9)', sql: consoleSignInsAndOutbox('postgres') },
-  { version: 4, name: 'corrections and results an accountant can read (as SQLite migration 10)', sql: correctionsAndResults('postgres') },
-  { version: 5, name: 'the corridors each batch uses (as SQLite migration 11)', sql: batchCorridors('postgres') },
-  { version: 6, name: 'rows followed with no read scheduled (as SQLite migration 12)', sql: rowsUnscheduled('postgres') },
+  // 3 to 6, 8 to 10, 12 and 13: the changes SQLite makes too (../shared-migrations.ts).
   {
     version: 7,
     name: 'the manifest that came with a taken file, kept beside its bytes',
@@ -181,17 +116,6 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  {
-    version: 8,
-    name: 'audit entries with a version, and approvals and rejections found by batch (as SQLite migration 14)',
-    sql: auditVersionsAndDecisions('postgres'),
-  },
-  {
-    version: 9,
-    name: 'the deployment approvals are for, and the sealed release of a batch (as SQLite migration 15)',
-    sql: deploymentAndSealedRelease('postgres'),
-  },
-  { version: 10, name: 'recipient accounts of rows, and possible duplicate payments (as SQLite migration 16)', sql: recipientsAndDuplicates('postgres') },
   {
     version: 11,
     name: 'request-rate buckets shared by every worker (service.rate_limits)',
@@ -205,10 +129,4 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  { version: 12, name: 'the service\'s may_cancel per row, and one-time fills of data older than its column', sql: mayCancelAndBackfills('postgres') },
-  {
-    version: 13,
-    name: 'audit pages by keyset: entries by batch and by action, and the verification kept (as SQLite migration 18)',
-    sql: auditPages('postgres'),
-  },
-];
+]);

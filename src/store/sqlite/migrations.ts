@@ -1,7 +1,7 @@
 /**
  * paybatch's schema, as numbered, append-only migrations (STYLE 4): a released
- * migration never changes what it makes; a change is a new one. From 9 on, most
- * are changes PostgreSQL makes too, written once in ../schema-changes.ts.
+ * migration never changes what it makes; a change is a new one. The tables and
+ * changes PostgreSQL makes too are written once in ../schema-changes.ts.
  *
  * Glossary: a *batch* is one file taken from the inbox; a *row* is one of its
  * lines, with its *phase* in paybatch's pipeline (checking, invalid, refused,
@@ -9,12 +9,10 @@
  * once created, the service's *state* of its transaction.
  */
 import type { Migration } from '../migration-plan.js';
-import {
-  auditPages, auditVersionsAndDecisions, batchCorridors, consoleSignInsAndOutbox, correctionsAndResults, deploymentAndSealedRelease,
-  mayCancelAndBackfills, recipientsAndDuplicates, rowsUnscheduled,
-} from '../schema-changes.js';
+import * as change from '../schema-changes.js';
+import { withSharedMigrations } from '../shared-migrations.js';
 
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly Migration[] = withSharedMigrations('sqlite', [
   {
     version: 1,
     name: 'batches and rows',
@@ -37,21 +35,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX batches_sha256 ON batches(sha256);
 
       CREATE TABLE rows (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        line INTEGER NOT NULL,
-        external_id TEXT,
-        request TEXT,
-        phase TEXT NOT NULL,
-        outcome TEXT,
-        errors TEXT,
-        transaction_id TEXT,
-        state TEXT,
-        state_reason TEXT,
-        state_reason_code TEXT,
-        input_amount TEXT,
-        input_currency TEXT,
-        output_amount TEXT,
-        output_currency TEXT,
+        ${change.ROW_REQUEST_COLUMNS}
+        ${change.ROW_ANSWER_COLUMNS}
         created_at TEXT,
         funded_at TEXT,
         settled_at TEXT,
@@ -70,24 +55,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'webhook events, state sources, schedules',
     sql: `
-      -- Webhook deliveries as received, verified, before they were answered: append-only.
-      CREATE TABLE webhook_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        received_at TEXT NOT NULL,
-        -- [D3] A nonce is accepted once: a replay fails on this constraint and changes nothing.
-        nonce TEXT NOT NULL UNIQUE,
-        webhook_id TEXT,
-        event_type TEXT NOT NULL,
-        object_id TEXT,
-        body TEXT NOT NULL
-      );
-      -- What applying each event did, written after it was applied: append-only too.
-      -- An event with no line here is applied (again) after a restart; applying is idempotent.
-      CREATE TABLE webhook_event_outcomes (
-        event_id INTEGER PRIMARY KEY REFERENCES webhook_events(id),
-        outcome TEXT NOT NULL,
-        applied_at TEXT NOT NULL
-      );
+      ${change.webhookEventTables('sqlite')}
       CREATE INDEX rows_transaction_id ON rows(transaction_id) WHERE transaction_id IS NOT NULL;
       -- How each batch learned of its state changes: by webhook, by polling, or in answers to its own calls.
       ALTER TABLE batches ADD COLUMN changes_by_webhook INTEGER NOT NULL DEFAULT 0;
@@ -127,14 +95,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE rows ADD COLUMN heard_at TEXT;
       -- The input currency is known from the request before the service quotes it.
       UPDATE rows SET input_currency = json_extract(request, '$.input_currency_code') WHERE input_currency IS NULL AND request IS NOT NULL;
-      -- The balance of a currency ran out: nothing more of the batch in that currency is created or funded.
-      CREATE TABLE funding_stops (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        currency TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        stopped_at TEXT NOT NULL,
-        PRIMARY KEY (batch_id, currency)
-      );
+      ${change.fundingStopsTable('sqlite')}
       INSERT INTO funding_stops (batch_id, currency, detail, stopped_at)
         SELECT DISTINCT b.id, r.input_currency, 'the balance ran out', COALESCE(b.settled_at, b.received_at)
         FROM batches b JOIN rows r ON r.batch_id = b.id WHERE b.funding_stopped = 1 AND r.input_currency IS NOT NULL;
@@ -163,17 +124,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'the workspace lease',
     sql: `
-      -- One run or watch at a time in a workspace: a lease held in the database for the life of the process,
-      -- renewed every few seconds; a file that can be emptied or deleted cannot fool it.
-      CREATE TABLE workspace_lease (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        token TEXT NOT NULL,
-        holder TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        acquired_at INTEGER NOT NULL,
-        renewed_at INTEGER NOT NULL
-      );
+      ${change.workspaceLeaseTable('sqlite')}
     `,
   },
   {
@@ -186,43 +137,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE batches ADD COLUMN approval TEXT;
       ALTER TABLE batches ADD COLUMN approval_expires_at TEXT;
       ALTER TABLE batches ADD COLUMN approval_reason TEXT;
-      -- Approvals and rejections as given: append-only. An approval is a signed statement; paybatch
-      -- verifies it against the configured public keys every time, never trusting this table alone.
-      CREATE TABLE approvals (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        person TEXT NOT NULL,
-        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
-        statement TEXT,
-        signature TEXT,
-        reason TEXT,
-        at TEXT NOT NULL
-      );
-      CREATE INDEX approvals_batch ON approvals(batch_id);
+      ${change.approvalsTable('sqlite')}
     `,
   },
   {
     version: 8,
     name: 'the audit trail',
     sql: `
-      -- Append-only and hash-chained: each entry holds the hash of the one before and its own (src/audit/chain.ts).
-      CREATE TABLE audit_log (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        action TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        details TEXT NOT NULL,
-        prev_hash TEXT NOT NULL,
-        hash TEXT NOT NULL
-      );
-      CREATE INDEX audit_log_at ON audit_log(at);
+      ${change.auditLogTable('sqlite')}
     `,
   },
-  { version: 9, name: 'console sign-ins and the notification outbox', sql: consoleSignInsAndOutbox('sqlite') },
-  { version: 10, name: 'corrections and results an accountant can read', sql: correctionsAndResults('sqlite') },
-  { version: 11, name: 'the corridors each batch uses', sql: batchCorridors('sqlite') },
-  { version: 12, name: 'rows followed with no read scheduled', sql: rowsUnscheduled('sqlite') },
+  // 9 to 12 and 14 to 18: the changes PostgreSQL makes too (../shared-migrations.ts).
   {
     version: 13,
     name: 'no index of the audit trail by time',
@@ -232,9 +157,4 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX IF EXISTS audit_log_at;
     `,
   },
-  { version: 14, name: 'audit entries with a version, and approvals and rejections found by batch', sql: auditVersionsAndDecisions('sqlite') },
-  { version: 15, name: 'the deployment approvals are for, and the sealed release of a batch', sql: deploymentAndSealedRelease('sqlite') },
-  { version: 16, name: 'recipient accounts of rows, and possible duplicate payments', sql: recipientsAndDuplicates('sqlite') },
-  { version: 17, name: 'the service\'s may_cancel per row, and one-time fills of data older than its column', sql: mayCancelAndBackfills('sqlite') },
-  { version: 18, name: 'audit pages by keyset: entries by batch and by action, and the verification kept', sql: auditPages('sqlite') },
-];
+]);
