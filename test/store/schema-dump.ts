@@ -45,3 +45,39 @@ export async function postgresSchema(url: string): Promise<string> {
     await client.end();
   }
 }
+
+/** A column as both databases can say it: whether it refuses null, and its default as written (null when none). */
+export interface ColumnFacts {
+  notNull: boolean;
+  default: string | null;
+}
+
+/** Every table's columns, by table and column name. */
+export type Columns = Record<string, Record<string, ColumnFacts>>;
+
+/** SQLite's columns; a column of a primary key counts as refusing null, as PostgreSQL's does. */
+export function sqliteColumns(db: SqliteDatabase): Columns {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
+  return Object.fromEntries(tables.map((table) => [table, Object.fromEntries(
+    (db.prepare(`PRAGMA table_info(${JSON.stringify(table)})`).all() as { name: string; notnull: number; dflt_value: string | null; pk: number }[])
+      .map((column) => [column.name, { notNull: column.notnull === 1 || column.pk > 0, default: column.dflt_value }]),
+  )]));
+}
+
+/** PostgreSQL's columns; a serial id's default (its sequence) is said as none, as SQLite's AUTOINCREMENT has none. */
+export async function postgresColumns(url: string): Promise<Columns> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT table_name, column_name, is_nullable, column_default
+      FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`);
+    const columns: Columns = {};
+    for (const row of rows as { table_name: string; column_name: string; is_nullable: string; column_default: string | null }[]) {
+      const serial = row.column_default?.startsWith('nextval(') ?? false;
+      (columns[row.table_name] ??= {})[row.column_name] = { notNull: row.is_nullable === 'NO', default: serial ? null : row.column_default };
+    }
+    return columns;
+  } finally {
+    await client.end();
+  }
+}
