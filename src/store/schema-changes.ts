@@ -38,8 +38,8 @@ const DIALECT = {
 
 /*
  * The tables of the first schema, made by SQLite's migrations 1 to 8 and by PostgreSQL's migration 1 in one, where
- * both made them alike: each statement from its first word to its semicolon, placed by each migration on a line of
- * its own. The rows table's columns stand in a different order in each (PostgreSQL's has the columns SQLite added
+ * both made them alike: each with its comments, from the first to its last semicolon, placed by each migration on a
+ * line of its own. The rows table's columns stand in a different order in each (PostgreSQL's has the columns SQLite added
  * later among them): the runs both have in the same order are written once here.
  */
 
