@@ -37,6 +37,7 @@ export const UNIT = [
   'test/notify/events.test.ts',
   'test/payout-states.test.ts',
   'test/vocabulary-written-once.test.ts',
+  'test/store/migration-plan.test.ts',
   'test/reports/cells.test.ts',
   'test/reports/period.test.ts',
   'test/reports/reconciliation.test.ts',

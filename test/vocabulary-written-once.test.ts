@@ -5,8 +5,9 @@
  * IN list, a chain of comparisons of one value with two of them — so that a new
  * one fails here and is named in the vocabulary instead. A single word compared
  * (`row.phase === 'final'`) is the typed vocabulary in use, not a list.
- * Released migrations are history, never edited: their indexes keep the lists
- * they were made with.
+ * Released migrations are history, never changed: their indexes keep the lists
+ * they were made with (store/schema-changes.ts holds the steps both databases'
+ * migrations share, released migrations and nothing else).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -14,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { PHASES, TX_STATES } from '../src/payout-states.js';
 
 const SRC = new URL('../src/', import.meta.url).pathname;
-const EXEMPT = new Set(['payout-states.ts', 'store/sqlite/migrations.ts', 'store/postgres/migrations.ts']);
+const EXEMPT = new Set(['payout-states.ts', 'store/sqlite/migrations.ts', 'store/postgres/migrations.ts', 'store/schema-changes.ts']);
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -137,6 +137,7 @@ export interface PipelineRow {
   funded_at: string | null;
   paid_at: string | null;
   refunded_at: string | null;
+  /** When the row reached its final state (paybatch's clock); null while it has not. */
   settled_at: string | null;
   /** The service's updated_at of the newest observation kept. */
   observed_at: string | null;
@@ -259,28 +260,17 @@ export interface MetricsFigures {
 /** Which rows a reconciliation looks at: one batch, or a period [from, to) (ISO 8601). */
 export type ReportScope = { batch: string } | { from: string; to: string };
 
-export interface ResultRow {
+/** The columns a row's result shows as the pipeline keeps them (PipelineRow). */
+type ResultColumns =
+  | 'transaction_id' | 'phase' | 'outcome' | 'outcome_detail' | 'state' | 'state_reason' | 'state_reason_code'
+  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'funded_at' | 'settled_at' | 'may_cancel';
+
+export interface ResultRow extends Pick<PipelineRow, ResultColumns> {
   line: number;
   external_id: string | null;
-  transaction_id: string | null;
-  phase: Phase;
-  outcome: ReasonCode | null;
-  /** paybatch's reason in words, when paybatch ended the row: which limit, and both amounts. */
-  outcome_detail: string | null;
-  state: string | null;
-  state_reason: string | null;
-  state_reason_code: string | null;
-  input_amount: string | null;
-  input_currency: string | null;
-  output_amount: string | null;
-  output_currency: string | null;
-  /** When the funding was recorded; null while unfunded. */
-  funded_at: string | null;
   errors: string | null;
   /** The recipient's name as sent; null for a row that was not valid. */
   recipient_name: string | null;
-  /** When the row reached its final state (paybatch's clock); null while it has not. */
-  settled_at: string | null;
   /** A correction: the batch and line of the row it pays again. */
   original_batch: string | null;
   original_line: number | null;
@@ -288,21 +278,10 @@ export interface ResultRow {
   invalid_fields?: string | null;
   /** Its batch's time (rejected or settled, else received): the time of a row never sent. */
   batch_time?: string | null;
-  /** The service's may_cancel as last seen; null when it has not said. */
-  may_cancel?: boolean | null;
 }
 
 /** One row as paybatch's own ledger knows it: its result, with when and how money moved. */
-export interface LedgerRow extends ResultRow {
-  batch_id: string;
-  refunded_amount: string | null;
-  created_at: string | null;
-  funded_at: string | null;
-  paid_at: string | null;
-  refunded_at: string | null;
-  /** The service's updated_at of the newest observation paybatch kept. */
-  observed_at: string | null;
-}
+export interface LedgerRow extends ResultRow, Pick<PipelineRow, 'batch_id' | 'refunded_amount' | 'created_at' | 'paid_at' | 'refunded_at' | 'observed_at'> {}
 
 /** When a batch was released (ISO 8601), and the MAC over it that only this deployment's service secret makes. */
 export interface ReleaseSeal {

@@ -3,15 +3,14 @@
  * ledger (pg_schema_migrations), each applied in its own transaction. The same
  * tables as SQLite's, in PostgreSQL's types: amounts stay integer strings
  * (compared and summed exactly as numeric), times ISO 8601 text, so that every
- * query reads the same on both.
+ * query reads the same on both. The tables and changes SQLite makes too are
+ * written once in ../schema-changes.ts.
  */
-export interface PgMigration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import type { Migration } from '../migration-plan.js';
+import * as change from '../schema-changes.js';
+import { withSharedMigrations } from '../shared-migrations.js';
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [
+export const PG_MIGRATIONS: readonly Migration[] = withSharedMigrations('postgres', [
   {
     version: 1,
     name: 'paybatch schema (as SQLite migrations 1 to 8)',
@@ -44,22 +43,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX batches_status ON batches(status);
 
       CREATE TABLE rows (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        line INTEGER NOT NULL,
-        external_id TEXT,
-        request TEXT,
-        phase TEXT NOT NULL,
-        outcome TEXT,
+        ${change.ROW_REQUEST_COLUMNS}
         outcome_detail TEXT,
-        errors TEXT,
-        transaction_id TEXT,
-        state TEXT,
-        state_reason TEXT,
-        state_reason_code TEXT,
-        input_amount TEXT,
-        input_currency TEXT,
-        output_amount TEXT,
-        output_currency TEXT,
+        ${change.ROW_ANSWER_COLUMNS}
         refunded_amount TEXT,
         created_at TEXT,
         funded_at TEXT,
@@ -80,60 +66,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX rows_funded_at ON rows(funded_at) WHERE funded_at IS NOT NULL;
       CREATE INDEX rows_due_reads ON rows(next_read_at) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NOT NULL;
 
-      CREATE TABLE webhook_events (
-        id BIGSERIAL PRIMARY KEY,
-        received_at TEXT NOT NULL,
-        nonce TEXT NOT NULL UNIQUE,
-        webhook_id TEXT,
-        event_type TEXT NOT NULL,
-        object_id TEXT,
-        body TEXT NOT NULL
-      );
-      CREATE TABLE webhook_event_outcomes (
-        event_id BIGINT PRIMARY KEY REFERENCES webhook_events(id),
-        outcome TEXT NOT NULL,
-        applied_at TEXT NOT NULL
-      );
+      ${change.webhookEventTables('postgres')}
       CREATE TABLE schedule_runs (name TEXT PRIMARY KEY, last_run_at BIGINT NOT NULL);
-      CREATE TABLE funding_stops (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        currency TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        stopped_at TEXT NOT NULL,
-        PRIMARY KEY (batch_id, currency)
-      );
+      ${change.fundingStopsTable('postgres')}
       CREATE TABLE heartbeats (name TEXT PRIMARY KEY, at BIGINT NOT NULL);
-      CREATE TABLE workspace_lease (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        token TEXT NOT NULL,
-        holder TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        acquired_at BIGINT NOT NULL,
-        renewed_at BIGINT NOT NULL
-      );
-      CREATE TABLE approvals (
-        id BIGSERIAL PRIMARY KEY,
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        person TEXT NOT NULL,
-        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
-        statement TEXT,
-        signature TEXT,
-        reason TEXT,
-        at TEXT NOT NULL
-      );
-      CREATE INDEX approvals_batch ON approvals(batch_id);
-      CREATE TABLE audit_log (
-        seq BIGSERIAL PRIMARY KEY,
-        at TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        action TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        details TEXT NOT NULL,
-        prev_hash TEXT NOT NULL,
-        hash TEXT NOT NULL
-      );
-      CREATE INDEX audit_log_at ON audit_log(at);
+      ${change.workspaceLeaseTable('postgres')}
+      ${change.approvalsTable('postgres')}
+      ${change.auditLogTable('postgres')}
     `,
   },
   {
@@ -166,70 +105,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
-  {
-    version: 3,
-    name: 'console sign-ins and the notification outbox (as SQLite migration 9)',
-    sql: `
-      CREATE TABLE console_credentials (
-        hash TEXT PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind IN ('code', 'session')),
-        person TEXT NOT NULL,
-        created_at BIGINT NOT NULL,
-        expires_at BIGINT NOT NULL,
-        used_at BIGINT
-      );
-      CREATE TABLE notifications (
-        id BIGSERIAL PRIMARY KEY,
-        channel TEXT NOT NULL,
-        event TEXT NOT NULL,
-        dedupe_key TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        created_at BIGINT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at BIGINT NOT NULL,
-        delivered_at BIGINT,
-        given_up_at BIGINT,
-        last_error TEXT,
-        UNIQUE (channel, dedupe_key)
-      );
-      CREATE INDEX notifications_due ON notifications(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;
-    `,
-  },
-  {
-    version: 4,
-    name: 'corrections and results an accountant can read (as SQLite migration 10)',
-    sql: `
-      ALTER TABLE rows ADD COLUMN original_batch TEXT;
-      ALTER TABLE rows ADD COLUMN original_line INTEGER;
-      ALTER TABLE rows ADD COLUMN recipient_name TEXT;
-      -- An invalid row's values as read (it has no request), for its corrections file.
-      ALTER TABLE rows ADD COLUMN invalid_fields TEXT;
-      ALTER TABLE batches ADD COLUMN corrects_batch TEXT;
-      CREATE INDEX rows_original ON rows(original_batch, original_line) WHERE original_batch IS NOT NULL;
-    `,
-  },
-  {
-    version: 5,
-    name: 'the corridors each batch uses (as SQLite migration 11)',
-    sql: `
-      CREATE TABLE batch_corridors (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        country_code TEXT NOT NULL,
-        type TEXT NOT NULL,
-        input_currency TEXT NOT NULL,
-        output_currency TEXT NOT NULL,
-        rows BIGINT NOT NULL,
-        PRIMARY KEY (batch_id, country_code, type, input_currency, output_currency)
-      );
-    `,
-  },
-  {
-    version: 6,
-    name: 'rows followed with no read scheduled (as SQLite migration 12)',
-    sql: `
-      CREATE INDEX rows_unscheduled ON rows(batch_id) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL;
-    `,
-  },
+  // 3 to 6, 8 to 10, 12 and 13: the changes SQLite makes too (../shared-migrations.ts).
   {
     version: 7,
     name: 'the manifest that came with a taken file, kept beside its bytes',
@@ -237,64 +113,6 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE TABLE batch_manifests (
         batch_id TEXT PRIMARY KEY REFERENCES batches(id),
         text TEXT NOT NULL
-      );
-    `,
-  },
-  {
-    version: 8,
-    name: 'audit entries with a version, and approvals and rejections found by batch (as SQLite migration 14)',
-    sql: `
-      -- Existing entries are version 1 (fields joined by newlines); new ones version 2 (src/audit/chain.ts).
-      ALTER TABLE audit_log ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
-      ALTER TABLE audit_log ALTER COLUMN version SET DEFAULT 2;
-      CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
-    `,
-  },
-  {
-    version: 9,
-    name: 'the deployment approvals are for, and the sealed release of a batch (as SQLite migration 15)',
-    sql: `
-      CREATE TABLE deployment (
-        one INTEGER PRIMARY KEY CHECK (one = 1),
-        id TEXT NOT NULL
-      );
-      INSERT INTO deployment (one, id) VALUES (1, md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
-      ALTER TABLE batches ADD COLUMN released_at TEXT;
-      ALTER TABLE batches ADD COLUMN release_seal TEXT;
-    `,
-  },
-  {
-    version: 10,
-    name: 'recipient accounts of rows, and possible duplicate payments (as SQLite migration 16)',
-    sql: `
-      -- The recipient account each sendable row pays (src/validate/recipient-key.ts), with its amount and currency, found
-      -- by all three together: an earlier row paying the same is a possible duplicate (src/engine/duplicates.ts).
-      CREATE TABLE row_recipients (
-        batch_id TEXT NOT NULL,
-        line INTEGER NOT NULL,
-        recipient_key TEXT NOT NULL,
-        currency TEXT NOT NULL,
-        amount TEXT NOT NULL,
-        PRIMARY KEY (batch_id, line)
-      );
-      CREATE INDEX row_recipients_payment ON row_recipients(recipient_key, currency, amount);
-      -- Each row found a possible duplicate, with the earlier twin it was found with as it stood then, what was done
-      -- (hold, warn), and who allowed it and why (paybatch allow).
-      CREATE TABLE possible_duplicates (
-        batch_id TEXT NOT NULL,
-        line INTEGER NOT NULL,
-        external_id TEXT,
-        twin_batch TEXT NOT NULL,
-        twin_line INTEGER NOT NULL,
-        twin_external_id TEXT,
-        twin_state TEXT NOT NULL,
-        twin_at TEXT NOT NULL,
-        action TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        allowed_by TEXT,
-        allowed_reason TEXT,
-        allowed_at TEXT,
-        PRIMARY KEY (batch_id, line)
       );
     `,
   },
@@ -311,48 +129,4 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
-  {
-    version: 12,
-    name: 'the service\'s may_cancel per row, and one-time fills of data older than its column',
-    sql: `
-      -- Whether the service said, in the newest observation kept, that the transaction may be cancelled (1, 0), or
-      -- null when it has not said (src/engine/advice.ts words a row's advice by it).
-      ALTER TABLE rows ADD COLUMN may_cancel INTEGER;
-      -- Fills of data stored before the code that writes it, done once at open (src/store/queries/recipient-backfill.ts):
-      -- the recipient accounts of rows stored before migration 10.
-      CREATE TABLE data_backfills (
-        name TEXT PRIMARY KEY,
-        done_at TEXT NOT NULL
-      );
-    `,
-  },
-  {
-    version: 13,
-    name: 'audit pages by keyset: entries by batch and by action, and the verification kept (as SQLite migration 18)',
-    sql: `
-      ALTER TABLE audit_log ADD COLUMN batch_id TEXT;
-      UPDATE audit_log SET batch_id = CASE
-        WHEN strpos(subject, ' line ') > 0 THEN left(subject, strpos(subject, ' line ') - 1)
-        WHEN subject LIKE 'batch % %' THEN split_part(substr(subject, 7), ' ', 1)
-        WHEN details ~ '^\\{"batch":"[A-Za-z0-9_-]{1,80}"[,}]' THEN substring(details from '^\\{"batch":"([A-Za-z0-9_-]{1,80})"')
-        WHEN subject ~ '^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$' THEN subject
-      END;
-      CREATE INDEX audit_log_batch ON audit_log(batch_id, seq) WHERE batch_id IS NOT NULL;
-      CREATE INDEX audit_log_action ON audit_log(action, seq) WHERE action NOT IN ('create_requested', 'fund_requested', 'state_learned');
-      CREATE TABLE audit_checkpoint (
-        one INTEGER PRIMARY KEY CHECK (one = 1),
-        seq BIGINT NOT NULL,
-        hash TEXT NOT NULL,
-        verified_at TEXT,
-        counts TEXT NOT NULL
-      );
-      INSERT INTO audit_checkpoint (one, seq, hash, counts) VALUES (1, 0, '${'0'.repeat(64)}', '{"actions":{},"batches":{}}');
-      -- A settled batch's summary as the console shows it, kept while what it was made from stands (src/console/batch-kept.ts).
-      CREATE TABLE batch_summaries (
-        batch_id TEXT PRIMARY KEY,
-        basis TEXT NOT NULL,
-        summary TEXT NOT NULL
-      );
-    `,
-  },
-];
+]);

@@ -2,14 +2,16 @@
  * The PostgreSQL store: every port of port.ts, to the same contract as
  * SQLite's (test/store/contract.ts), for several workers sharing one database;
  * composed of query modules that take the connection: the part both databases
- * share (queries/shared-store.ts) and PostgreSQL's own (this folder). It holds
- * no query and no rule of its own, and extends nothing.
+ * share (queries/shared-store.ts) and PostgreSQL's own (this folder, bound by
+ * queries/dialect-bindings.ts where SQLite's have the same names). It holds no
+ * query and no rule of its own, and extends nothing.
  */
 import pg from 'pg';
 import { DatabaseUnreachable, DatabaseUnusable } from '../../errors.js';
 import { redactUrl } from '../database-url.js';
 import type { SharedWorkStore, Store } from '../port.js';
 import { sharedTokens } from '../queries/rate-buckets.js';
+import { dialectBindings } from '../queries/dialect-bindings.js';
 import { sharedStore } from '../queries/shared-store.js';
 import { appendAudit, appendAuditIn } from './audit.js';
 import * as duplicates from './duplicates.js';
@@ -61,25 +63,11 @@ function postgresStore(pool: pg.Pool): PostgresStore {
   return {
     ...sharedStore(c),
     close: () => c.close(),
-    beginBatch: (batch) => intake.beginBatch(c, batch),
-    addRows: (batchId, rows) => intake.addRows(c, batchId, rows),
-    invalidateRow: (batchId, line, error) => intake.invalidateRow(c, batchId, line, error),
+    ...dialectBindings(c, { ...intake, ...pipeline, acquireLease, appendAudit, claimDueNotifications }),
     // Rows are made ready only by the acceptance, in the transaction that ends the intake: none to give back.
     suspendIntake: async () => {},
-    rejectBatch: (batchId, reason) => intake.rejectBatch(c, batchId, reason),
-    withdrawBatch: (batchId, outcome, reason) => intake.withdrawBatch(c, batchId, outcome, reason),
-    acceptBatch: (batchId) => intake.acceptBatch(c, batchId),
     // The row is locked and read again in the commit: a caller's copy of it is not needed.
     commitRow: (batchId, line, revision, patch) => commitRow(c, batchId, line, revision, patch),
-    stopCurrency: (currency, detail, at) => pipeline.stopCurrency(c, currency, detail, at),
-    batchCorridors: (batchId) => pipeline.batchCorridors(c, batchId),
-    endReadyRowsOfCorridor: (batchId, corridor, outcome, detail) => pipeline.endReadyRowsOfCorridor(c, batchId, corridor, outcome, detail),
-    dueReads: (now, limit) => pipeline.dueReads(c, now, limit),
-    catchUpReads: (heardBefore, now) => pipeline.catchUpReads(c, heardBefore, now),
-    metricsFigures: (recentSince) => pipeline.metricsFigures(c, recentSince),
-    acquireLease: (me, isAlive, staleAfterMs) => acquireLease(c, me, isAlive, staleAfterMs),
-    appendAudit: (entry) => appendAudit(c, entry),
-    claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
     // possible duplicates (engine/duplicates.ts decides)
     recordRecipients: (batchId, entries) => c.tx((tx) => duplicates.recordRecipientsPg(tx, batchId, entries)),
     recordPossibleDuplicates: (found) => c.tx((tx) => duplicates.recordPossibleDuplicatesPg(tx, found)),

@@ -16,14 +16,9 @@
 import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
 import { UnsafePath } from '../../workspace/safe-files.js';
 import Database from 'better-sqlite3';
-import { DatabaseUnusable } from '../../errors.js';
+import type { Migration } from '../migration-plan.js';
+import { pendingMigrations } from '../migration-plan.js';
 
-export interface Migration {
-  /** 1, 2, 3, ...: never renumbered, never edited once released. */
-  version: number;
-  name: string;
-  sql: string;
-}
 
 export type SqliteDatabase = Database.Database;
 
@@ -113,25 +108,15 @@ export function openDatabase(file: string): SqliteDatabase {
   return db;
 }
 
-/** Applies the migrations not applied yet, in order; returns the versions applied now. */
+/** Applies the migrations not applied yet (migration-plan.ts), each in its own transaction; returns the versions applied now. */
 export function migrate(db: SqliteDatabase, migrations: readonly Migration[], now: () => Date = () => new Date()): number[] {
-  const versions = migrations.map((m) => m.version);
-  versions.forEach((version, index) => {
-    if (version !== index + 1) throw new Error(`migrations must be numbered 1, 2, 3, ... without gaps; found ${version} at position ${index + 1}`);
-  });
   const applied = new Set((db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]));
-  const known = Math.max(0, ...applied);
-  if (known > migrations.length) {
-    throw new DatabaseUnusable(`the database is at schema version ${known}, newer than this paybatch knows (${migrations.length}): it was written by a newer paybatch; run that version (or newer), nothing was changed`);
-  }
-  const done: number[] = [];
-  for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
+  const pending = pendingMigrations(migrations, applied);
+  for (const migration of pending) {
     db.transaction(() => {
       db.exec(migration.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, now().toISOString());
     })();
-    done.push(migration.version);
   }
-  return done;
+  return pending.map((migration) => migration.version);
 }

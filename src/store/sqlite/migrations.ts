@@ -1,16 +1,18 @@
 /**
  * paybatch's schema, as numbered, append-only migrations (STYLE 4): a released
- * migration is never edited; a change is a new one.
+ * migration never changes what it makes; a change is a new one. The tables and
+ * changes PostgreSQL makes too are written once in ../schema-changes.ts.
  *
  * Glossary: a *batch* is one file taken from the inbox; a *row* is one of its
  * lines, with its *phase* in paybatch's pipeline (checking, invalid, refused,
  * not_sent, ready, creating, created, funding, funded, cancelling, final) and,
  * once created, the service's *state* of its transaction.
  */
-import type { Migration } from './database.js';
-import { MIGRATIONS_FROM_16 } from './migrations-from-16.js';
+import type { Migration } from '../migration-plan.js';
+import * as change from '../schema-changes.js';
+import { withSharedMigrations } from '../shared-migrations.js';
 
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly Migration[] = withSharedMigrations('sqlite', [
   {
     version: 1,
     name: 'batches and rows',
@@ -33,21 +35,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX batches_sha256 ON batches(sha256);
 
       CREATE TABLE rows (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        line INTEGER NOT NULL,
-        external_id TEXT,
-        request TEXT,
-        phase TEXT NOT NULL,
-        outcome TEXT,
-        errors TEXT,
-        transaction_id TEXT,
-        state TEXT,
-        state_reason TEXT,
-        state_reason_code TEXT,
-        input_amount TEXT,
-        input_currency TEXT,
-        output_amount TEXT,
-        output_currency TEXT,
+        ${change.ROW_REQUEST_COLUMNS}
+        ${change.ROW_ANSWER_COLUMNS}
         created_at TEXT,
         funded_at TEXT,
         settled_at TEXT,
@@ -66,24 +55,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'webhook events, state sources, schedules',
     sql: `
-      -- Webhook deliveries as received, verified, before they were answered: append-only.
-      CREATE TABLE webhook_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        received_at TEXT NOT NULL,
-        -- [D3] A nonce is accepted once: a replay fails on this constraint and changes nothing.
-        nonce TEXT NOT NULL UNIQUE,
-        webhook_id TEXT,
-        event_type TEXT NOT NULL,
-        object_id TEXT,
-        body TEXT NOT NULL
-      );
-      -- What applying each event did, written after it was applied: append-only too.
-      -- An event with no line here is applied (again) after a restart; applying is idempotent.
-      CREATE TABLE webhook_event_outcomes (
-        event_id INTEGER PRIMARY KEY REFERENCES webhook_events(id),
-        outcome TEXT NOT NULL,
-        applied_at TEXT NOT NULL
-      );
+      ${change.webhookEventTables('sqlite')}
       CREATE INDEX rows_transaction_id ON rows(transaction_id) WHERE transaction_id IS NOT NULL;
       -- How each batch learned of its state changes: by webhook, by polling, or in answers to its own calls.
       ALTER TABLE batches ADD COLUMN changes_by_webhook INTEGER NOT NULL DEFAULT 0;
@@ -123,14 +95,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE rows ADD COLUMN heard_at TEXT;
       -- The input currency is known from the request before the service quotes it.
       UPDATE rows SET input_currency = json_extract(request, '$.input_currency_code') WHERE input_currency IS NULL AND request IS NOT NULL;
-      -- The balance of a currency ran out: nothing more of the batch in that currency is created or funded.
-      CREATE TABLE funding_stops (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        currency TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        stopped_at TEXT NOT NULL,
-        PRIMARY KEY (batch_id, currency)
-      );
+      ${change.fundingStopsTable('sqlite')}
       INSERT INTO funding_stops (batch_id, currency, detail, stopped_at)
         SELECT DISTINCT b.id, r.input_currency, 'the balance ran out', COALESCE(b.settled_at, b.received_at)
         FROM batches b JOIN rows r ON r.batch_id = b.id WHERE b.funding_stopped = 1 AND r.input_currency IS NOT NULL;
@@ -159,17 +124,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'the workspace lease',
     sql: `
-      -- One run or watch at a time in a workspace: a lease held in the database for the life of the process,
-      -- renewed every few seconds; a file that can be emptied or deleted cannot fool it.
-      CREATE TABLE workspace_lease (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        token TEXT NOT NULL,
-        holder TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        acquired_at INTEGER NOT NULL,
-        renewed_at INTEGER NOT NULL
-      );
+      ${change.workspaceLeaseTable('sqlite')}
     `,
   },
   {
@@ -182,112 +137,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE batches ADD COLUMN approval TEXT;
       ALTER TABLE batches ADD COLUMN approval_expires_at TEXT;
       ALTER TABLE batches ADD COLUMN approval_reason TEXT;
-      -- Approvals and rejections as given: append-only. An approval is a signed statement; paybatch
-      -- verifies it against the configured public keys every time, never trusting this table alone.
-      CREATE TABLE approvals (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        person TEXT NOT NULL,
-        decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
-        statement TEXT,
-        signature TEXT,
-        reason TEXT,
-        at TEXT NOT NULL
-      );
-      CREATE INDEX approvals_batch ON approvals(batch_id);
+      ${change.approvalsTable('sqlite')}
     `,
   },
   {
     version: 8,
     name: 'the audit trail',
     sql: `
-      -- Append-only and hash-chained: each entry holds the hash of the one before and its own (src/audit/chain.ts).
-      CREATE TABLE audit_log (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        action TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        details TEXT NOT NULL,
-        prev_hash TEXT NOT NULL,
-        hash TEXT NOT NULL
-      );
-      CREATE INDEX audit_log_at ON audit_log(at);
+      ${change.auditLogTable('sqlite')}
     `,
   },
-  {
-    version: 9,
-    name: 'console sign-ins and the notification outbox',
-    sql: `
-      -- One-time sign-in codes (from paybatch console login) and console sessions, kept only as SHA-256 hashes.
-      CREATE TABLE console_credentials (
-        hash TEXT PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind IN ('code', 'session')),
-        person TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        expires_at INTEGER NOT NULL,
-        used_at INTEGER
-      );
-      -- Notifications to deliver, durable: a crash never loses one, and each is sent once per channel (dedupe_key).
-      CREATE TABLE notifications (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        channel TEXT NOT NULL,
-        event TEXT NOT NULL,
-        dedupe_key TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL,
-        delivered_at INTEGER,
-        given_up_at INTEGER,
-        last_error TEXT,
-        UNIQUE (channel, dedupe_key)
-      );
-      CREATE INDEX notifications_due ON notifications(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;
-    `,
-  },
-  {
-    version: 10,
-    name: 'corrections and results an accountant can read',
-    sql: `
-      -- A correction's row names the row it pays again (src/engine/corrections.ts); its batch names the batch it corrects.
-      ALTER TABLE rows ADD COLUMN original_batch TEXT;
-      ALTER TABLE rows ADD COLUMN original_line INTEGER;
-      -- The recipient's name as sent, for the results.
-      ALTER TABLE rows ADD COLUMN recipient_name TEXT;
-      -- An invalid row's values as read (it has no request), for its corrections file.
-      ALTER TABLE rows ADD COLUMN invalid_fields TEXT;
-      ALTER TABLE batches ADD COLUMN corrects_batch TEXT;
-      CREATE INDEX rows_original ON rows(original_batch, original_line) WHERE original_batch IS NOT NULL;
-    `,
-  },
-  {
-    version: 11,
-    name: 'the corridors each batch uses',
-    sql: `
-      -- The distinct corridors of a batch's accepted rows, written as its rows are made ready: what the corridor check
-      -- before sending needs is read here, not by parsing every row of the batch (src/engine/pipeline.ts). Batches
-      -- accepted before this table are summarised at their next send, from their rows still ready then.
-      CREATE TABLE batch_corridors (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        country_code TEXT NOT NULL,
-        type TEXT NOT NULL,
-        input_currency TEXT NOT NULL,
-        output_currency TEXT NOT NULL,
-        rows INTEGER NOT NULL,
-        PRIMARY KEY (batch_id, country_code, type, input_currency, output_currency)
-      ) WITHOUT ROWID;
-    `,
-  },
-  {
-    version: 12,
-    name: 'rows followed with no read scheduled',
-    sql: `
-      -- A crash between two steps can leave a row followed with no read due; every start looks for such rows. This
-      -- index holds only them (none, most of the time), so that the look costs nothing however large the batch.
-      CREATE INDEX rows_unscheduled ON rows(batch_id) WHERE phase IN ('created', 'funded', 'cancelling') AND next_read_at IS NULL;
-    `,
-  },
+  // 9 to 12 and 14 to 18: the changes PostgreSQL makes too (../shared-migrations.ts).
   {
     version: 13,
     name: 'no index of the audit trail by time',
@@ -297,36 +157,4 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX IF EXISTS audit_log_at;
     `,
   },
-  {
-    version: 14,
-    name: 'audit entries with a version, and approvals and rejections found by batch',
-    sql: `
-      -- How an entry's hash encodes it (src/audit/chain.ts): the entries already written keep version 1, fields joined by
-      -- newlines; every entry from now on is version 2, a JSON array that no moved newline can read two ways. The default
-      -- is the version written now, so that an entry is never taken for the ambiguous encoding by omission.
-      ALTER TABLE audit_log ADD COLUMN version INTEGER NOT NULL DEFAULT 2;
-      UPDATE audit_log SET version = 1;
-      -- The approval gate looks up the entries recording a batch's approvals and rejections (src/engine/approval-records.ts);
-      -- only those entries are in this index, so the entries written as rows are sent cost it nothing.
-      CREATE INDEX audit_log_decisions ON audit_log(subject) WHERE action IN ('approved', 'rejected');
-    `,
-  },
-  {
-    version: 15,
-    name: 'the deployment approvals are for, and the sealed release of a batch',
-    sql: `
-      -- A random identity made at first start: a signed approval names it, so that approvals copied from another
-      -- workspace's database (the same file gets the same batch id there) do not verify here (src/approvals/statement.ts).
-      CREATE TABLE deployment (
-        one INTEGER PRIMARY KEY CHECK (one = 1),
-        id TEXT NOT NULL
-      );
-      INSERT INTO deployment (one, id) VALUES (1, lower(hex(randomblob(16))));
-      -- When a batch under approvals was released, and a MAC of that by a key derived from the service's secret: the
-      -- time an approval is checked against after a restart (the released column alone proves nothing).
-      ALTER TABLE batches ADD COLUMN released_at TEXT;
-      ALTER TABLE batches ADD COLUMN release_seal TEXT;
-    `,
-  },
-  ...MIGRATIONS_FROM_16,
-];
+]);

@@ -2,11 +2,13 @@
  * The SQLite store: every port of port.ts on better-sqlite3 (synchronous, so
  * each method is atomic), composed of query modules that take the connection:
  * the part both databases share (queries/shared-store.ts) and SQLite's own
- * transactions (this folder). It holds no query and no rule of its own, and
- * extends nothing.
+ * transactions (this folder, bound by queries/dialect-bindings.ts where
+ * PostgreSQL's have the same names). It holds no query and no rule of its own,
+ * and extends nothing.
  */
 import { DatabaseUnusable } from '../../errors.js';
 import type { Store } from '../port.js';
+import { dialectBindings } from '../queries/dialect-bindings.js';
 import { sharedStore } from '../queries/shared-store.js';
 import { appendAudit, appendAuditNow } from './audit.js';
 import * as duplicates from './duplicates.js';
@@ -58,23 +60,11 @@ function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStor
       await db.backup(to);
     },
     close: () => c.close(),
-    beginBatch: (batch) => intake.beginBatch(c, batch),
-    addRows: (batchId, rows) => intake.addRows(c, batchId, rows),
-    invalidateRow: (batchId, line, error) => intake.invalidateRow(c, batchId, line, error),
+    ...dialectBindings(c, { ...intake, ...pipeline, acquireLease, appendAudit, claimDueNotifications }),
+    // SQLite makes rows ready as they are added: a suspended intake gives them back (PostgreSQL has none to give).
     suspendIntake: (batchId) => intake.suspendIntake(c, batchId),
-    rejectBatch: (batchId, reason) => intake.rejectBatch(c, batchId, reason),
-    withdrawBatch: (batchId, outcome, reason) => intake.withdrawBatch(c, batchId, outcome, reason),
-    acceptBatch: (batchId) => intake.acceptBatch(c, batchId),
+    // The caller's copy of the row (seen) spares reading it again; changes learned are counted a group commit at a time (commit.ts).
     commitRow: (batchId, line, revision, patch, seen) => commitRow(c, learned, batchId, line, revision, patch, seen),
-    stopCurrency: (currency, detail, at) => pipeline.stopCurrency(c, currency, detail, at),
-    batchCorridors: (batchId) => pipeline.batchCorridors(c, batchId),
-    endReadyRowsOfCorridor: (batchId, corridor, outcome, detail) => pipeline.endReadyRowsOfCorridor(c, batchId, corridor, outcome, detail),
-    dueReads: (now, limit) => pipeline.dueReads(c, now, limit),
-    catchUpReads: (heardBefore, now) => pipeline.catchUpReads(c, heardBefore, now),
-    metricsFigures: (recentSince) => pipeline.metricsFigures(c, recentSince),
-    acquireLease: (me, isAlive, staleAfterMs) => acquireLease(c, me, isAlive, staleAfterMs),
-    appendAudit: (entry) => appendAudit(c, entry),
-    claimDueNotifications: (now, claimUntil, limit) => claimDueNotifications(c, now, claimUntil, limit),
     // possible duplicates (engine/duplicates.ts decides)
     recordRecipients: async (batchId, entries) => c.atomic(() => duplicates.recordRecipientsSqlite(c, batchId, entries)),
     recordPossibleDuplicates: async (found) => c.atomic(() => duplicates.recordPossibleDuplicatesSqlite(c, found)),
