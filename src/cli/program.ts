@@ -42,7 +42,7 @@ export const COMMANDS: Readonly<Record<string, Entry>> = {
   backup: { task: 'Operating', load: async () => (await import('./backup-command.js')).backupCommand() },
   webhooks: { task: 'Operating', load: async () => (await import('./webhooks-command.js')).webhooksCommand() },
   sandbox: { task: 'Operating', load: async () => (await import('./sandbox-command.js')).sandboxCommand() },
-  completion: { task: 'Operating', load: async () => (await import('./completion-command.js')).completionCommand() },
+  completion: { task: 'Operating', load: async () => (await import('./completion-command.js')).completionCommand(buildProgram) },
 };
 
 /** commander puts its "(Did you mean --wait?)" on a line of its own: the error is one line. */

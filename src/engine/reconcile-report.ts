@@ -5,12 +5,12 @@
  * and write the files under outbox/reports/. Reading never changes a row: the
  * report says what paybatch knew, and where the service differs.
  */
+import type { ReportDeps } from './reconcile-deps.js';
 import type { Lineage } from './lineage.js';
 import { lineagesOf } from './lineage.js';
 import { mkdir } from 'node:fs/promises';
 import { checkFolder, writeFileSafely } from '../workspace/safe-files.js';
 import { join } from 'node:path';
-import type { PayoutClient } from '../api/client.js';
 import type { ReportsConfig } from '../config/config.js';
 import { UsageError } from '../errors.js';
 import { dayPeriod } from '../reports/period.js';
@@ -27,12 +27,9 @@ import { reconcile } from '../reports/reconciliation.js';
 import { resultsTable } from '../reports/results.js';
 import { writeWorkbook } from '../reports/workbook.js';
 import { fetchLedger, readUnsettled } from './reconcile-reads.js';
-import type { AuditStore, IntakeStore, PipelineStore, ReportStore } from '../store/port.js';
 
 /** The audit action of a report written: left out of the head a report prints, so that writing it again gives the same bytes. */
 const REPORT_WRITTEN = 'report_written';
-import type { Workspace } from '../workspace/workspace.js';
-import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { CORRECTABLE_PHASES, OPEN_TRANSACTION_PHASES } from '../payout-states.js';
 
@@ -47,21 +44,7 @@ export interface ReportRequest {
   spreadsheet: boolean;
 }
 
-export interface ReportDeps {
-  store: ReportStore & AuditStore & Pick<IntakeStore, 'correctionsOf'> & Pick<PipelineStore, 'row'>;
-  client: Pick<PayoutClient, 'getTransaction'>;
-  workspace: Workspace;
-  reports: ReportsConfig;
-  /** The polling budget's rate: reads for the check are spaced by it [D17]. */
-  readsPerSecond: number;
-  /** Where the service's ledger is, if it has one. */
-  ledgerUrl: string | null;
-  sleep?: (ms: number) => Promise<void>;
-  /** What is now, for how far ahead of it the service's updated_at is trusted (the system clock unless given). */
-  clock?: Clock;
-  /** Rows read from the store at a time for a CSV report (5,000 unless given). */
-  pageRows?: number;
-}
+export type { ReportDeps } from './reconcile-deps.js';
 
 export interface ReportOutcome {
   reconciliation: Reconciliation;

@@ -30,7 +30,7 @@ import { OPEN_TRANSACTION_PHASES } from '../payout-states.js';
 import { systemClock } from '../clock.js';
 import type { LedgerRead } from './reconcile-reads.js';
 import { readUnsettled } from './reconcile-reads.js';
-import type { ReportDeps } from './reconcile-report.js';
+import type { ReportDeps } from './reconcile-deps.js';
 
 /** Rows read from the store at a time. */
 const PAGE_ROWS = 5_000;
