@@ -26,6 +26,8 @@ import pg from 'pg';
 import type { WindowFigures } from '../src/sandbox/call-windows.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
+import { NOT_CREATED_PHASES, UNFUNDED_AT_SERVICE_PHASES } from '../src/payout-states.js';
+import { phaseList } from '../src/store/sql-lists.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import type { SandboxProcess } from './sandbox-process.js';
 
@@ -145,9 +147,13 @@ async function takeover(dir: string, source: string, sandbox: SandboxProcess): P
     const victim = round.workers[1] as ChildProcess;
     victim.kill('SIGKILL');
     const killedAt = performance.now();
-    const heldAtKill = await count(round.db, "claimed_by = 'w2'");
-    // Taken over: no row is held by the dead worker any more (each went to the survivor, which works it and lets go).
-    while ((await count(round.db, "claimed_by = 'w2'")) > 0) await sleep(20);
+    // Held: a row the dead worker claimed whose work is due now (a row it funded and was killed before letting go
+    // waits for its next read, whoever makes it: that row is taken when the read falls due, minutes later by design,
+    // and counting it here made this step wait out its read interval in some runs).
+    const held = `claimed_by = 'w2' AND (phase IN ${phaseList([...NOT_CREATED_PHASES, ...UNFUNDED_AT_SERVICE_PHASES, 'cancelling'])} OR next_read_at IS NULL OR next_read_at <= ${Date.now()})`;
+    const heldAtKill = await count(round.db, held);
+    // Taken over: no row with work due is held by the dead worker any more (each went to the survivor, which works it and lets go).
+    while ((await count(round.db, held)) > 0) await sleep(20);
     const takenOverS = (performance.now() - killedAt) / 1000;
     await untilAllFunded(round.db, valid, 600_000);
     return { heldAtKill, takenOverS, finishedS: (performance.now() - killedAt) / 1000 };
