@@ -9,6 +9,7 @@ import { DatabaseUnusable } from '../../errors.js';
 import type { Store } from '../port.js';
 import { sharedStore } from '../queries/shared-store.js';
 import { appendAudit, appendAuditNow } from './audit.js';
+import { checkAuditRanges } from './audit-ranges.js';
 import * as duplicates from './duplicates.js';
 import { LearnedChanges, commitRow } from './commit.js';
 import { SqliteConnection } from './connection.js';
@@ -58,6 +59,8 @@ function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStor
       await db.backup(to);
     },
     close: () => c.close(),
+    // On threads with connections of their own to the file: a database in memory has none to share.
+    ...(db.memory ? {} : { checkAuditRanges: (throughSeq: number) => checkAuditRanges(db.name, throughSeq) }),
     beginBatch: (batch) => intake.beginBatch(c, batch),
     addRows: (batchId, rows) => intake.addRows(c, batchId, rows),
     invalidateRow: (batchId, line, error) => intake.invalidateRow(c, batchId, line, error),
