@@ -35,3 +35,33 @@ export function checkAuditRange(db: Database.Database, afterSeq: number, through
     after = (rows[rows.length - 1] as RangeRow)[0];
   }
 }
+
+/** A range as the threads cut and claim them: the sequence numbers after `after`, through `through`. */
+export interface SeqRange {
+  after: number;
+  through: number;
+}
+
+/**
+ * Checks ranges claimed one after another from those every thread shares: `claims[0]` the next to claim,
+ * `claims[1]` the first found at fault (none after it is claimed). Each summary is told as it is made.
+ */
+export function checkClaimedRanges(db: Database.Database, ranges: readonly SeqRange[], claims: Int32Array, told: (index: number, summary: RangeSummary) => void): void {
+  for (let index = Atomics.add(claims, 0, 1); index < ranges.length && index < Atomics.load(claims, 1); index = Atomics.add(claims, 0, 1)) {
+    const range = ranges[index] as SeqRange;
+    const summary = checkAuditRange(db, range.after, range.through);
+    if (summary.fault) {
+      // The lowest range at fault wins: another thread may have found one further on first.
+      for (let seen = Atomics.load(claims, 1); index < seen; seen = Atomics.load(claims, 1)) if (Atomics.compareExchange(claims, 1, seen, index) === seen) break;
+    }
+    told(index, summary);
+  }
+}
+
+/** A read-only connection for the ranges, with SQLite's default 2 MB page cache (every page passes through it once). */
+export function openForRanges(open: typeof Database, file: string): Database.Database {
+  const db = new open(file, { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -2000');
+  return db;
+}
