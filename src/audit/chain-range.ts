@@ -10,7 +10,7 @@
  * The encoding's body may come built by the database (SQLite's json_array(),
  * much cheaper than reading six fields and encoding them here): it is taken as
  * it comes only when it is plain ASCII, where its bytes are provably those
- * chain.ts hashes (test/audit/chain-range-encoding.test.ts holds both to it);
+ * chain.ts hashes (test/audit/verify-ranges.test.ts holds both to it);
  * any other entry is read whole and hashed by chain.ts itself. Pure, but for
  * that read, which the caller gives.
  */

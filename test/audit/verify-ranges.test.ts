@@ -1,5 +1,5 @@
 /**
- * `paybatch audit verify` checks the trail in ranges on worker threads, with
+ * `paybatch audit verify` checks the trail in ranges on two threads, with
  * the body of each hash's encoding built by SQLite: that body is byte for
  * byte what audit/chain.ts hashes (on random entries: every ASCII character,
  * quotes, backslashes, newlines, non-ASCII), an entry SQLite would write

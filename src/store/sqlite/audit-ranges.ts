@@ -81,6 +81,9 @@ export async function checkAuditRanges(file: string, throughSeq: number, options
     throw error;
   }
   await Promise.all(ended);
-  const faultAt = Atomics.load(claims, 1);
-  return summaries.slice(0, Math.min(faultAt + 1, ranges.length));
+  // Up to the first range at fault, every one was claimed and told before its thread ended: a gap would be a range unchecked.
+  const wanted = Math.min(Atomics.load(claims, 1) + 1, ranges.length);
+  const kept = Array.from({ length: wanted }, (_, index) => summaries[index]);
+  if (kept.some((summary) => summary === undefined)) throw new Error('a range of the audit trail was not checked');
+  return kept as RangeSummary[];
 }
