@@ -101,16 +101,17 @@ describe('the body SQLite builds for the hash', () => {
     expect(ranges.reduce((n, r) => n + r.entries, 0)).toBe(rows.length);
   });
 
-  it('an entry hashed over what SQLite would write, but not chain.ts (a number where text is), is at fault', async () => {
+  it('an entry hashed over what SQLite would write, but not chain.ts (a blob where text is), is at fault', async () => {
     const file = join(dir, 'forged.db');
     await trailOf(file, Array.from({ length: 10 }, (_, i) => ({ at: '2026-03-01T09:00:00.000Z', actor: 'paybatch', action: 'configuration', subject: 'paybatch.config.json', details: { i } })));
     const db = new Database(file);
-    const before = db.prepare('SELECT hash FROM audit_log WHERE seq = 4').pluck().get() as string;
-    // SQLite writes 1e300 as 1.0e+300, JavaScript as 1e+300: hashed as SQLite would write it, the entry's own hash matches there only.
-    const body = db.prepare("SELECT json_array(?, at, actor, action, subject, 1e300) FROM audit_log WHERE seq = 5").pluck().get(before) as string;
-    db.prepare('UPDATE audit_log SET details = 1e300, hash = ? WHERE seq = 5').run(hash('sha256', `paybatch audit v2\n${body}`, 'hex'));
+    // A blob SQLite takes for JSONB (the text "ab"): json_array() writes it as the string "ab", JavaScript reads it as bytes.
+    const body = db.prepare("SELECT json_array(prev_hash, at, actor, action, subject, X'276162') FROM audit_log WHERE seq = 5").pluck().get() as string;
+    expect(body).toMatch(/,"ab"\]$/);
+    db.prepare("UPDATE audit_log SET details = X'276162', hash = ? WHERE seq = 5").run(hash('sha256', `paybatch audit v2\n${body}`, 'hex'));
     db.close();
     expect(firstFault(await checkAuditRanges(file, 10))).toEqual({ seq: 5, index: 4 });
+    expect(walkedFromStart(file).broken).toMatch(/^audit trail BROKEN at entry 5: entry 5 \(configuration paybatch.config.json\) was edited/);
   });
 });
 
@@ -155,12 +156,15 @@ describe('a trail tampered with across ranges and threads', () => {
     expect(result.stdout).toBe(result.walked.broken);
   });
 
-  it('a link broken at a seam between ranges (the entry rehashed over its new link): that entry', async () => {
+  it('a link broken at a seam between ranges, and only there (the trail rehashed from it on): that entry', async () => {
     const seam = (cutRanges(ENTRIES, 8, 256)[3] as { after: number }).after + 1;
     const result = await verifyAfter((db) => {
-      const entry = db.prepare('SELECT * FROM audit_log WHERE seq = ?').get(seam) as AuditEntry;
-      const prev = 'f'.repeat(64);
-      db.prepare('UPDATE audit_log SET prev_hash = ?, hash = ? WHERE seq = ?').run(prev, entryHash(prev, entry, 2), seam);
+      let prev = 'f'.repeat(64);
+      for (const entry of db.prepare('SELECT * FROM audit_log WHERE seq >= ? ORDER BY seq').all(seam) as AuditEntry[]) {
+        const again = entryHash(prev, entry, 2);
+        db.prepare('UPDATE audit_log SET prev_hash = ?, hash = ? WHERE seq = ?').run(prev, again, entry.seq);
+        prev = again;
+      }
     });
     expect(result.stdout).toMatch(new RegExp(`^audit trail BROKEN at entry ${seam}: entry ${seam} \\(.+\\) was inserted: it chains from no entry of the trail\\n$`));
     expect(result.stdout).toBe(result.walked.broken);
