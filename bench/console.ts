@@ -25,11 +25,16 @@ import { loadConfig } from '../src/config/config.js';
 import { issueCode } from '../src/console/auth.js';
 import { startConsole } from '../src/console/server.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Workspace } from '../src/workspace/workspace.js';
 import { openWorkspace } from '../src/workspace/workspace.js';
+import type { BuiltTrail } from './console-db.js';
 import { appendEntries, buildConsoleDatabase } from './console-db.js';
 
 const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
+/** BENCH_ONLY=verify: only `audit verify`, BENCH_VERIFY_RUNS times (default 1), with its CPU time; not the report or the pages. */
+const verifyOnly = process.env.BENCH_ONLY === 'verify';
+const verifyRuns = Number(process.env.BENCH_VERIFY_RUNS ?? 1);
 const PAGE_MS = 300;
 
 let failed = false;
@@ -46,9 +51,12 @@ const vmHwmMb = (pid: number): number => {
   }
 };
 
-/** Runs the built binary to its end: its wall time, its peak RSS sampled every 20 ms, its exit code and output. */
-function runPaybatch(args: string[], home: string): Promise<{ seconds: number; peakMb: number; exit: number | null; out: string }> {
-  const child = spawn(process.execPath, [bin, ...args, '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Prints the process's CPU time (every thread's, user and system) as it exits: a child's rusage is not Node's to read. */
+const CPU_AT_EXIT = `data:text/javascript,process.on('exit',()=>{const u=process.cpuUsage();process.stderr.write('\\ncpu-us '+(u.user+u.system)+'\\n')})`;
+
+/** Runs the built binary to its end: its wall time, its CPU time, its peak RSS sampled every 20 ms, its exit code and output. */
+function runPaybatch(args: string[], home: string): Promise<{ seconds: number; cpuSeconds: number; peakMb: number; exit: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', CPU_AT_EXIT, bin, ...args, '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
   const started = performance.now();
   let peakMb = 0;
   let out = '';
@@ -56,11 +64,22 @@ function runPaybatch(args: string[], home: string): Promise<{ seconds: number; p
   child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
   const sample = setInterval(() => { peakMb = Math.max(peakMb, vmHwmMb(child.pid as number)); }, 20);
   return new Promise((resolve) => {
-    child.on('exit', (exit) => {
+    child.on('close', (exit) => {
       clearInterval(sample);
-      resolve({ seconds: (performance.now() - started) / 1000, peakMb, exit, out });
+      const cpuSeconds = Number(/\ncpu-us (\d+)\n/.exec(out)?.[1] ?? Number.NaN) / 1e6;
+      resolve({ seconds: (performance.now() - started) / 1000, cpuSeconds, peakMb, exit, out: out.replace(/\ncpu-us \d+\n/, '') });
     });
   });
+}
+
+/** `audit verify` of the whole trail, `runs` times: wall and CPU time, entries a second of each, peak RSS. */
+async function timeVerify(home: string, entries: number, runs: number): Promise<void> {
+  for (let run = 0; run < runs; run += 1) {
+    const verify = await runPaybatch(['audit', 'verify'], home);
+    const rate = entries / verify.seconds;
+    console.log(`  audit verify                  ${verify.seconds.toFixed(2)} s, ${rate.toFixed(0)} entries/s  (goal: at least 500,000/s: ${goal(rate >= 500_000 && verify.exit === 0)}); peak RSS ${verify.peakMb} MB  (goal: under 150 MB: ${goal(verify.peakMb < 150)}); CPU ${verify.cpuSeconds.toFixed(2)} s, ${(entries / verify.cpuSeconds).toFixed(0)} entries a CPU-second; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    if (verify.exit !== 0) process.stderr.write(verify.out.slice(-2000));
+  }
 }
 
 /** A signed-in browser: the session cookie from a sign-in code, as the console's tests sign in. */
@@ -105,20 +124,8 @@ async function timePages(browser: Browser, pages: readonly string[]): Promise<vo
 }
 
 const day = new Date().toISOString().slice(0, 10);
-const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-console-'));
-try {
-  const home = join(dir, 'ws');
-  const workspace = openWorkspace(home);
-  writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ console: { people: { ada: { role: 'viewer' } } } }));
-  const buildStarted = performance.now();
-  const built = await buildConsoleDatabase(workspace.database, rows, day);
-  console.log(`bench:console  ${rows} rows of one settled batch, ${built.entries} audit entries; built in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`);
-
-  const verify = await runPaybatch(['audit', 'verify'], home);
-  const rate = built.entries / verify.seconds;
-  console.log(`  audit verify                  ${verify.seconds.toFixed(2)} s, ${rate.toFixed(0)} entries/s  (goal: at least 500,000/s: ${goal(rate >= 500_000 && verify.exit === 0)}); peak RSS ${verify.peakMb} MB  (goal: under 150 MB: ${goal(verify.peakMb < 150)})`);
-  if (verify.exit !== 0) process.stderr.write(verify.out.slice(-2000));
-
+/** `report --date` for the day, then every console page, then /audit again after 10,000 more entries. */
+async function reportAndPages(home: string, workspace: Workspace, built: BuiltTrail): Promise<void> {
   const report = await runPaybatch(['report', '--date', day], home);
   console.log(`  report --date ${day}      ${report.seconds.toFixed(1)} s  (goal: within 30 s: ${goal(report.seconds <= 30)}); peak RSS ${report.peakMb} MB  (goal: under 150 MB: ${goal(report.peakMb < 150)}); exit ${report.exit}`);
   if (!/reconciliation \d{4}-\d\d-\d\d/.test(report.out)) {
@@ -142,7 +149,20 @@ try {
     await server.close();
     await store.close();
   }
+}
 
+const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-console-'));
+try {
+  const home = join(dir, 'ws');
+  const workspace = openWorkspace(home);
+  writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({ console: { people: { ada: { role: 'viewer' } } } }));
+  const buildStarted = performance.now();
+  const built = await buildConsoleDatabase(workspace.database, rows, day);
+  console.log(`bench:console  ${rows} rows of one settled batch, ${built.entries} audit entries; built in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`);
+
+  await timeVerify(home, built.entries, verifyRuns);
+
+  if (!verifyOnly) await reportAndPages(home, workspace, built);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -124,5 +124,15 @@ function growYoungGeneration(bytes: number): void {
   }
 }
 
+/**
+ * Grows a worker thread's young generation to `mb` (its halves, each), the flags then held as `settings` say: for a
+ * thread whose work makes short-lived objects fast (audit verify's: at the configured 4 MB a half, collecting them
+ * took a third of its CPU).
+ */
+export function growThreadYoungGeneration(mb: number, settings: ProcessConfig | null): void {
+  growYoungGeneration(mb * MIB);
+  holdHeapFlags(settings);
+}
+
 /** The settings a worker thread was given by whoever started it (workerData.heap, from heapSettings()). */
 export const heapGiven = (data: unknown): ProcessConfig | null => (data as { heap?: ProcessConfig | null } | null)?.heap ?? null;

@@ -54,6 +54,7 @@ export const UNIT = [
 export const SYSTEM = [
   'test/audit/encoding.test.ts',
   'test/audit/trail.test.ts',
+  'test/audit/verify-ranges.test.ts',
   'test/audit/versions.test.ts',
   'test/batch/iso20022-schema.test.ts',
   'test/batch/pain002.test.ts',

@@ -48,18 +48,37 @@ export function canonicalJson(value: unknown): string {
 /** The version every new entry is written with. */
 export const AUDIT_VERSION = 2;
 
+/** A version paybatch writes or once wrote: any other is an entry edited by hand. */
+export const writtenVersion = (version: number): boolean => version === 1 || version === AUDIT_VERSION;
+
 type Hashed = Pick<AuditEntry, 'at' | 'actor' | 'action' | 'subject' | 'details'>;
+
+/**
+ * The bytes an entry's hash is over, from the body of its version's encoding: version 1's fields joined by newlines
+ * as they are, a later version's JSON array of them after a line naming the version.
+ */
+function framed(body: string, version: number): string {
+  return version === 1 ? body : `paybatch audit v${version}\n${body}`;
+}
 
 /** The bytes an entry's hash is over, in its version's encoding (an unknown version hashes as nothing valid). */
 function encoded(prevHash: string, entry: Hashed, version: number): string {
-  if (version === 1) return `${prevHash}\n${entry.at}\n${entry.actor}\n${entry.action}\n${entry.subject}\n${entry.details}`;
+  if (version === 1) return framed(`${prevHash}\n${entry.at}\n${entry.actor}\n${entry.action}\n${entry.subject}\n${entry.details}`, version);
   // Each field a JSON string: its bounds are its quotes, and a quote or newline inside it is escaped.
-  return `paybatch audit v${version}\n${JSON.stringify([prevHash, entry.at, entry.actor, entry.action, entry.subject, entry.details])}`;
+  return framed(JSON.stringify([prevHash, entry.at, entry.actor, entry.action, entry.subject, entry.details]), version);
 }
 
 export function entryHash(prevHash: string, entry: Hashed, version: number = AUDIT_VERSION): string {
   // One shot: no Hash object made and thrown away for each entry.
   return hash('sha256', encoded(prevHash, entry, version), 'hex');
+}
+
+/**
+ * The hash of an entry whose encoding's body was built elsewhere (by the database, for `audit verify`: see
+ * audit/chain-range.ts): the same as entryHash when that body is the one encoded() builds, byte for byte.
+ */
+export function bodyHash(body: string, version: number): string {
+  return hash('sha256', framed(body, version), 'hex');
 }
 
 /** The entry to store after `prevHash`. */
@@ -77,7 +96,7 @@ export type Break = { seq: number; kind: 'edited' | 'deleted' | 'inserted' | 're
  * predecessor (reordered); or one the chain does not lead to (inserted).
  */
 /** Recent hashes a walker remembers: enough to tell a move from an insertion, and memory stays flat on a long trail. */
-const WINDOW = 10_000;
+export const WINDOW = 10_000;
 
 export class ChainWalker {
   private prev: AuditEntry | null = null;
@@ -117,7 +136,7 @@ export class ChainWalker {
     const expectedPrev = this.prev?.hash ?? GENESIS;
     let found: Break | null = null;
     const version = Number(entry.version ?? 1);
-    if (version !== 1 && version !== AUDIT_VERSION) {
+    if (!writtenVersion(version)) {
       found = { seq: entry.seq, kind: 'edited', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was edited: its version ${entry.version} is not one paybatch writes` };
     } else if (version < this.version) {
       found = { seq: entry.seq, kind: 'edited', message: `entry ${entry.seq} (${entry.action} ${entry.subject}) was edited: it is marked version ${version} after entries of version ${this.version}` };

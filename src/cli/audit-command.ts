@@ -2,7 +2,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { Command } from 'commander';
-import type { AuditEntry, Break } from '../audit/chain.js';
+import type { AuditEntry } from '../audit/chain.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Store } from '../store/port.js';
 import { JSON_FLAG } from './json-flag.js';
@@ -25,38 +25,23 @@ async function* entries(store: Store): AsyncIterable<AuditEntry> {
   }
 }
 
-/** Walks the whole trail, in pages (constant memory), and leaves the result for the console (audit-kept.ts). */
+/** Verifies the whole trail (audit/full-verification.ts), and leaves the result for the console (audit-kept.ts). */
 async function verifyTrail(opts: { head?: string; home?: string; config?: string; json?: boolean }): Promise<void> {
   const { printJson } = await import('./json-output.js');
   const known = opts.head ? /^(\d+):([0-9a-f]{64})$/.exec(opts.head) : null;
   if (opts.head && !known) throw new UsageError('--head is SEQ:HASH, as a report prints it');
-  const { ChainWalker } = await import('../audit/chain.js');
-  const { countEntry, keepFullVerification } = await import('../console/audit-kept.js');
+  const { verifyWholeTrail } = await import('../audit/full-verification.js');
+  const { keepFullVerification } = await import('../console/audit-kept.js');
   await withStore(opts, async (store) => {
-    const walker = new ChainWalker();
-    const counts = { actions: {}, batches: {} };
-    let broken: Break | null = null;
-    let headFound: boolean | null = known ? false : null;
-    // One entry behind, so that each is checked with a look at the one after it (a move shows there).
-    let current: AuditEntry | null = null;
-    const take = (entry: AuditEntry, following?: AuditEntry): void => {
-      broken ??= walker.next(entry, following);
-      if (!broken) countEntry(counts, entry);
-      if (known && entry.seq === Number(known[1])) headFound = entry.hash === known[2];
-    };
-    for await (const entry of entries(store)) {
-      if (current) take(current, entry);
-      current = entry;
-      if (broken) break;
-    }
-    if (current && !broken) take(current);
-    // Assigned inside take(): the compiler cannot see it.
-    const found = broken as Break | null;
-    await keepFullVerification(store, found ? null : { seq: walker.head.seq, hash: walker.head.hash, verified_at: new Date().toISOString(), counts });
+    const { entries: count, head, broken: found, counts, reached } = await verifyWholeTrail(store);
+    // The head given is looked for among the entries verified, up to the break if there is one.
+    const given = known && Number(known[1]) <= reached ? await store.auditEntryAt(Number(known[1])) : undefined;
+    const headFound: boolean | null = known ? given?.hash === known[2] : null;
+    await keepFullVerification(store, found ? null : { seq: head.seq, hash: head.hash, verified_at: new Date().toISOString(), counts });
     if (opts.json) {
       printJson('audit verify', {
-        intact: !found && headFound !== false, entries: walker.count,
-        head: found || walker.count === 0 ? null : { seq: walker.head.seq, hash: walker.head.hash },
+        intact: !found && headFound !== false, entries: count,
+        head: found || count === 0 ? null : { seq: head.seq, hash: head.hash },
         broken: found ? { seq: found.seq, message: found.message } : null,
         head_given: known ? { seq: Number(known[1]), hash: known[2] as string, found: headFound !== false } : null,
       });
@@ -69,11 +54,11 @@ async function verifyTrail(opts: { head?: string; home?: string; config?: string
       return;
     }
     if (headFound === false) {
-      process.stdout.write(`audit trail intact on its own (${walker.count} entries), but the head ${opts.head} is not in it: the history was rewritten since that head was printed\n`);
+      process.stdout.write(`audit trail intact on its own (${count} entries), but the head ${opts.head} is not in it: the history was rewritten since that head was printed\n`);
       process.exitCode = ExitCode.failure;
       return;
     }
-    process.stdout.write(`audit trail intact: ${walker.count} entries, head ${walker.head.seq}:${walker.head.hash}${known ? `; the head ${known[1]} printed earlier is in it` : ''}\n`);
+    process.stdout.write(`audit trail intact: ${count} entries, head ${head.seq}:${head.hash}${known ? `; the head ${known[1]} printed earlier is in it` : ''}\n`);
   });
 }
 

@@ -14,7 +14,7 @@
  */
 import type { AuditEntry, Break } from '../audit/chain.js';
 import { ChainWalker, entryHash, GENESIS } from '../audit/chain.js';
-import { entryBatch } from '../audit/entry-batch.js';
+import { countEntry } from '../audit/entry-batch.js';
 import type { AuditCheckpoint, AuditStore } from '../store/port.js';
 
 const PAGE = 5_000;
@@ -33,12 +33,6 @@ export interface KeptChain {
 
 type Counts = AuditCheckpoint['counts'];
 
-/** Adds an entry to the counts (by action, and by the batch it is about). */
-export function countEntry(counts: Counts, entry: Pick<AuditEntry, 'action' | 'subject' | 'details'>): void {
-  counts.actions[entry.action] = (counts.actions[entry.action] ?? 0) + 1;
-  const batch = entryBatch(entry.subject, entry.details);
-  if (batch !== null) counts.batches[batch] = (counts.batches[batch] ?? 0) + 1;
-}
 
 /** The checkpoint's own entry, if it is still as verified; else the break that shows. */
 async function anchorOf(store: AuditStore, kept: AuditCheckpoint): Promise<{ anchor: AuditEntry | null; broken: Break | null }> {

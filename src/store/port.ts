@@ -8,6 +8,7 @@ import type { PayoutRequest } from '../api/payout-request.js';
 import type { Issue } from '../validate/issue.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
+import type { RangeSummary } from '../audit/chain-range.js';
 import type {
   BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, CorrectionLink, LedgerRow, MetricsFigures, NewBatch, NewRow, NextRead, PipelineRow,
   ReleaseSeal, ReportScope, ResultRow, RowPatch, RowRecord, RowSeen,
@@ -220,6 +221,12 @@ export interface AuditStore {
   /** The newest `limit` entries of a filter, by keyset (older than `before`). */
   auditPage(filter: AuditPageFilter, limit: number): Promise<AuditEntry[]>;
   auditEntryAt(seq: number): Promise<AuditEntry | undefined>;
+  /**
+   * The trail through `throughSeq` checked range by range, several at once (audit/chain-range.ts), where the
+   * database allows it (SQLite, on threads with connections of their own); absent where it does not, and the
+   * trail is then walked page by page.
+   */
+  checkAuditRanges?(throughSeq: number): Promise<RangeSummary[]>;
   /** The entries of reconciliation reports written, in order. */
   reconciliationEntries(): Promise<AuditEntry[]>;
   /** How far the chain was verified intact, and its entries counted by action and batch up to there. */

@@ -14,6 +14,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker, GENESIS } from '../../src/audit/chain.js';
+import { verifyWholeTrail } from '../../src/audit/full-verification.js';
 import { migrate, openDatabase } from '../../src/store/sqlite/database.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { migratePg } from '../../src/store/postgres/migrate.js';
@@ -73,6 +74,7 @@ describe('version 1 entries after the migration', () => {
     const env = { PAYBATCH_HOME: home };
     const verified = await runCli(['audit', 'verify', '--head', `2:${(entries[1] as AuditEntry).hash}`], { env });
     expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stderr).toBe('');
     expect(verified.stdout).toMatch(/^audit trail intact: 4 entries, head 4:[0-9a-f]{64}; the head 2 printed earlier is in it\n$/);
 
     const lowered = walk(entries.map((e) => (e.seq === 4 ? { ...e, version: 1 } : e)));
@@ -98,6 +100,8 @@ describe('version 1 entries after the migration', () => {
         expect(entries.map((e) => e.version)).toEqual([1, 1, 1, 2]);
         expect(walk(entries)).toEqual({ broken: null, count: 4 });
         expect((await store.decisionEntries('B-2')).map((e) => [e.seq, e.actor])).toEqual([[4, 'grace']]);
+        // What `paybatch audit verify` runs: on PostgreSQL, the trail walked page by page.
+        expect(await verifyWholeTrail(store)).toMatchObject({ entries: 4, broken: null, head: { seq: 4 }, counts: { actions: { approved: 2, configuration: 1, create_requested: 1 } } });
       } finally {
         await store.close();
       }

@@ -11,6 +11,7 @@ import type { Store } from '../port.js';
 import { dialectBindings } from '../queries/dialect-bindings.js';
 import { sharedStore } from '../queries/shared-store.js';
 import { appendAudit, appendAuditNow } from './audit.js';
+import { checkAuditRanges } from './audit-ranges.js';
 import * as duplicates from './duplicates.js';
 import { LearnedChanges, commitRow } from './commit.js';
 import { SqliteConnection } from './connection.js';
@@ -61,6 +62,8 @@ function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStor
     },
     close: () => c.close(),
     ...dialectBindings(c, { ...intake, ...pipeline, acquireLease, appendAudit, claimDueNotifications }),
+    // On threads with connections of their own to the file: a database in memory has none to share.
+    ...(db.memory ? {} : { checkAuditRanges: (throughSeq: number) => checkAuditRanges(db.name, throughSeq) }),
     // SQLite makes rows ready as they are added: a suspended intake gives them back (PostgreSQL has none to give).
     suspendIntake: (batchId) => intake.suspendIntake(c, batchId),
     // The caller's copy of the row (seen) spares reading it again; changes learned are counted a group commit at a time (commit.ts).
