@@ -192,18 +192,18 @@ export class Pain001Walk {
     this.endToEnd[at] = id;
   }
 
-  openTag(tag: SaxesTag): void {
-    const attributes = tag.attributes as Record<string, string>;
+  /** `qualified`: the name as written (`p:Amt`); `attributes` by their names as written. */
+  openTag(qualified: string, attributes: Record<string, string>): void {
     if (this.wrapper) {
       this.wrapper = false;
       return;
     }
-    const name = local(tag.name);
+    const name = local(qualified);
     this.declare(attributes);
-    if (name.length !== tag.name.length) this.bound(tag.name);
-    if (this.stack.length === 0) this.root(tag.name, name, attributes);
+    if (name.length !== qualified.length) this.bound(qualified);
+    if (this.stack.length === 0) this.root(qualified, name, attributes);
     // A worker's run holds transfers only, one after another (pain001-cut.ts cut them so): anything else is not the file's.
-    if (this.resumed && this.stack.length === 3 && name !== 'CdtTrfTxInf') throw new BatchFileError('xml_syntax', null, `not well-formed XML: <${tag.name}> where a CdtTrfTxInf was cut`);
+    if (this.resumed && this.stack.length === 3 && name !== 'CdtTrfTxInf') throw new BatchFileError('xml_syntax', null, `not well-formed XML: <${qualified}> where a CdtTrfTxInf was cut`);
     this.stack.push(name);
     this.text = '';
     const depth = this.stack.length;
@@ -378,7 +378,7 @@ export function pain001Parser(walk: Pain001Walk): SaxesParser<{ position: false 
   parser.on('error', (error) => {
     throw new BatchFileError('xml_syntax', null, `not well-formed XML: ${error.message}`);
   });
-  parser.on('opentag', (tag: SaxesTag) => walk.openTag(tag));
+  parser.on('opentag', (tag: SaxesTag) => walk.openTag(tag.name, tag.attributes as Record<string, string>));
   parser.on('text', (chunk) => walk.addText(chunk));
   parser.on('cdata', (chunk) => walk.addText(chunk));
   parser.on('closetag', () => walk.closeTag());
