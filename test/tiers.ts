@@ -16,6 +16,7 @@ export const UNIT = [
   'test/api/rate-bucket.test.ts',
   'test/batch/record-boundaries.test.ts',
   'test/batch/xlsx-bounds.test.ts',
+  'test/batch/transfer-scan.test.ts',
   'test/chaos/invariants.test.ts',
   'test/console/console-input.test.ts',
   'test/console/money-labels.test.ts',

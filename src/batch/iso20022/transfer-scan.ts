@@ -13,7 +13,7 @@
 
 /** What the walk is told (Pain001Walk's events, as saxes gives them without its namespace processing). */
 export interface TagEvents {
-  openTag(name: string, attributes: Record<string, string>): void;
+  openTag(name: string, attributes: Record<string, string> | null): void;
   addText(chunk: string): void;
   closeTag(): void;
 }
@@ -40,27 +40,47 @@ for (let c = 0; c < 128; c++) {
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x09;
 
-/** Shared by every tag without attributes (most): never written to. */
-const NO_ATTRIBUTES: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
+
+/** A hash of the last name nameEnd read, for NAMES. */
+let nameHash = 0;
 
 /** The end of the name at `from` (`name` or `prefix:name`, ASCII), or -1 when there is none there. */
 function nameEnd(text: string, from: number): number {
   let j = from;
   let colon = false;
+  let hash = 0;
   for (;;) {
-    if (NAME[text.charCodeAt(j)] !== 1) return -1;
-    j += 1;
     let c = text.charCodeAt(j);
-    while (NAME[c] !== undefined && NAME[c] !== 0) c = text.charCodeAt(++j);
+    if (NAME[c] !== 1) return -1;
+    do {
+      hash = (Math.imul(hash, 31) + c) | 0;
+      c = text.charCodeAt(++j);
+    } while (NAME[c] !== undefined && NAME[c] !== 0);
+    nameHash = hash;
     if (c !== COLON || colon) return j;
     colon = true;
     j += 1;
   }
 }
 
+/**
+ * Names as read before, by their hash: a run repeats a few dozen names for every transfer, and a new string for each
+ * tag was most of what the scanner left to collect.
+ */
+const NAMES: string[] = new Array<string>(1024).fill('');
+
+function nameAt(text: string, from: number, end: number): string {
+  const slot = nameHash & 1023;
+  const known = NAMES[slot] as string;
+  if (known.length === end - from && text.startsWith(known, from)) return known;
+  const name = text.slice(from, end);
+  NAMES[slot] = name;
+  return name;
+}
+
 /** A start tag's attributes from `at` to its end: [attributes, the index of its `>`, empty], or null outside the subset. */
-function attributesOf(text: string, at: number): [Record<string, string>, number, boolean] | null {
-  let attributes = NO_ATTRIBUTES;
+function attributesOf(text: string, at: number): [Record<string, string> | null, number, boolean] | null {
+  let attributes: Record<string, string> | null = null;
   let j = at;
   for (;;) {
     const spaced = isSpace(text.charCodeAt(j));
@@ -82,7 +102,7 @@ function attributesOf(text: string, at: number): [Record<string, string>, number
     if (close < 0) return null;
     const value = text.slice(j + 1, close);
     if (ATTRIBUTE_OUTSIDE.test(value)) return null;
-    if (attributes === NO_ATTRIBUTES) attributes = Object.create(null) as Record<string, string>;
+    attributes ??= Object.create(null) as Record<string, string>;
     if (name in attributes) return null;
     attributes[name] = value;
     j = close + 1;
@@ -116,11 +136,11 @@ export function scanTransfers(text: string, events: TagEvents): boolean {
     if (open.length === 0 && rooted) return false;
     const end = nameEnd(text, lt + 1);
     if (end < 0) return false;
-    const name = text.slice(lt + 1, end);
+    const name = nameAt(text, lt + 1, end);
     rooted = true;
     // Most tags are a bare name.
     if (text.charCodeAt(end) === GT) {
-      events.openTag(name, NO_ATTRIBUTES);
+      events.openTag(name, null);
       open.push(name);
       at = end + 1;
       continue;
