@@ -58,6 +58,7 @@ export const SYSTEM = [
   'test/batch/iso20022-schema.test.ts',
   'test/batch/pain002.test.ts',
   'test/batch/pain001-parallel.test.ts',
+  'test/batch/pain001-as-csv.test.ts',
   'test/batch/pain002-parallel.test.ts',
   'test/batch/heap-settings.test.ts',
   'test/batch/xlsx-bomb-cli.test.ts',
