@@ -13,13 +13,9 @@
  * Pure: text in, pieces out.
  */
 import { BatchFileError } from '../file-error.js';
+import { XML_CHAR } from '../xml-chars.js';
 
-const GT = 0x3e;
-const SLASH = 0x2f;
-const BANG = 0x21;
-const QUESTION = 0x3f;
-const DQUOTE = 0x22;
-const SQUOTE = 0x27;
+const { GT, SLASH, BANG, QUESTION, DQUOTE, SQUOTE } = XML_CHAR;
 
 /** Told each piece in file order: a transfer (a whole CdtTrfTxInf element) or the text between transfers. */
 export type PieceSink = (piece: string, transfer: boolean) => void;

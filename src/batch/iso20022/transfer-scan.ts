@@ -10,6 +10,9 @@
  * again with saxes from the start, so that what saxes decides, and how it
  * words it, stays saxes's. Pure: text in, walk events out.
  */
+import { XML_CHAR } from '../xml-chars.js';
+
+const { GT, SLASH, EQUAL, COLON, DQUOTE, SQUOTE } = XML_CHAR;
 
 /** What the walk is told (Pain001Walk's events, as saxes gives them without its namespace processing). */
 export interface TagEvents {
@@ -23,13 +26,6 @@ const OUTSIDE = /[^\t\n\x20-\x25\x27-\ud7ff\ue000-\ufffd]|<[!?]|\]\]>/;
 /** An attribute value saxes would change (tab and newline become spaces) or refuse (`<`). */
 const ATTRIBUTE_OUTSIDE = /[\t\n<]/;
 
-const GT = 0x3e;
-const SLASH = 0x2f;
-const EQUAL = 0x3d;
-const COLON = 0x3a;
-const DQUOTE = 0x22;
-const SQUOTE = 0x27;
-
 /** ASCII name characters: 1 may start a name, 2 only follow. */
 const NAME = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
@@ -39,7 +35,6 @@ for (let c = 0; c < 128; c++) {
 }
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x09;
-
 
 /** A hash of the last name nameEnd read, for NAMES. */
 let nameHash = 0;
