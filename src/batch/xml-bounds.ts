@@ -11,6 +11,9 @@
  * out. Not an XML parser: it follows just enough of XML to know where each
  * text, tag and element starts and ends.
  */
+import { XML_CHAR } from './xml-chars.js';
+
+const { LT, GT, SLASH, BANG, QUESTION, DASH, BRACKET, DQUOTE, SQUOTE } = XML_CHAR;
 
 /** A text, a tag (with its attributes), a comment, a CDATA section or a processing instruction. */
 export const MAX_MARKUP_BYTES = 1024 * 1024;
@@ -23,16 +26,6 @@ export interface MarkupProblem {
   code: 'markup_too_large' | 'not_a_workbook';
   message: string;
 }
-
-const LT = 0x3c;
-const GT = 0x3e;
-const SLASH = 0x2f;
-const BANG = 0x21;
-const QUESTION = 0x3f;
-const DASH = 0x2d;
-const BRACKET = 0x5d;
-const DQUOTE = 0x22;
-const SQUOTE = 0x27;
 
 /** Where the scan is: in a text, just past a `<`, in a tag (or a quoted attribute value in it), past `<!`, in a comment, a CDATA section or an instruction. */
 const State = { Text: 0, Open: 1, Tag: 2, Quote: 3, Bang: 4, Comment: 5, Cdata: 6, Instruction: 7 } as const;

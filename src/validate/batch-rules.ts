@@ -99,7 +99,8 @@ export class BatchRules {
     try {
       const line = (row: number): number => this.lines.get(row);
       for (const { rows } of this.ids.groups()) {
-        const [first, second] = rows as [number, number];
+        const first = rows[0] as number;
+        const second = rows[1] as number;
         yield { severity: 'error', line: line(first), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(second)}; each row needs its own`) };
         for (const row of rows.slice(1)) {
           yield { severity: 'error', line: line(row), issue: fieldIssue('external_id', 'duplicate_external_id', `this external_id is also on line ${line(first)}; each row needs its own`) };

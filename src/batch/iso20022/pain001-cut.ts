@@ -13,13 +13,9 @@
  * Pure: text in, pieces out.
  */
 import { BatchFileError } from '../file-error.js';
+import { XML_CHAR } from '../xml-chars.js';
 
-const GT = 0x3e;
-const SLASH = 0x2f;
-const BANG = 0x21;
-const QUESTION = 0x3f;
-const DQUOTE = 0x22;
-const SQUOTE = 0x27;
+const { GT, SLASH, BANG, QUESTION, DQUOTE, SQUOTE } = XML_CHAR;
 
 /** Told each piece in file order: a transfer (a whole CdtTrfTxInf element) or the text between transfers. */
 export type PieceSink = (piece: string, transfer: boolean) => void;
@@ -49,15 +45,20 @@ function markupEnd(text: string, lt: number): number {
 
 const after = (found: number, length: number): number => (found < 0 ? -1 : found + length);
 
-/** The local name of the start tag at `lt` (its prefix left out). */
-function localName(text: string, lt: number, end: number): string {
-  let j = lt + 1;
+/** The length of the name at `from` in the markup ending at `end`. */
+function nameLength(text: string, from: number, end: number): number {
+  let j = from;
   while (j < end) {
     const at = text.charCodeAt(j);
     if (at === GT || at === SLASH || at <= 0x20) break;
     j += 1;
   }
-  const name = text.slice(lt + 1, j);
+  return j - from;
+}
+
+/** The local name of the start tag at `lt` (its prefix left out). */
+function localName(text: string, lt: number, end: number): string {
+  const name = text.slice(lt + 1, lt + 1 + nameLength(text, lt + 1, end));
   const colon = name.indexOf(':');
   return colon < 0 ? name : name.slice(colon + 1);
 }
@@ -71,6 +72,8 @@ export class TransferCutter {
   /** The transfer being cut, from earlier text; `cutting` while there is one. */
   private transfer = '';
   private cutting = false;
+  private bangAt = 0;
+  private questionAt = 0;
 
   /** `maxTransferChars`: a transfer, or a piece of markup, longer than this is refused (it is held whole). */
   constructor(private readonly maxTransferChars: number) {}
@@ -78,6 +81,9 @@ export class TransferCutter {
   /** The next text of the file: `sink` is told every piece it completes. */
   push(text: string, sink: PieceSink): void {
     const all = this.buffer === '' ? text : this.buffer + text;
+    // Where the next <! and <? are in `all`, looked for again only once passed (-1: none).
+    this.bangAt = 0;
+    this.questionAt = 0;
     let from = 0; // the start of what is not yet told (outside a transfer) or kept (in one)
     let at = 0;
     for (;;) {
@@ -102,6 +108,13 @@ export class TransferCutter {
         if (!this.cutting && this.depth === 3 && this.inPayment && localName(all, lt, end) === 'CdtTrfTxInf') {
           if (lt > from) sink(all.slice(from, lt), false);
           from = lt;
+          const whole = empty ? -1 : this.plainEnd(all, lt, end);
+          if (whole > 0) {
+            // The transfer whole, at once: the depth is back where it was.
+            sink(all.slice(lt, whole), true);
+            from = at = whole;
+            continue;
+          }
           this.cutting = true;
           if (empty) {
             sink(all.slice(lt, end), true);
@@ -124,6 +137,25 @@ export class TransferCutter {
     } else if (at > from) sink(all.slice(from, at), false);
     this.buffer = all.slice(at);
     if (this.buffer.length > this.maxTransferChars) this.tooLong('a tag, comment or CDATA section');
+  }
+
+  /**
+   * The end of the transfer whose start tag is `all[lt, end)`, found at once when it is plain (most are): its end tag
+   * in this text, and between the two no comment, CDATA section, instruction or other <! markup (which may hold
+   * anything), nor a tag starting with its name (a nested one). In well-formed XML, the first end tag of its name is
+   * then its own. -1 otherwise: it is followed tag by tag. A file that is not well-formed may be cut otherwise than
+   * tag by tag would; a parser refuses it either way.
+   */
+  private plainEnd(all: string, lt: number, end: number): number {
+    const name = all.slice(lt + 1, lt + 1 + nameLength(all, lt + 1, end));
+    const close = all.indexOf(`</${name}>`, end);
+    if (close < 0 || close + name.length + 3 - lt > this.maxTransferChars) return -1;
+    const nested = all.indexOf(`<${name}`, end);
+    if (nested >= 0 && nested < close) return -1;
+    if (this.bangAt < end && this.bangAt >= 0) this.bangAt = all.indexOf('<!', end);
+    if (this.questionAt < end && this.questionAt >= 0) this.questionAt = all.indexOf('<?', end);
+    if ((this.bangAt >= 0 && this.bangAt < close) || (this.questionAt >= 0 && this.questionAt < close)) return -1;
+    return close + name.length + 3;
   }
 
   /** The file has ended: what is left is told as the text outside (its parser finds it unfinished). */

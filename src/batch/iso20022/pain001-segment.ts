@@ -1,6 +1,6 @@
 /**
  * A run of a pain.001's CdtTrfTxInf elements, cut from the file by
- * pain001-cut.ts, parsed (saxes), mapped (pain001-fields.ts) and checked by
+ * pain001-cut.ts, parsed (transfer-scan.ts, or saxes where it declines), mapped (pain001-fields.ts) and checked by
  * the row rules on a worker thread, as the whole file's walk would have done
  * it: each row at its line, each issue placed at its transfer
  * (`PmtInf[2]/CdtTrfTxInf[17] (E2E INV-2291): CdtrAcct/Id/IBAN`). Besides the
@@ -17,6 +17,7 @@ import { CheckedRows } from '../segment-check.js';
 import type { MappingOptions } from './pain001-fields.js';
 import type { Resume } from './pain001-walk.js';
 import { COLUMNS, Pain001Walk, pain001Parser } from './pain001-walk.js';
+import { scanTransfers } from './transfer-scan.js';
 
 export interface Pain001SegmentTask {
   index: number;
@@ -43,6 +44,12 @@ export interface Pain001Segment extends CheckedSegment {
 const CHARS_PER_TRANSFER = 400;
 
 export function checkPain001Segment(task: Pain001SegmentTask): Pain001Segment {
+  // The plain XML ERPs write is read by the scanner; anything else, or anything wrong, by saxes, from the start again.
+  return checkRun(task, true) ?? (checkRun(task, false) as Pain001Segment);
+}
+
+/** The run read by the scanner (`scan`) or by saxes; null when the scanner does not read it to its end. */
+function checkRun(task: Pain001SegmentTask, scan: boolean): Pain001Segment | null {
   const rows = new CheckedRows(Math.ceil(task.text.length / CHARS_PER_TRANSFER), task.keepRows);
   const endToEndIds: (string | null)[] = [];
   const walk: Pain001Walk = new Pain001Walk({ maxRowCharacters: task.maxRowCharacters }, task.mapping, { row: (row) => {
@@ -58,16 +65,22 @@ export function checkPain001Segment(task: Pain001SegmentTask): Pain001Segment {
     rows.add(row.line, checked, verdict);
     endToEndIds.push(walk.endToEndOf(row.line) ?? null);
   } }, task.resume);
-  const parser = pain001Parser(walk);
   let failure: unknown = null;
   try {
-    // One element around the transfers: saxes holds a document to one root.
-    parser.write('<W>');
-    parser.write(task.text);
-    parser.write('</W>');
-    parser.close();
+    // One element around the transfers: a document has one root.
+    if (scan) {
+      if (!scanTransfers(`<W>${task.text}</W>`, walk)) return null;
+    } else {
+      const parser = pain001Parser(walk);
+      parser.write('<W>');
+      parser.write(task.text);
+      parser.write('</W>');
+      parser.close();
+    }
     if (!walk.ended) throw new BatchFileError('xml_syntax', null, 'not well-formed XML: a CdtTrfTxInf was cut short');
   } catch (error) {
+    // What the walk refuses is refused as saxes's reading meets it: saxes may find the XML wrong before it.
+    if (scan) return null;
     failure = error;
   }
   return { ...rows.result(task.index, failure), payment: task.resume.paymentIndex, transfers: walk.group.count, sum: walk.group.sum.toString(), endToEndIds };

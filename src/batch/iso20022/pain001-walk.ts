@@ -192,18 +192,18 @@ export class Pain001Walk {
     this.endToEnd[at] = id;
   }
 
-  openTag(tag: SaxesTag): void {
-    const attributes = tag.attributes as Record<string, string>;
+  /** `qualified`: the name as written (`p:Amt`); `attributes` by their names as written, null for none (most tags). */
+  openTag(qualified: string, attributes: Record<string, string> | null): void {
     if (this.wrapper) {
       this.wrapper = false;
       return;
     }
-    const name = local(tag.name);
+    const name = local(qualified);
     this.declare(attributes);
-    if (name.length !== tag.name.length) this.bound(tag.name);
-    if (this.stack.length === 0) this.root(tag.name, name, attributes);
+    if (name.length !== qualified.length) this.bound(qualified);
+    if (this.stack.length === 0) this.root(qualified, name, attributes ?? {});
     // A worker's run holds transfers only, one after another (pain001-cut.ts cut them so): anything else is not the file's.
-    if (this.resumed && this.stack.length === 3 && name !== 'CdtTrfTxInf') throw new BatchFileError('xml_syntax', null, `not well-formed XML: <${tag.name}> where a CdtTrfTxInf was cut`);
+    if (this.resumed && this.stack.length === 3 && name !== 'CdtTrfTxInf') throw new BatchFileError('xml_syntax', null, `not well-formed XML: <${qualified}> where a CdtTrfTxInf was cut`);
     this.stack.push(name);
     this.text = '';
     const depth = this.stack.length;
@@ -218,7 +218,7 @@ export class Pain001Walk {
     const parent = depth >= 2 ? (this.paths[depth - 2] as string) : '';
     const path = !block || block.depth === depth ? '' : parent === '' ? name : this.childPath(parent, name);
     this.paths.push(path);
-    if (block) for (const attribute in attributes) this.keep(block, `${path}@${attribute}`, attributes[attribute] as string);
+    if (block && attributes) for (const attribute in attributes) this.keep(block, `${path}@${attribute}`, attributes[attribute] as string);
   }
 
   /** Text or CDATA (CDATA is text too: the same bound as plain text). */
@@ -293,9 +293,9 @@ export class Pain001Walk {
   }
 
   /** The prefixes an element declares (xmlns:p="..."), in scope until it closes. */
-  private declare(attributes: Record<string, string>): void {
+  private declare(attributes: Record<string, string> | null): void {
     let declared: string[] | undefined;
-    for (const attribute in attributes) {
+    if (attributes) for (const attribute in attributes) {
       if (attribute.startsWith('xmlns:')) {
         const prefix = attribute.slice(6);
         (declared ??= []).push(prefix);
@@ -378,7 +378,7 @@ export function pain001Parser(walk: Pain001Walk): SaxesParser<{ position: false 
   parser.on('error', (error) => {
     throw new BatchFileError('xml_syntax', null, `not well-formed XML: ${error.message}`);
   });
-  parser.on('opentag', (tag: SaxesTag) => walk.openTag(tag));
+  parser.on('opentag', (tag: SaxesTag) => walk.openTag(tag.name, tag.attributes as Record<string, string>));
   parser.on('text', (chunk) => walk.addText(chunk));
   parser.on('cdata', (chunk) => walk.addText(chunk));
   parser.on('closetag', () => walk.closeTag());

@@ -1,0 +1,151 @@
+/**
+ * A run of CdtTrfTxInf elements (cut by pain001-cut.ts) read for the walk
+ * without saxes, which spent most of a worker's parsing time on objects per
+ * tag and checks per character. It reads only the plain XML that ERPs write:
+ * start, end and empty tags with quoted attributes, and text, in ASCII names.
+ * Anything else in the run (an entity or character reference, a CR, a
+ * comment, CDATA, a processing instruction or DOCTYPE, a character XML 1.0
+ * refuses, `]]>`), and any run that is not well-formed, makes it answer
+ * false before or while telling the walk: the caller then reads the run
+ * again with saxes from the start, so that what saxes decides, and how it
+ * words it, stays saxes's. Pure: text in, walk events out.
+ */
+import { XML_CHAR } from '../xml-chars.js';
+
+const { GT, SLASH, EQUAL, COLON, DQUOTE, SQUOTE } = XML_CHAR;
+
+/** What the walk is told (Pain001Walk's events, as saxes gives them without its namespace processing). */
+export interface TagEvents {
+  openTag(name: string, attributes: Record<string, string> | null): void;
+  addText(chunk: string): void;
+  closeTag(): void;
+}
+
+/** A character outside the plain subset: not an XML 1.0 character, `&`, CR; or markup other than tags; or `]]>`. */
+const OUTSIDE = /[^\t\n\x20-\x25\x27-\ud7ff\ue000-\ufffd]|<[!?]|\]\]>/;
+/** An attribute value saxes would change (tab and newline become spaces) or refuse (`<`). */
+const ATTRIBUTE_OUTSIDE = /[\t\n<]/;
+
+/** ASCII name characters: 1 may start a name, 2 only follow. */
+const NAME = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z_]/.test(ch)) NAME[c] = 1;
+  else if (/[0-9.-]/.test(ch)) NAME[c] = 2;
+}
+
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x09;
+
+/** A hash of the last name nameEnd read, for NAMES. */
+let nameHash = 0;
+
+/** The end of the name at `from` (`name` or `prefix:name`, ASCII), or -1 when there is none there. */
+function nameEnd(text: string, from: number): number {
+  let j = from;
+  let colon = false;
+  let hash = 0;
+  for (;;) {
+    let c = text.charCodeAt(j);
+    if (NAME[c] !== 1) return -1;
+    do {
+      hash = (Math.imul(hash, 31) + c) | 0;
+      c = text.charCodeAt(++j);
+    } while (NAME[c] !== undefined && NAME[c] !== 0);
+    nameHash = hash;
+    if (c !== COLON || colon) return j;
+    colon = true;
+    j += 1;
+  }
+}
+
+/**
+ * Names as read before, by their hash: a run repeats a few dozen names for every transfer, and a new string for each
+ * tag was most of what the scanner left to collect.
+ */
+const NAMES: string[] = new Array<string>(1024).fill('');
+
+function nameAt(text: string, from: number, end: number): string {
+  const slot = nameHash & 1023;
+  const known = NAMES[slot] as string;
+  if (known.length === end - from && text.startsWith(known, from)) return known;
+  const name = text.slice(from, end);
+  NAMES[slot] = name;
+  return name;
+}
+
+/** A start tag's attributes from `at` to its end: [attributes, the index of its `>`, empty], or null outside the subset. */
+function attributesOf(text: string, at: number): [Record<string, string> | null, number, boolean] | null {
+  let attributes: Record<string, string> | null = null;
+  let j = at;
+  for (;;) {
+    const spaced = isSpace(text.charCodeAt(j));
+    while (isSpace(text.charCodeAt(j))) j += 1;
+    const c = text.charCodeAt(j);
+    if (c === GT) return [attributes, j, false];
+    if (c === SLASH) return text.charCodeAt(j + 1) === GT ? [attributes, j + 1, true] : null;
+    const end = spaced ? nameEnd(text, j) : -1;
+    if (end < 0) return null;
+    const name = text.slice(j, end);
+    j = end;
+    while (isSpace(text.charCodeAt(j))) j += 1;
+    if (text.charCodeAt(j) !== EQUAL) return null;
+    j += 1;
+    while (isSpace(text.charCodeAt(j))) j += 1;
+    const quote = text.charCodeAt(j);
+    if (quote !== DQUOTE && quote !== SQUOTE) return null;
+    const close = text.indexOf(quote === DQUOTE ? '"' : "'", j + 1);
+    if (close < 0) return null;
+    const value = text.slice(j + 1, close);
+    if (ATTRIBUTE_OUTSIDE.test(value)) return null;
+    attributes ??= Object.create(null) as Record<string, string>;
+    if (name in attributes) return null;
+    attributes[name] = value;
+    j = close + 1;
+  }
+}
+
+/**
+ * Tells `events` the elements of `text`, one root element with nothing around it (pain001-segment.ts wraps the run
+ * in one): true when it was all read, false when saxes is to read it instead (the events told so far are void).
+ */
+export function scanTransfers(text: string, events: TagEvents): boolean {
+  if (OUTSIDE.test(text)) return false;
+  const open: string[] = [];
+  let at = 0;
+  let rooted = false;
+  while (at < text.length) {
+    const lt = text.indexOf('<', at);
+    // Text outside the root, or at the end: saxes says what is wrong with it.
+    if (lt < 0 || (lt > at && open.length === 0)) return false;
+    if (lt > at) events.addText(text.slice(at, lt));
+    if (text.charCodeAt(lt + 1) === SLASH) {
+      const name = open.pop();
+      if (name === undefined || !text.startsWith(name, lt + 2)) return false;
+      let j = lt + 2 + name.length;
+      while (isSpace(text.charCodeAt(j))) j += 1;
+      if (text.charCodeAt(j) !== GT) return false;
+      events.closeTag();
+      at = j + 1;
+      continue;
+    }
+    if (open.length === 0 && rooted) return false;
+    const end = nameEnd(text, lt + 1);
+    if (end < 0) return false;
+    const name = nameAt(text, lt + 1, end);
+    rooted = true;
+    // Most tags are a bare name.
+    if (text.charCodeAt(end) === GT) {
+      events.openTag(name, null);
+      open.push(name);
+      at = end + 1;
+      continue;
+    }
+    const tag = attributesOf(text, end);
+    if (tag === null) return false;
+    events.openTag(name, tag[0]);
+    if (tag[2]) events.closeTag();
+    else open.push(name);
+    at = tag[1] + 1;
+  }
+  return rooted && open.length === 0;
+}
