@@ -198,6 +198,9 @@ export const LIMIT_REASONS: ReadonlySet<string> = new Set<ReasonCode>([
   REASONS.quoteRejected, REASONS.overBudget, REASONS.insufficientFunds, REASONS.senderNotApproved, REASONS.fundingDeadline,
 ]);
 
+/** paybatch's own refusals: a quote, a budget, the balance, a deadline, a funding the service refused. */
+export const REFUSAL_OUTCOMES: ReadonlySet<string> = new Set([...LIMIT_REASONS, REASONS.fundRefused]);
+
 /** Reasons that make a run end with the attention exit code: money safety needs a person. */
 export const PERSON_NEEDED_REASONS: ReadonlySet<string> = new Set<ReasonCode>([REASONS.answerMismatch, REASONS.fundRefused, REASONS.insufficientFunds, REASONS.approvalInvalid, REASONS.possibleDuplicate]);
 

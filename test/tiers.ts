@@ -29,7 +29,7 @@ export const UNIT = [
   'test/engine/file-wait.test.ts',
   'test/engine/decide-steps.test.ts',
   'test/engine/intake-plan.test.ts',
-  'test/engine/advice.test.ts',
+  'test/reports/advice.test.ts',
   'test/engine/duplicates.test.ts',
   'test/engine/call-slots-never-deadlock-or-leak.test.ts',
   'test/approvals/signed-rows.test.ts',

@@ -5,7 +5,7 @@
  * matching its hash; each link the hash of the entry before. It says how it
  * starts and ends, and firstFault() checks the seams between ranges and names
  * the first entry at fault. What kind of break that is, and its message, is
- * ChainWalker's to say, walked from a little before it (audit/full-verification.ts).
+ * ChainWalker's to say, walked from a little before it (engine/audit-verification.ts).
  *
  * The encoding's body may come built by the database (SQLite's json_array(),
  * much cheaper than reading six fields and encoding them here): it is taken as
@@ -14,21 +14,18 @@
  * any other entry is read whole and hashed by chain.ts itself. Pure, but for
  * that read, which the caller gives.
  */
-import type { AuditCheckpoint } from '../store/port.js';
 import { entryBatch, subjectBatch } from './entry-batch.js';
 import type { AuditEntry } from './chain.js';
 import { AUDIT_VERSION, GENESIS, bodyHash, entryHash, writtenVersion } from './chain.js';
 
-type Counts = AuditCheckpoint['counts'];
+/** Entries by action and by batch: what a check counts as it goes, kept with the verification (AuditCheckpoint). */
+export interface AuditCounts {
+  actions: Record<string, number>;
+  batches: Record<string, number>;
+}
+type Counts = AuditCounts;
 
-/**
- * An entry as a range reads it, a row of the database as an array (no object made for each): its sequence number,
- * version, link and hash, the body of its encoding when the database built it (else null), and its action and
- * subject (what it is counted by; its details are read whole only when its subject does not name its batch).
- */
-export type RangeRow = [seq: number, version: unknown, prev_hash: unknown, hash: unknown, body: string | null, action: string, subject: string];
-
-/** What a range found: how it starts and ends, where it is first at fault, and its entries counted. */
+/** One range of the trail as checked on its own: its ends, its first fault, what it counted. */
 export interface RangeSummary {
   entries: number;
   first: { seq: number; prev_hash: unknown; version: number } | null;
@@ -39,6 +36,15 @@ export interface RangeSummary {
   fault: { seq: number; index: number } | null;
   counts: Counts;
 }
+
+/**
+ * An entry as a range reads it, a row of the database as an array (no object made for each): its sequence number,
+ * version, link and hash, the body of its encoding when the database built it (else null), and its action and
+ * subject (what it is counted by; its details are read whole only when its subject does not name its batch).
+ */
+export type RangeRow = [seq: number, version: unknown, prev_hash: unknown, hash: unknown, body: string | null, action: string, subject: string];
+
+/** What a range found: how it starts and ends, where it is first at fault, and its entries counted. */
 
 // Printable ASCII (and, in version 1's body, the newlines joining its fields): escaped by SQLite exactly as by JSON.stringify.
 const NOT_PLAIN = /[^\x20-\x7e]/;

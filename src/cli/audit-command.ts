@@ -25,12 +25,12 @@ async function* entries(store: Store): AsyncIterable<AuditEntry> {
   }
 }
 
-/** Verifies the whole trail (audit/full-verification.ts), and leaves the result for the console (audit-kept.ts). */
+/** Verifies the whole trail (engine/audit-verification.ts), and leaves the result for the console (audit-kept.ts). */
 async function verifyTrail(opts: { head?: string; home?: string; config?: string; json?: boolean }): Promise<void> {
   const { printJson } = await import('./json-output.js');
   const known = opts.head ? /^(\d+):([0-9a-f]{64})$/.exec(opts.head) : null;
   if (opts.head && !known) throw new UsageError('--head is SEQ:HASH, as a report prints it');
-  const { verifyWholeTrail } = await import('../audit/full-verification.js');
+  const { verifyWholeTrail } = await import('../engine/audit-verification.js');
   const { keepFullVerification } = await import('../console/audit-kept.js');
   await withStore(opts, async (store) => {
     const { entries: count, head, broken: found, counts, reached } = await verifyWholeTrail(store);

@@ -4,7 +4,7 @@
  * where only the database is. Figures stay in minor units here; the views turn
  * them into major units with their currency.
  */
-import { adviceFor } from '../engine/advice.js';
+import { adviceFor } from '../reports/advice.js';
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { verdictFromFields, verdictTone } from '../reports/reconciliation-verdict.js';

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import { BatchTally } from '../reports/batch-tally.js';
-import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
+import { REFUSAL_OUTCOMES } from '../payout-states.js';
 import { resultReason } from '../reports/results.js';
 import type { ApprovalStore, IntakeStore, NextRead, PipelineStore, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
 import { DUPLICATE_HOLD, isAttentionState } from '../payout-states.js';
@@ -12,7 +12,7 @@ import { formatMoneyMap } from '../validate/money.js';
 import type { BatchStage } from './batch-stage.js';
 import { clockTime, stageWords } from './batch-stage.js';
 import { readBatchStage } from './stage-facts.js';
-import { adviceFor } from './advice.js';
+import { adviceFor } from '../reports/advice.js';
 
 export interface BatchStatus {
   batch: string;

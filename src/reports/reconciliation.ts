@@ -11,7 +11,7 @@
  */
 
 import type { LedgerRow } from '../store/port.js';
-import { LIMIT_REASONS, REASONS, isAttentionState } from '../payout-states.js';
+import { REFUSAL_OUTCOMES, isAttentionState } from '../payout-states.js';
 
 /** [from, to): ISO 8601 instants; null bounds for a whole batch. */
 export interface Period {
@@ -66,8 +66,6 @@ export interface Reconciliation {
   exceptions: ExceptionLine[];
 }
 
-/** paybatch's own refusals: a quote, a budget, the balance, a deadline, a funding the service refused. */
-export const REFUSAL_OUTCOMES: ReadonlySet<string> = new Set([...LIMIT_REASONS, REASONS.fundRefused]);
 
 const inPeriod = (at: string | null, p: Period): boolean => at !== null && (p.from === null || at >= p.from) && (p.to === null || at < p.to);
 const atOrBefore = (at: string | null, p: Period): boolean => at !== null && (p.to === null || at < p.to);

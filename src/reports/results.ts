@@ -15,7 +15,7 @@ import type { SheetColumn, Table, WorkbookFile } from './workbook.js';
 import { openWorkbook } from './workbook.js';
 import type { ResultRow } from '../store/port.js';
 
-import { adviceFor } from '../engine/advice.js';
+import { adviceFor } from './advice.js';
 import { NEVER_SENT_PHASES, isEndedUnsent, isNotCreatedYet } from '../payout-states.js';
 import type { RowFields } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';

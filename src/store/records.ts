@@ -1,4 +1,5 @@
 /** The other records the store keeps: webhook deliveries, leases, approvals, console sign-ins, notifications, workers. */
+import type { AuditCounts } from '../audit/chain-range.js';
 
 /** A verified webhook delivery [6], [D14]. */
 export interface WebhookEvent {
@@ -97,5 +98,5 @@ export interface AuditCheckpoint {
   seq: number;
   hash: string;
   verified_at: string | null;
-  counts: { actions: Record<string, number>; batches: Record<string, number> };
+  counts: AuditCounts;
 }

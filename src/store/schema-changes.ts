@@ -285,7 +285,7 @@ export const recipientsAndDuplicates: SchemaChange = (dialect) => `
 /** SQLite 17, PostgreSQL 12: the same in both. */
 export const mayCancelAndBackfills: SchemaChange = () => `
       -- Whether the service said, in the newest observation kept, that the transaction may be cancelled (1, 0), or
-      -- null when it has not said (src/engine/advice.ts words a row's advice by it).
+      -- null when it has not said (src/reports/advice.ts words a row's advice by it).
       ALTER TABLE rows ADD COLUMN may_cancel INTEGER;
       -- Fills of data stored before the code that writes it, done once at open (src/store/queries/recipient-backfill.ts):
       -- the recipient accounts of rows stored before row_recipients (recipientsAndDuplicates).

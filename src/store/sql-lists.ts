@@ -5,7 +5,7 @@
  * disagree on which phases are which.
  */
 import { AT_SERVICE_PHASES, BEFORE_SENDING_PHASES, FOLLOWED_PHASES, NEVER_SENT_PHASES, NOT_SENT_YET_PHASES, REASONS, SENDING_PHASES, SETTLED_PHASES, UNSETTLED_PHASES, WAITING_FOR_SENDER } from '../payout-states.js';
-import { REFUSAL_OUTCOMES } from '../reports/reconciliation.js';
+import { REFUSAL_OUTCOMES } from '../payout-states.js';
 import type { BatchStatus } from './rows.js';
 
 /** A list of phases (or states, or reasons) as an SQL literal list, for queries built once (paybatch's own constants, never input). */

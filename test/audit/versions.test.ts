@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker, GENESIS } from '../../src/audit/chain.js';
-import { verifyWholeTrail } from '../../src/audit/full-verification.js';
+import { verifyWholeTrail } from '../../src/engine/audit-verification.js';
 import { migrate, openDatabase } from '../../src/store/sqlite/database.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { migratePg } from '../../src/store/postgres/migrate.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AdviceInput } from '../../src/engine/advice.js';
-import { adviceFor } from '../../src/engine/advice.js';
+import type { AdviceInput } from '../../src/reports/advice.js';
+import { adviceFor } from '../../src/reports/advice.js';
 import type { Phase } from '../../src/payout-states.js';
 
 const row = (phase: Phase, state: string | null, extra: Partial<AdviceInput> = {}): AdviceInput => ({ batch_id: 'B1', external_id: 'PAY-1', phase, state, outcome: null, ...extra });

@@ -10,10 +10,10 @@
  * trail is walked page by page, as it always was.
  */
 import type { AuditCheckpoint, AuditStore } from '../store/port.js';
-import type { AuditEntry, Break } from './chain.js';
-import { ChainWalker, GENESIS, WINDOW } from './chain.js';
-import { addCounts, firstFault } from './chain-range.js';
-import { countEntry } from './entry-batch.js';
+import type { AuditEntry, Break } from '../audit/chain.js';
+import { ChainWalker, GENESIS, WINDOW } from '../audit/chain.js';
+import { addCounts, firstFault } from '../audit/chain-range.js';
+import { countEntry } from '../audit/entry-batch.js';
 
 const PAGE = 5_000;
 
