@@ -105,6 +105,9 @@ function readSqliteRows(database: string): FinalRow[] {
   if (!existsSync(database)) return [];
   const db = new Database(database, { readonly: true, fileMustExist: true });
   try {
+    // The file is made at open, its tables by the first migration to commit: on a busy machine every kill may land
+    // between the two, and the last start may still be migrating when it is first read.
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rows'").get() === undefined) return [];
     return db.prepare(`SELECT ${FINAL_ROW_COLUMNS} FROM rows ORDER BY batch_id, line`).all() as FinalRow[];
   } finally {
     db.close();
