@@ -13,11 +13,9 @@
  * back to the start when it finds a break, so that the console shows it too.
  */
 import type { AuditEntry, Break } from '../audit/chain.js';
-import { ChainWalker, entryHash, GENESIS } from '../audit/chain.js';
-import { countEntry } from '../audit/entry-batch.js';
+import { entryHash, GENESIS } from '../audit/chain.js';
+import { Walk, walkPages } from '../engine/audit-verification.js';
 import type { AuditCheckpoint, AuditStore } from '../store/port.js';
-
-const PAGE = 5_000;
 
 export interface KeptChain {
   /** The last entry verified intact (0 and no time when none is), and when the checkpoint moved there. */
@@ -53,32 +51,13 @@ export async function extendVerification(store: AuditStore, now: string): Promis
   const result = (broken: Break | null, verified: { seq: number; at: string | null }, counts: Counts): KeptChain =>
     ({ verified, broken, head: last.seq > 0 ? `${last.seq}:${last.hash}` : null, entries: Number(last.seq), counts });
   if (anchorBroken) return result(anchorBroken, { seq: kept.seq, at: kept.verified_at }, kept.counts);
-  const walker = new ChainWalker();
-  if (anchor) walker.resumeFrom(anchor);
-  const counts: Counts = { actions: { ...kept.counts.actions }, batches: { ...kept.counts.batches } };
-  let broken: Break | null = null;
-  let current: AuditEntry | null = null;
-  let good: AuditEntry | null = null;
-  const check = (entry: AuditEntry, following?: AuditEntry): void => {
-    broken = walker.next(entry, following);
-    if (broken) return;
-    countEntry(counts, entry);
-    good = entry;
-  };
-  walk: for (let after = kept.seq; ; ) {
-    const page = await store.auditEntries(after, PAGE);
-    if (page.length === 0) break;
-    for (const entry of page) {
-      // One behind, so a moved entry shows when the next one is looked at.
-      if (current) check(current, entry);
-      if (broken) break walk;
-      current = entry;
-    }
-    after = Number((page[page.length - 1] as AuditEntry).seq);
-  }
-  if (current && !broken) check(current);
-  const reached = good as AuditEntry | null;
-  if (broken || !reached) return result(broken, { seq: kept.seq, at: kept.verified_at }, broken ? kept.counts : counts);
+  const walk = new Walk({ actions: { ...kept.counts.actions }, batches: { ...kept.counts.batches } });
+  if (anchor) walk.walker.resumeFrom(anchor);
+  await walkPages(store, walk, kept.seq);
+  const { broken, counts } = walk;
+  if (broken || walk.walker.count === 0) return result(broken, { seq: kept.seq, at: kept.verified_at }, broken ? kept.counts : counts);
+  // Intact: the walker's head is the last entry verified.
+  const reached = walk.walker.head;
   const next: AuditCheckpoint = { seq: Number(reached.seq), hash: reached.hash, verified_at: now, counts };
   // Another view may have moved it first: its result covers as much, and this one is not written over it.
   await store.moveAuditCheckpoint(kept.seq, next);

@@ -29,13 +29,17 @@ export interface WholeVerification {
   reached: number;
 }
 
-/** Walks entries in order, each checked with a look at the one after it (a move shows there), until the first break. */
-class Walk {
+/**
+ * Walks entries in order, each checked with a look at the one after it (a move shows there), until the first break;
+ * counting on from `counts` (the console extends its kept verification this way, audit-kept.ts).
+ */
+export class Walk {
   readonly walker = new ChainWalker();
-  readonly counts: AuditCheckpoint['counts'] = { actions: {}, batches: {} };
   broken: Break | null = null;
   reached = 0;
   private current: AuditEntry | null = null;
+
+  constructor(readonly counts: AuditCheckpoint['counts'] = { actions: {}, batches: {} }) {}
 
   /** False once broken. */
   feed(entry: AuditEntry): boolean {
@@ -57,7 +61,8 @@ class Walk {
   }
 }
 
-async function walkPages(store: AuditStore, walk: Walk, after: number): Promise<void> {
+/** Feeds `walk` the entries after `after`, page by page, until the trail ends or breaks. */
+export async function walkPages(store: Pick<AuditStore, 'auditEntries'>, walk: Walk, after: number): Promise<void> {
   for (let from = after; ;) {
     const page = await store.auditEntries(from, PAGE);
     for (const entry of page) if (!walk.feed(entry)) return walk.end();
