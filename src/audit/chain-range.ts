@@ -23,7 +23,6 @@ export interface AuditCounts {
   actions: Record<string, number>;
   batches: Record<string, number>;
 }
-type Counts = AuditCounts;
 
 /** One range of the trail as checked on its own: its ends, its first fault, what it counted. */
 export interface RangeSummary {
@@ -34,7 +33,7 @@ export interface RangeSummary {
   version: number;
   /** The first entry at fault, its link to the entry before the range aside (a seam, firstFault's), and how many came before it in the range. */
   fault: { seq: number; index: number } | null;
-  counts: Counts;
+  counts: AuditCounts;
 }
 
 /**
@@ -59,7 +58,7 @@ function hashOf(row: RangeRow, version: number, whole: (seq: number) => AuditEnt
 }
 
 /** Adds an entry to the counts by action and by batch, as countEntry does, its details read only when needed. */
-function count(counts: Counts, row: RangeRow, whole: (seq: number) => AuditEntry): void {
+function count(counts: AuditCounts, row: RangeRow, whole: (seq: number) => AuditEntry): void {
   const [seq, , , , , action, subject] = row;
   counts.actions[action] = (counts.actions[action] ?? 0) + 1;
   const batch = subjectBatch(subject) ?? entryBatch(subject, whole(seq).details);
@@ -120,8 +119,8 @@ export function firstFault(ranges: readonly RangeSummary[]): { seq: number; inde
 }
 
 /** The ranges' counts added up, in order (each key where it first appeared). */
-export function addCounts(ranges: readonly RangeSummary[]): Counts {
-  const total: Counts = { actions: {}, batches: {} };
+export function addCounts(ranges: readonly RangeSummary[]): AuditCounts {
+  const total: AuditCounts = { actions: {}, batches: {} };
   for (const range of ranges) {
     for (const [key, n] of Object.entries(range.counts.actions)) total.actions[key] = (total.actions[key] ?? 0) + n;
     for (const [key, n] of Object.entries(range.counts.batches)) total.batches[key] = (total.batches[key] ?? 0) + n;
