@@ -207,30 +207,42 @@ describe('kill -9 at each stage of a payout, then run again', () => {
   }, 120_000);
 });
 
-describe.runIf(DEEP)('kill -9 at random moments, then run again (PAYBATCH_DEEP=1)', () => {
+describe.runIf(DEEP)('kill -9 at random calls, then run again (PAYBATCH_DEEP=1)', () => {
   const bench = new CrashBench();
+  let tap: ServiceTap;
   const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 
   beforeAll(async () => {
     // Payouts take a while, so that kills land while rows are being created, funded and followed.
     await bench.start(1000, { ...FAST_SANDBOX, payout: { ...FAST_SANDBOX.payout, delay_ms: [100, 1500] }, faults: { reset_after_commit: { create: 0.1, fund: 0.1 } } }, true);
+    tap = await serviceTap(bench.sandbox.url);
   });
-  afterAll(() => bench.stop());
+  afterAll(async () => {
+    await tap.close();
+    await bench.stop();
+  });
 
   it(`pays no row twice and loses none, through at least 20 SIGKILLs (seed ${seed})`, async () => {
+    // Each run is killed at a random call of its own (any kind: create, fund, read, lookup), before it reaches the
+    // service, with its answer lost, or after it: a moment chosen by what the run does, not by the clock.
     const random = seeded(seed);
+    const moments = ['before', 'lost', 'after'] as const;
     let kills = 0;
     for (let runs = 0; kills < 20 && runs < 80; runs++) {
-      const run = bench.spawn(bench.sandbox.url, '20s');
-      const timer = setTimeout(() => run.child.kill('SIGKILL'), 150 + Math.floor(random() * 900));
+      tap.reset();
+      const run = bench.spawn(tap.url, '20s');
+      const nth = 1 + Math.floor(random() * 60);
+      const at = moments[Math.floor(random() * moments.length)] as (typeof moments)[number];
+      let calls = 0;
+      tap.decide = () => (++calls === nth ? { at, then: () => kill(run.child, run.done) } : { at: 'pass' });
       const outcome = await run.done;
-      clearTimeout(timer);
+      tap.decide = () => ({ at: 'pass' });
       if (outcome.signal === 'SIGKILL') kills += 1;
       else expect(outcome.code, outcome.stderr).toBe(0);
     }
     expect(kills).toBeGreaterThanOrEqual(20);
     // The last run follows what the killed ones left: 20 s was too short for 990 rows on a busy machine.
-    const last = await bench.spawn(bench.sandbox.url, '2m').done;
+    const last = await bench.spawn(tap.url, '2m').done;
     expect(last.code, last.stderr).toBe(0);
     await bench.expectPaidOnce(last);
   }, 300_000);

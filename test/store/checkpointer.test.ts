@@ -226,10 +226,11 @@ describe('checkpoints on a thread of their own', () => {
   }, 60_000);
 
   it('closing right after the thread said it failed waits for its end, the process exiting 0 (not 13)', () => {
-    // A thread that says it failed and takes 200 ms to end: the close comes in between, when the thread no longer counts
-    // as running but has not ended.
+    // A thread that says it failed and ends only once the close has begun (the script leaves a file then): the close
+    // comes in between, when the thread no longer counts as running but has not ended.
     const worker = join(dir, 'fails-slowly.mjs');
-    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.postMessage({ failed: 'it failed: on purpose' });\nsetTimeout(() => parentPort.close(), 200);\n");
+    const closing = join(dir, 'closing');
+    writeFileSync(worker, `import { parentPort } from 'node:worker_threads';\nimport { existsSync } from 'node:fs';\nparentPort.postMessage({ failed: 'it failed: on purpose' });\nconst poll = setInterval(() => { if (existsSync(${JSON.stringify(closing)})) { clearInterval(poll); parentPort.close(); } }, 5);\n`);
     const script = join(dir, 'close-after-failure.mjs');
     writeFileSync(script, `
       const { openDatabase } = await import(${builtStoreModule('database.js')});
@@ -239,7 +240,9 @@ describe('checkpoints on a thread of their own', () => {
       const now = Date.now();
       for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted(now);
       while (checkpointer.running) await new Promise((resolve) => setTimeout(resolve, 5));
-      await checkpointer.close();
+      const closed = checkpointer.close();
+      (await import('node:fs')).writeFileSync(${JSON.stringify(closing)}, '');
+      await closed;
       console.log('closed');
     `);
     db.close();

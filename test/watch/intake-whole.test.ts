@@ -35,11 +35,13 @@ function batchText(rows: number): { text: string; amounts: Map<string, string> }
 /**
  * Writes `parts` to `file` from a child process, pausing after each as told,
  * then writes the companions it is given (a marker, a manifest) once whole.
+ * `whole`: called when the file is whole and closed, before its companions are
+ * written (the writer waits for it).
  */
-function slowWriter(file: string, parts: [text: string, pauseMs: number][], companions: [path: string, text: string][] = []): Promise<void> {
+function slowWriter(file: string, parts: [text: string, pauseMs: number][], companions: [path: string, text: string][] = [], whole?: () => Promise<void>): Promise<void> {
   const script = `
     const fs = require('node:fs');
-    const [file, parts, companions] = JSON.parse(process.env.WRITER);
+    const [file, parts, companions, hold] = JSON.parse(process.env.WRITER);
     const fd = fs.openSync(file, 'w');
     (async () => {
       for (const [text, pause] of parts) {
@@ -47,9 +49,17 @@ function slowWriter(file: string, parts: [text: string, pauseMs: number][], comp
         await new Promise((r) => setTimeout(r, pause));
       }
       fs.closeSync(fd);
+      if (hold) {
+        process.stdout.write('whole\\n');
+        await new Promise((r) => process.stdin.once('data', r));
+        process.stdin.pause();
+      }
       for (const [path, text] of companions) fs.writeFileSync(path, text);
     })();`;
-  const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, WRITER: JSON.stringify([file, parts, companions]) }, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, WRITER: JSON.stringify([file, parts, companions, whole !== undefined]) }, stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdout.on('data', (said: Buffer) => {
+    if (whole && said.toString().includes('whole')) void whole().finally(() => child.stdin.end('go\n'));
+  });
   return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the writer exited ${code}`)))));
 }
 
@@ -92,10 +102,12 @@ describe('a file taken whole or not at all', () => {
     ctx = await daemonContext({ config: { watch: { stable_ms: STABLE_MS }, intake: { marker: 'required' } } });
     const { text, amounts } = batchText(30);
     const file = join(ctx.workspace.folders.inbox, 'marked.csv');
-    const writing = slowWriter(file, stalledParts(text, STABLE_MS * 4), [[`${file}.done`, '']]);
-    await new Promise((r) => setTimeout(r, STABLE_MS * 3));
-    expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
-    await writing;
+    // Looked at once the file is whole, its marker not yet written: after two stalls of four stable windows each.
+    let beforeMarker: unknown = null;
+    await slowWriter(file, stalledParts(text, STABLE_MS * 4), [[`${file}.done`, '']], async () => {
+      beforeMarker = await ctx.store.recentBatches('2000-01-01');
+    });
+    expect(beforeMarker).toEqual([]);
     await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 20_000, 'the marked file paid');
     expect(await ctx.store.recentBatches('2000-01-01')).toHaveLength(1);
     expect(paidAmounts(ctx.sandbox)).toEqual(amounts);
