@@ -14,8 +14,8 @@ import { extendVerification } from './audit-kept.js';
 import type { Clock } from '../clock.js';
 import type { BatchStatus } from '../engine/status.js';
 import { RECENT_MS } from '../engine/status.js';
-import type { BatchSummary } from './batch-kept.js';
-import { batchSummary } from './batch-kept.js';
+import type { BatchView } from '../engine/batch-view.js';
+import { batchView } from '../engine/batch-view.js';
 import { DUPLICATE_HOLD, FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
@@ -29,16 +29,16 @@ export async function batchList(store: ConsoleReadStore, clock: Clock): Promise<
   const records = await store.recentBatches(new Date(clock.now() - RECENT_MS).toISOString());
   const batches: BatchStatus[] = [];
   for (const record of records) {
-    const summary = await batchSummary(store, clock, record);
+    const summary = await batchView(store, clock, record);
     if (summary) batches.push(summary.status);
   }
   const waiting = (b: BatchStatus): number => (b.approval === 'awaiting' ? 0 : 1);
   return batches.sort((a, b) => waiting(a) - waiting(b) || (a.received_at < b.received_at ? 1 : a.received_at > b.received_at ? -1 : 0));
 }
 
-export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchSummary | null> {
+export async function batchStatus(store: ConsoleReadStore, clock: Clock, id: string): Promise<BatchView | null> {
   const record = await store.batch(id);
-  return record ? batchSummary(store, clock, record) : null;
+  return record ? batchView(store, clock, record) : null;
 }
 
 /** A row as a person reads it: the state and reason of its result file. */
@@ -86,7 +86,7 @@ export interface RowPage {
 const SCAN_ROWS = 5_000;
 
 /** One page of a batch's rows after a line (a keyset), filtered by state and reason code, in input order. */
-export async function batchRows(store: ConsoleReadStore, summary: BatchSummary, filter: RowFilter, after: number, limit: number): Promise<RowPage> {
+export async function batchRows(store: ConsoleReadStore, summary: BatchView, filter: RowFilter, after: number, limit: number): Promise<RowPage> {
   const { states, codes } = summary;
   const matching = filter.state && filter.reason ? null : filter.state ? states[filter.state] ?? 0 : filter.reason ? codes[filter.reason] ?? 0 : summary.status.rows;
   const page: RowPage = { rows: [], matching, states, codes, next: null };

@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { PayoutClient } from '../api/client.js';
 import { DUPLICATE_HOLD, UNSETTLED_PHASES } from '../payout-states.js';
-import type { ApprovalStore, AuditStore, DuplicateStore, IntakeStore, PipelineStore } from '../store/port.js';
+import type { ApprovalStore, AuditStore, DuplicateStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
 import { ApprovalGate, RELEASE_SEAL } from './approval-gate.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { IntakeOutcome } from './intake.js';
@@ -34,7 +34,7 @@ export type { BatchSummary } from './settle.js';
 export interface RunDeps {
   workspace: Workspace;
   /** The narrow store interface (STYLE 3): SQLite today, another store later. */
-  store: IntakeStore & PipelineStore & ApprovalStore & AuditStore & DuplicateStore;
+  store: IntakeStore & PipelineStore & ApprovalStore & AuditStore & DuplicateStore & WebhookStore;
   client: PayoutClient;
   config: Config;
   clock: Clock;

@@ -10,7 +10,8 @@ import { answersWithPain002, writePain002 } from './pain002-file.js';
 import type { ResultRow } from '../store/port.js';
 import { writeResults, writeSummary } from '../reports/results.js';
 import { BatchTally } from '../reports/batch-tally.js';
-import type { AuditStore, BatchRecord, IntakeStore, PipelineStore } from '../store/port.js';
+import type { AuditStore, BatchRecord, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
+import { batchView } from './batch-view.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { claimName, claimedAtOf, moveWithCompanions } from './intake.js';
 import { checkBeforeArchiving } from './archive-check.js';
@@ -24,7 +25,7 @@ import { RepeatBoundedByCost } from './repeat-bounded-by-cost.js';
 
 export interface SettleDeps {
   workspace: Workspace;
-  store: IntakeStore & PipelineStore & AuditStore;
+  store: IntakeStore & PipelineStore & AuditStore & WebhookStore;
   clock: Clock;
   log: PipelineLog;
   /** Several workers: a file taken in on another machine is archived here from the bytes kept in the database. */
@@ -123,7 +124,24 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
   if (answersWithPain002(batch)) await answerPain001(deps, batch, archived);
   await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
   deps.log('batch_settled', { batch: batchId });
+  await keepSettledView(deps, batchId);
   return true;
+}
+
+/**
+ * The console's view of the batch (its rows counted by state and reason), made
+ * as it settles and kept, so that the first look at a batch of a million rows
+ * reads one record instead of walking its rows (batch-view.ts). A view not made
+ * here is said, not fatal: the batch is settled, and the console makes the view
+ * on its first look.
+ */
+async function keepSettledView(deps: SettleDeps, batchId: string): Promise<void> {
+  try {
+    const record = await deps.store.batch(batchId);
+    if (record) await batchView(deps.store, deps.clock, record);
+  } catch (error) {
+    deps.log('batch_view_not_kept', { batch: batchId, reason: (error as Error).message });
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleDatabase } from '../../bench/console-db.js';
 import { ManualClock } from '../../src/clock.js';
 import { batchRows, batchStatus } from '../../src/console/console-data.js';
-import type { BatchSummary } from '../../src/console/batch-kept.js';
+import type { BatchView } from '../../src/engine/batch-view.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('a batch\'s rows by keyset, and its summary kept', () => {
@@ -21,12 +21,12 @@ describe('a batch\'s rows by keyset, and its summary kept', () => {
   const clock = new ManualClock(Date.parse('2026-03-02T18:00:00.000Z'));
   let store: SqliteStore;
   let batch: string;
-  let summary: BatchSummary;
+  let summary: BatchView;
 
   beforeAll(async () => {
     batch = (await buildConsoleDatabase(path, 1_200, '2026-03-02')).batch;
     store = SqliteStore.open(path);
-    summary = (await batchStatus(store, clock, batch)) as BatchSummary;
+    summary = (await batchStatus(store, clock, batch)) as BatchView;
   }, 60_000);
   afterAll(async () => {
     await store?.close();
