@@ -12,7 +12,7 @@ export const processSchema = z.strictObject({
    * (its growth held at 1). 0 leaves it to V8, which grows it to 32 MiB under garbage.
    */
   young_generation_mb: z.number().int().min(0).max(32).default(4),
-  /** The same while rows are sent (grown at each batch's sending, as far as V8 grows it); 0: not grown for sending. */
+  /** The same while rows are sent or a report is written (grown at each batch's sending and as a report starts, as far as V8 grows it); 0: not grown. */
   sending_young_generation_mb: z.number().int().min(0).max(32).default(8),
   /** The old generation grows by this percent of what is live after a collection; 0 leaves V8's own factor (up to four times). */
   heap_growing_percent: z.number().int().min(0).max(400).default(25),
