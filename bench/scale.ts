@@ -25,6 +25,9 @@
  *   workspace of its own; the difference in seconds to accepted and in peak
  *   RSS up to acceptance is what the screen costs. BENCH_SCREEN_ONLY=1 runs
  *   only these two intakes (each killed once accepted).
+ *
+ * BENCH_STORE=postgres runs only intake to accepted on PostgreSQL against SQLite
+ * (issue 42: within 2×), BENCH_ROUNDS rounds (bench/scale-postgres.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -38,11 +41,13 @@ import Database from 'better-sqlite3';
 import { generateBatch } from './generate-batch.js';
 import type { SandboxProcess } from './sandbox-process.js';
 import { startSandboxProcess } from './sandbox-process.js';
+import { comparePostgresIntake } from './scale-postgres.js';
 
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const smallRows = Number(process.env.BENCH_SMALL_ROWS ?? 10_000);
 const sendSeconds = Number(process.env.BENCH_SEND_SECONDS ?? 40);
 const screenOnly = process.env.BENCH_SCREEN_ONLY === '1';
+const postgresOnly = process.env.BENCH_STORE === 'postgres';
 const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const MB = 1024 * 1024;
 
@@ -220,6 +225,20 @@ try {
     sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
     process.exit(failed ? 1 : 0);
+  }
+  if (postgresOnly) {
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+    console.log(`bench:scale  intake on PostgreSQL against SQLite only: ${rows} rows (${(statSync(largeFile).size / 1e6).toFixed(0)} MB), ${rounds} rounds, each intake killed once accepted`);
+    const met = await comparePostgresIntake(rows, rounds, async (name, url) => {
+      const home = workspace(dir, name, largeFile, sandbox.url, sandbox, url === null ? {} : { store: { url } });
+      const watched = await runPaybatch(['run', '--wait', '1h'], home, { mark: /intake accepted/, killAfterMs: 0 });
+      rmSync(home, { recursive: true, force: true });
+      return watched.markedAtMs === null ? null : watched.markedAtMs / 1000;
+    });
+    proxy.close();
+    sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(met ? 0 : 1);
   }
   await generateBatch(smallFile, smallRows);
   console.log(`bench:scale  ${rows} rows (${(statSync(largeFile).size / 1e6).toFixed(0)} MB) and ${smallRows} rows, sandbox in its own process, no added latency, concurrency 32`);

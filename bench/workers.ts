@@ -29,6 +29,7 @@ import { generateBatch } from './generate-batch.js';
 import { NOT_CREATED_PHASES, UNFUNDED_AT_SERVICE_PHASES } from '../src/payout-states.js';
 import { phaseList } from '../src/store/sql-lists.js';
 import { startSandboxProcess } from './sandbox-process.js';
+import { benchDatabase } from './bench-database.js';
 import type { SandboxProcess } from './sandbox-process.js';
 
 const BIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -37,19 +38,8 @@ const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const LEASE_MS = Number(process.env.BENCH_LEASE_MS ?? 5_000);
 const RATE_LIMIT = process.env.BENCH_RATE_LIMIT ? Number(process.env.BENCH_RATE_LIMIT) : null;
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.PAYBATCH_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 interface Round {
   url: string;
@@ -61,10 +51,8 @@ interface Round {
 
 /** A fresh database and W workers watching, each in its own workspace. */
 async function startRound(dir: string, label: string, count: number, sandbox: SandboxProcess, rateLimits: Record<string, unknown> = {}): Promise<Round> {
-  const name = `paybatch_bench_${label}_${process.pid}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
+  const database = await benchDatabase(label);
+  const url = new URL(database.url);
   const workers: ChildProcess[] = [];
   const homes: string[] = [];
   for (let i = 1; i <= count; i++) {
@@ -98,7 +86,7 @@ async function startRound(dir: string, label: string, count: number, sandbox: Sa
     async close() {
       for (const worker of workers) worker.kill('SIGKILL');
       await db.end();
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await database.drop();
     },
   };
 }

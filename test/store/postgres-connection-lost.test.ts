@@ -64,6 +64,27 @@ describe.skipIf(!available)('PostgreSQL: the database going away', () => {
     expect((await store.workers()).map((w) => w.name)).toEqual(['a']);
   });
 
+  it('a connection cut while a COPY of rows waits fails that page (exit 75), stores none of it; the page goes in whole once restored', async () => {
+    store = await PostgresStore.open(proxiedUrl(database.url, proxy));
+    const batch = await store.beginBatch({ file_name: 'cut.csv', sha256: 'c'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
+    const page = Array.from({ length: 250 }, (_, i) => ({ line: i + 1, external_id: `C${i}`, request: null, errors: [{ line: i + 1, column: 'type', code: 'required', message: 'm' }] }));
+    // Another session holds the rows table: the COPY waits inside its transaction, on its checked-out connection.
+    await direct.query('BEGIN');
+    await direct.query('LOCK TABLE rows IN ACCESS EXCLUSIVE MODE');
+    const adding = store.addRows(batch, page).then(() => null, (error: unknown) => error);
+    await eventually(async () => (await direct.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'COPY rows%'", [database.name])).rows.length === 1,
+      15_000, 'the COPY waiting on the lock');
+    proxy.cut();
+    expect(await adding).toBeInstanceOf(DatabaseUnreachable);
+    await direct.query('ROLLBACK');
+    proxy.restore();
+    expect((await direct.query('SELECT COUNT(*)::int AS n FROM rows')).rows[0]).toEqual({ n: 0 });
+    expect((await direct.query('SELECT rows_total FROM batches')).rows[0]).toEqual({ rows_total: 0 });
+    await store.addRows(batch, page);
+    expect((await direct.query('SELECT COUNT(*)::int AS n FROM rows')).rows[0]).toEqual({ n: 250 });
+    expect((await direct.query('SELECT rows_total FROM batches')).rows[0]).toEqual({ rows_total: 250 });
+  });
+
   it('a database out of reach at the start: DatabaseUnreachable (75) naming it without its password, not DatabaseUnusable (65)', async () => {
     proxy.cut();
     const url = new URL(proxiedUrl(database.url, proxy));

@@ -4,7 +4,10 @@
  * Statements are written with `?` placeholders (queries/connection.ts), numbered
  * here; a lost connection fails the call as DatabaseUnreachable (connection.ts).
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { SqlConnection } from '../queries/connection.js';
 import { POSTGRES, numbered } from '../queries/connection.js';
 import { asUnreachable, withConnection } from './connection.js';
@@ -56,6 +59,22 @@ export class PgConnection implements SqlConnection {
         throw error;
       }
     });
+  }
+
+  /**
+   * Runs `COPY ... FROM STDIN` (`text`, no parameters) inside a transaction, sending `data` (in COPY's format, see
+   * copy-text.ts) as it is; the rows it stored. A row the server refuses fails the whole COPY: none of it is stored.
+   */
+  async copyIn(text: string, data: string): Promise<number> {
+    if (this.pool) throw new Error('a COPY runs inside a transaction, on its one connection');
+    const copy = (this.on as pg.PoolClient).query(copyFrom(text));
+    try {
+      // Resolved once the server has said it took every row (pg-copy-streams finishes on its ReadyForQuery).
+      await pipeline(Readable.from([Buffer.from(data, 'utf8')]), copy);
+    } catch (error) {
+      throw asUnreachable(error);
+    }
+    return copy.rowCount;
   }
 
   /** Takes an advisory lock for the rest of the transaction (one writer at a time across workers). */
