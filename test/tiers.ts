@@ -17,6 +17,8 @@ export const UNIT = [
   'test/batch/record-boundaries.test.ts',
   'test/batch/xlsx-bounds.test.ts',
   'test/batch/transfer-scan.test.ts',
+  'test/batch/iso20022-decimal.test.ts',
+  'test/batch/pain001-cut.test.ts',
   'test/chaos/invariants.test.ts',
   'test/console/console-input.test.ts',
   'test/console/money-labels.test.ts',

@@ -2,7 +2,7 @@
  * The checkers of a file's pieces (see parallel-check.ts): worker threads, and
  * this thread too when it has nothing else to do but read the file.
  *
- * A worker is given up to two pieces at once, so that it has the next one
+ * A worker is given up to two pieces at once (a pain.001's four), so that it has the next one
  * while this thread is busy (reading, or checking a piece of its own, which
  * holds its event loop for the piece's few milliseconds). A worker is free
  * once it says it is ready (its modules loaded). On Node 20 a worker's start
@@ -30,7 +30,7 @@ export interface PoolTask {
   startLine: number;
 }
 
-/** Pieces given to a worker before it answers the first. */
+/** Pieces given to a worker before it answers the first (unless the pool is told otherwise). */
 const AHEAD = 2;
 /** How long closing waits for a worker still loading its modules before it ends it all the same: a load never hangs a close. */
 const LOAD_WAIT_MS = 30_000;
@@ -63,9 +63,9 @@ export class CheckPool<Task extends PoolTask = SegmentTask, Checked extends Chec
 
   /**
    * `script`: the worker's module (check-worker.js), started with `workerData` (what it checks); `thisThread`: whether this
-   * thread checks pieces too, with `checkHere`.
+   * thread checks pieces too, with `checkHere`; `ahead`: the pieces a worker is given at most at once.
    */
-  constructor(script: string, workers: number, private readonly thisThread: boolean, private readonly checkHere: (task: Task) => Checked = checkSegment as unknown as (task: Task) => Checked, workerData: unknown = { kind: 'csv' }) {
+  constructor(script: string, workers: number, private readonly thisThread: boolean, private readonly checkHere: (task: Task) => Checked = checkSegment as unknown as (task: Task) => Checked, workerData: unknown = { kind: 'csv' }, private readonly ahead = AHEAD) {
     for (let i = 0; i < workers; i++) {
       // A small young generation: pieces are short-lived, and the process's memory stays flat.
       let loadedNow = (): void => {};
@@ -145,7 +145,7 @@ export class CheckPool<Task extends PoolTask = SegmentTask, Checked extends Chec
   /** The ready worker with the fewest pieces, if one has room for another. */
   private leastLoaded(): Slot<Task, Checked> | undefined {
     let best: Slot<Task, Checked> | undefined;
-    for (const slot of this.slots) if (slot.ready && slot.given.length < AHEAD && (!best || slot.given.length < best.given.length)) best = slot;
+    for (const slot of this.slots) if (slot.ready && slot.given.length < this.ahead && (!best || slot.given.length < best.given.length)) best = slot;
     return best;
   }
 

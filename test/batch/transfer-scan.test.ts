@@ -35,13 +35,13 @@ function bySaxes(text: string): { events: Event[]; error: string | null } {
   return { events, error };
 }
 
-function byScanner(text: string): { events: Event[]; read: boolean } {
+function byScanner(text: string, root?: string): { events: Event[]; read: boolean } {
   const events: Event[] = [];
   const read = scanTransfers(text, {
     openTag: (name, attributes) => push(events, ['open', name, { ...attributes }]),
     addText: (chunk) => push(events, ['text', chunk]),
     closeTag: () => push(events, ['close']),
-  });
+  }, root);
   return { events, read };
 }
 
@@ -129,6 +129,25 @@ describe('the transfers\' scanner', () => {
       expect(scanner.events, text).toEqual(saxes.events);
     }
     // Some of them are still well-formed, plain XML (a space in a text, a '>' in it).
+    expect(read).toBeGreaterThan(100);
+  });
+
+  it('reads a text inside a root it is given as it reads that text wrapped in the root\'s tags', () => {
+    const texts = [...PLAIN, ...DECLINED, 'x</W>', '</W>', '<A/></W><B/>', '<A/></W>tail', 'text', '<'];
+    for (let at = 0; at <= TRANSFER.length; at++) {
+      texts.push(TRANSFER.slice(0, at));
+      for (const character of ['<', '>', '/', '"', '&', '!', '?', ']]>', '</W>', '<W>']) texts.push(TRANSFER.slice(0, at) + character + TRANSFER.slice(at));
+    }
+    let read = 0;
+    for (const text of texts) {
+      const inner = text.startsWith('<W>') && text.endsWith('</W>') ? text.slice(3, -4) : text;
+      const wrapped = byScanner(wrap(inner));
+      const rooted = byScanner(inner, 'W');
+      expect(rooted.read, inner).toBe(wrapped.read);
+      if (!wrapped.read) continue;
+      read += 1;
+      expect(rooted.events, inner).toEqual(wrapped.events);
+    }
     expect(read).toBeGreaterThan(100);
   });
 });

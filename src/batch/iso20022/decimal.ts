@@ -8,12 +8,47 @@
 export const DECIMAL_SCALE = 17;
 const SCALE = DECIMAL_SCALE;
 
+/** 10^0 to 10^SCALE as bigints. */
+const POWERS: readonly bigint[] = Array.from({ length: SCALE + 1 }, (_, n) => 10n ** BigInt(n));
+
+/** Digits a Number holds exactly (below 2^53). */
+const EXACT_DIGITS = 15;
+
+/** The last text parsed and its value: a transfer's amount is parsed twice (its control sums, then its row). */
+let lastText = '';
+let lastValue: bigint | null = null;
+
 /** "1234.5" as an exact integer count of 10^-17, or null when it is not a plain non-negative decimal. */
 export function parseDecimal(text: string): bigint | null {
-  const match = /^(\d{1,18})(?:\.(\d{1,17}))?$/.exec(text.trim());
-  if (!match) return null;
-  return BigInt((match[1] as string) + (match[2] ?? '').padEnd(SCALE, '0'));
+  if (text === lastText) return lastValue;
+  lastValue = parsed(text);
+  lastText = text;
+  return lastValue;
 }
+
+/**
+ * As /^(\d{1,18})(?:\.(\d{1,17}))?$/ reads the text trimmed, without the regular expression's match or the text
+ * padded to SCALE digits: most amounts have few enough digits to be added up as a Number, exactly, then scaled.
+ */
+function parsed(text: string): bigint | null {
+  const trimmed = text.trim();
+  const length = trimmed.length;
+  let whole = 0;
+  while (whole < length && isDigit(trimmed.charCodeAt(whole))) whole += 1;
+  if (whole === 0 || whole > 18) return null;
+  let fraction = 0;
+  if (whole < length) {
+    if (trimmed.charCodeAt(whole) !== 0x2e) return null; // '.'
+    while (whole + 1 + fraction < length && isDigit(trimmed.charCodeAt(whole + 1 + fraction))) fraction += 1;
+    if (fraction === 0 || fraction > SCALE || whole + 1 + fraction !== length) return null;
+  }
+  if (whole + fraction > EXACT_DIGITS) return BigInt(trimmed.slice(0, whole) + trimmed.slice(whole + 1).padEnd(SCALE, '0'));
+  let value = 0;
+  for (let i = 0; i < length; i++) if (i !== whole) value = value * 10 + (trimmed.charCodeAt(i) - 0x30);
+  return BigInt(value) * (POWERS[SCALE - fraction] as bigint);
+}
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** The exact value back as the shortest decimal text ("1234.5"). */
 export function formatDecimal(value: bigint): string {

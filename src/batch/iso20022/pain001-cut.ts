@@ -15,7 +15,7 @@
 import { BatchFileError } from '../file-error.js';
 import { XML_CHAR } from '../xml-chars.js';
 
-const { GT, SLASH, BANG, QUESTION, DQUOTE, SQUOTE } = XML_CHAR;
+const { LT, GT, SLASH, BANG, QUESTION, DQUOTE, SQUOTE } = XML_CHAR;
 
 /** Told each piece in file order: a transfer (a whole CdtTrfTxInf element) or the text between transfers. */
 export type PieceSink = (piece: string, transfer: boolean) => void;
@@ -74,6 +74,8 @@ export class TransferCutter {
   private cutting = false;
   private bangAt = 0;
   private questionAt = 0;
+  /** The name of the last transfer's start tag, as written (kept, not sliced again for each transfer). */
+  private name = '';
 
   /** `maxTransferChars`: a transfer, or a piece of markup, longer than this is refused (it is held whole). */
   constructor(private readonly maxTransferChars: number) {}
@@ -147,15 +149,26 @@ export class TransferCutter {
    * tag by tag would; a parser refuses it either way.
    */
   private plainEnd(all: string, lt: number, end: number): number {
-    const name = all.slice(lt + 1, lt + 1 + nameLength(all, lt + 1, end));
-    const close = all.indexOf(`</${name}>`, end);
-    if (close < 0 || close + name.length + 3 - lt > this.maxTransferChars) return -1;
-    const nested = all.indexOf(`<${name}`, end);
-    if (nested >= 0 && nested < close) return -1;
+    const length = nameLength(all, lt + 1, end);
+    if (length !== this.name.length || !all.startsWith(this.name, lt + 1)) this.name = all.slice(lt + 1, lt + 1 + length);
+    const name = this.name;
+    // The first `</name>` and the first `<name` after the start tag, in one pass over the occurrences of the name.
+    let close = -1;
+    for (let at = all.indexOf(name, end); at >= 0; at = all.indexOf(name, at + 1)) {
+      if (all.charCodeAt(at - 1) !== LT) {
+        if (all.charCodeAt(at - 1) === SLASH && all.charCodeAt(at - 2) === LT && all.charCodeAt(at + length) === GT) {
+          close = at - 2;
+          break;
+        }
+      } else if (at - 1 >= end) {
+        return -1; // a nested one
+      }
+    }
+    if (close < 0 || close + length + 3 - lt > this.maxTransferChars) return -1;
     if (this.bangAt < end && this.bangAt >= 0) this.bangAt = all.indexOf('<!', end);
     if (this.questionAt < end && this.questionAt >= 0) this.questionAt = all.indexOf('<?', end);
     if ((this.bangAt >= 0 && this.bangAt < close) || (this.questionAt >= 0 && this.questionAt < close)) return -1;
-    return close + name.length + 3;
+    return close + length + 3;
   }
 
   /** The file has ended: what is left is told as the text outside (its parser finds it unfinished). */

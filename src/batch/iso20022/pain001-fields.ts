@@ -108,8 +108,14 @@ function street(e: Elements, keys: { street: string; building: string; line: str
 
 /** ISO writes a phone number with a hyphen after the country code (PhoneNumber: `+44-7400123457`); the service takes E.164. */
 function e164(phone: string | undefined): string | undefined {
-  return phone === undefined || !phone.includes('-') ? phone : phone.replace(/^(\+\d{1,3})-/, '$1');
+  // As phone.replace(/^(\+\d{1,3})-/, '$1'), without a regular expression for every transfer.
+  if (phone === undefined || phone.charCodeAt(0) !== 0x2b) return phone; // '+'
+  let at = 1;
+  while (at < 4 && isDigit(phone.charCodeAt(at))) at += 1;
+  return at > 1 && phone.charCodeAt(at) === 0x2d ? phone.slice(0, at) + phone.slice(at + 1) : phone; // '-'
 }
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** The keys a debtor's sender defaults may be found under: its identifications first, then its name. */
 export function debtorKeys(pmt: Elements): string[] {

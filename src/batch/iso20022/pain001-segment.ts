@@ -69,7 +69,7 @@ function checkRun(task: Pain001SegmentTask, scan: boolean): Pain001Segment | nul
   try {
     // One element around the transfers: a document has one root.
     if (scan) {
-      if (!scanTransfers(`<W>${task.text}</W>`, walk)) return null;
+      if (!scanTransfers(task.text, walk, 'W')) return null;
     } else {
       const parser = pain001Parser(walk);
       parser.write('<W>');

@@ -73,6 +73,11 @@ export function refuse(message: string): never {
 
 /** Where a transfer is, for messages, kept for the most recent rows (a late finding about an old row names it without its E2E). */
 const PLACES_KEPT = 4096;
+/**
+ * A worker's run asks only for the place of the transfer just ended (its row's issues): a few are kept, not a ring of
+ * PLACES_KEPT made for every run (48 KB each, most of what a run's walk allocated).
+ */
+const RUN_PLACES_KEPT = 16;
 
 /** Element paths kept for reuse below one parent (and parents, this squared). */
 const CHILD_PATHS_KEPT = 64;
@@ -126,9 +131,10 @@ export class Pain001Walk {
   private transfer: Block | null = null;
   private text = '';
   private readonly firstLineOfPayment: { line: number; index: number }[] = [];
-  /** The EndToEndIds of the last PLACES_KEPT lines, each at its line modulo PLACES_KEPT (lines come one after another). */
-  private readonly endToEndLines = new Int32Array(PLACES_KEPT);
-  private readonly endToEnd: (string | undefined)[] = new Array<string | undefined>(PLACES_KEPT);
+  /** The EndToEndIds of the last `placesKept` lines, each at its line modulo `placesKept` (lines come one after another). */
+  private readonly placesKept: number;
+  private readonly endToEndLines: Int32Array;
+  private readonly endToEnd: (string | undefined)[];
   /** A worker's run: its wrapper element, not yet opened. */
   private wrapper = false;
   private readonly resumed: boolean;
@@ -141,6 +147,9 @@ export class Pain001Walk {
     resume?: Resume,
   ) {
     this.resumed = resume !== undefined;
+    this.placesKept = resume ? RUN_PLACES_KEPT : PLACES_KEPT;
+    this.endToEndLines = new Int32Array(this.placesKept);
+    this.endToEnd = new Array<string | undefined>(this.placesKept);
     if (!resume) return;
     this.version = resume.version;
     this.stack.push('Document', 'CstmrCdtTrfInitn', 'PmtInf');
@@ -176,7 +185,7 @@ export class Pain001Walk {
   }
 
   endToEndOf(line: number): string | undefined {
-    const at = line % PLACES_KEPT;
+    const at = line % this.placesKept;
     return this.endToEndLines[at] === line ? this.endToEnd[at] : undefined;
   }
 
@@ -187,7 +196,7 @@ export class Pain001Walk {
 
   /** A transfer's EndToEndId, read elsewhere, for the places of late findings. */
   noteEndToEnd(line: number, id: string): void {
-    const at = line % PLACES_KEPT;
+    const at = line % this.placesKept;
     this.endToEndLines[at] = line;
     this.endToEnd[at] = id;
   }

@@ -73,48 +73,67 @@ function nameAt(text: string, from: number, end: number): string {
   return name;
 }
 
-/** A start tag's attributes from `at` to its end: [attributes, the index of its `>`, empty], or null outside the subset. */
-function attributesOf(text: string, at: number): [Record<string, string> | null, number, boolean] | null {
+/** The last start tag attributesOf read: its attributes (null for none) and whether it is empty (`/>`). */
+let tagAttributes: Record<string, string> | null = null;
+let tagEmpty = false;
+
+/**
+ * A start tag's attributes from `at` to its end: the index of its `>`, or -1 outside the subset; the attributes and
+ * whether it is empty in tagAttributes and tagEmpty (no tuple made for each tag).
+ */
+function attributesOf(text: string, at: number): number {
   let attributes: Record<string, string> | null = null;
   let j = at;
   for (;;) {
     const spaced = isSpace(text.charCodeAt(j));
     while (isSpace(text.charCodeAt(j))) j += 1;
     const c = text.charCodeAt(j);
-    if (c === GT) return [attributes, j, false];
-    if (c === SLASH) return text.charCodeAt(j + 1) === GT ? [attributes, j + 1, true] : null;
+    if (c === GT || c === SLASH) {
+      if (c === SLASH && text.charCodeAt(j + 1) !== GT) return -1;
+      tagAttributes = attributes;
+      tagEmpty = c === SLASH;
+      return c === SLASH ? j + 1 : j;
+    }
     const end = spaced ? nameEnd(text, j) : -1;
-    if (end < 0) return null;
-    const name = text.slice(j, end);
+    if (end < 0) return -1;
+    const name = nameAt(text, j, end);
     j = end;
     while (isSpace(text.charCodeAt(j))) j += 1;
-    if (text.charCodeAt(j) !== EQUAL) return null;
+    if (text.charCodeAt(j) !== EQUAL) return -1;
     j += 1;
     while (isSpace(text.charCodeAt(j))) j += 1;
     const quote = text.charCodeAt(j);
-    if (quote !== DQUOTE && quote !== SQUOTE) return null;
+    if (quote !== DQUOTE && quote !== SQUOTE) return -1;
     const close = text.indexOf(quote === DQUOTE ? '"' : "'", j + 1);
-    if (close < 0) return null;
+    if (close < 0) return -1;
     const value = text.slice(j + 1, close);
-    if (ATTRIBUTE_OUTSIDE.test(value)) return null;
+    if (ATTRIBUTE_OUTSIDE.test(value)) return -1;
     attributes ??= Object.create(null) as Record<string, string>;
-    if (name in attributes) return null;
+    if (name in attributes) return -1;
     attributes[name] = value;
     j = close + 1;
   }
 }
 
 /**
- * Tells `events` the elements of `text`, one root element with nothing around it (pain001-segment.ts wraps the run
- * in one): true when it was all read, false when saxes is to read it instead (the events told so far are void).
+ * Tells `events` the elements of `text`, one root element with nothing around it: true when it was all read, false
+ * when saxes is to read it instead (the events told so far are void). With `root`, `text` is read as the content of
+ * an element of that name, as `<root>${text}</root>` would be, without making that string (pain001-segment.ts wraps
+ * a run of transfers in one element: a document has one root).
  */
-export function scanTransfers(text: string, events: TagEvents): boolean {
+export function scanTransfers(text: string, events: TagEvents, root?: string): boolean {
   if (OUTSIDE.test(text)) return false;
   const open: string[] = [];
   let at = 0;
   let rooted = false;
+  if (root !== undefined) {
+    events.openTag(root, null);
+    open.push(root);
+    rooted = true;
+  }
   while (at < text.length) {
     const lt = text.indexOf('<', at);
+    if (lt < 0 && root !== undefined && open.length === 1) break; // the rest is the root's text, before its end tag
     // Text outside the root, or at the end: saxes says what is wrong with it.
     if (lt < 0 || (lt > at && open.length === 0)) return false;
     if (lt > at) events.addText(text.slice(at, lt));
@@ -140,12 +159,19 @@ export function scanTransfers(text: string, events: TagEvents): boolean {
       at = end + 1;
       continue;
     }
-    const tag = attributesOf(text, end);
-    if (tag === null) return false;
-    events.openTag(name, tag[0]);
-    if (tag[2]) events.closeTag();
+    const gt = attributesOf(text, end);
+    if (gt < 0) return false;
+    events.openTag(name, tagAttributes);
+    if (tagEmpty) events.closeTag();
     else open.push(name);
-    at = tag[1] + 1;
+    at = gt + 1;
+  }
+  if (root !== undefined) {
+    // The root's end tag, as written after the text.
+    if (open.length !== 1) return false;
+    if (at < text.length) events.addText(text.slice(at));
+    events.closeTag();
+    return true;
   }
   return rooted && open.length === 0;
 }
