@@ -11,9 +11,6 @@ const SCALE = DECIMAL_SCALE;
 /** 10^0 to 10^SCALE as bigints. */
 const POWERS: readonly bigint[] = Array.from({ length: SCALE + 1 }, (_, n) => 10n ** BigInt(n));
 
-/** Digits a Number holds exactly (below 2^53). */
-const EXACT_DIGITS = 15;
-
 /** The last text parsed and its value: a transfer's amount is parsed twice (its control sums, then its row). */
 let lastText = '';
 let lastValue: bigint | null = null;
@@ -28,7 +25,7 @@ export function parseDecimal(text: string): bigint | null {
 
 /**
  * As /^(\d{1,18})(?:\.(\d{1,17}))?$/ reads the text trimmed, without the regular expression's match or the text
- * padded to SCALE digits: most amounts have few enough digits to be added up as a Number, exactly, then scaled.
+ * padded to SCALE digits.
  */
 function parsed(text: string): bigint | null {
   const trimmed = text.trim();
@@ -42,10 +39,9 @@ function parsed(text: string): bigint | null {
     while (whole + 1 + fraction < length && isDigit(trimmed.charCodeAt(whole + 1 + fraction))) fraction += 1;
     if (fraction === 0 || fraction > SCALE || whole + 1 + fraction !== length) return null;
   }
-  if (whole + fraction > EXACT_DIGITS) return BigInt(trimmed.slice(0, whole) + trimmed.slice(whole + 1).padEnd(SCALE, '0'));
-  let value = 0;
-  for (let i = 0; i < length; i++) if (i !== whole) value = value * 10 + (trimmed.charCodeAt(i) - 0x30);
-  return BigInt(value) * (POWERS[SCALE - fraction] as bigint);
+  // The digits without the point, read as a bigint and scaled: exact at any length, never through a Number.
+  const digits = fraction === 0 ? trimmed : trimmed.slice(0, whole) + trimmed.slice(whole + 1);
+  return BigInt(digits) * (POWERS[SCALE - fraction] as bigint);
 }
 
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
