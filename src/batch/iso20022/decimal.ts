@@ -44,7 +44,8 @@ function parsed(text: string): bigint | null {
   return BigInt(digits) * (POWERS[SCALE - fraction] as bigint);
 }
 
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+/** An ASCII digit's char code (0 to 9): what a decimal's text and an ISO phone number's country code are made of. */
+export const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** The exact value back as the shortest decimal text ("1234.5"). */
 export function formatDecimal(value: bigint): string {

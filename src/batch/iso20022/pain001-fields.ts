@@ -10,7 +10,7 @@ import type { Field, RowFields } from '../../validate/fields.js';
 import type { FieldIssue } from '../../validate/issue.js';
 import { fieldIssue } from '../../validate/issue.js';
 import { currencyDecimals } from '../../validate/money.js';
-import { DECIMAL_SCALE, formatDecimal, parseDecimal } from './decimal.js';
+import { DECIMAL_SCALE, formatDecimal, isDigit, parseDecimal } from './decimal.js';
 
 /** An element's text by its path below the block it is in (`Cdtr/PstlAdr/Ctry`; an attribute as `Amt/InstdAmt@Ccy`). */
 export type Elements = ReadonlyMap<string, string>;
@@ -114,8 +114,6 @@ function e164(phone: string | undefined): string | undefined {
   while (at < 4 && isDigit(phone.charCodeAt(at))) at += 1;
   return at > 1 && phone.charCodeAt(at) === 0x2d ? phone.slice(0, at) + phone.slice(at + 1) : phone; // '-'
 }
-
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** The keys a debtor's sender defaults may be found under: its identifications first, then its name. */
 export function debtorKeys(pmt: Elements): string[] {
