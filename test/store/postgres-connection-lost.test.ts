@@ -18,6 +18,16 @@ import type { TcpProxy } from '../helpers/tcp-proxy.js';
 import { addressOf, proxiedUrl, tcpProxy } from '../helpers/tcp-proxy.js';
 
 const available = await postgresAvailable('the tests of the PostgreSQL store losing its connection');
+/**
+ * Sessions of the database waiting on a lock, whose statement is LIKE `statement`. The asking session is inside the
+ * transaction that holds the lock, and PostgreSQL keeps the first view of pg_stat_activity for a whole transaction:
+ * the view is cleared before each look, or a statement that starts to wait after the first look is never seen.
+ */
+async function waitingOnLock(session: pg.Client, name: string, statement: string): Promise<number> {
+  await session.query('SELECT pg_stat_clear_snapshot()');
+  const found = await session.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE $2", [name, statement]);
+  return found.rows.length;
+}
 const worker = (name: string, at: number): WorkerRecord => ({ name, token: `${name}-token`, host: 'h', pid: 1, started_at: at, renewed_at: at, expires_at: at + 30_000 });
 
 describe.skipIf(!available)('PostgreSQL: the database going away', () => {
@@ -46,8 +56,7 @@ describe.skipIf(!available)('PostgreSQL: the database going away', () => {
     await direct.query('BEGIN');
     await direct.query('LOCK TABLE workers IN ACCESS EXCLUSIVE MODE');
     const joining = store.joinWorkers(worker('a', 1_000), () => true).then(() => null, (error: unknown) => error);
-    await eventually(async () => (await direct.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [database.name])).rows.length === 1,
-      15_000, 'the join waiting on the lock');
+    await eventually(async () => (await waitingOnLock(direct, database.name, '%')) === 1, 15_000, 'the join waiting on the lock');
     proxy.cut();
     const failed = await joining;
     expect(failed).toBeInstanceOf(DatabaseUnreachable);
@@ -72,8 +81,7 @@ describe.skipIf(!available)('PostgreSQL: the database going away', () => {
     await direct.query('BEGIN');
     await direct.query('LOCK TABLE rows IN ACCESS EXCLUSIVE MODE');
     const adding = store.addRows(batch, page).then(() => null, (error: unknown) => error);
-    await eventually(async () => (await direct.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'COPY rows%'", [database.name])).rows.length === 1,
-      15_000, 'the COPY waiting on the lock');
+    await eventually(async () => (await waitingOnLock(direct, database.name, 'COPY rows%')) === 1, 15_000, 'the COPY waiting on the lock');
     proxy.cut();
     expect(await adding).toBeInstanceOf(DatabaseUnreachable);
     await direct.query('ROLLBACK');
