@@ -28,7 +28,7 @@ export interface JsonSchema {
   format?: string;
 }
 
-const SOURCES = ['src/config/config.ts', 'src/config/notifications.ts', 'src/config/process.ts'].map(repoPath);
+const SOURCES = ['src/config/config.ts', 'src/config/engine.ts', 'src/config/notifications.ts', 'src/config/process.ts'].map(repoPath);
 
 export function typeOf(schema: JsonSchema): string {
   if (schema.enum) return schema.enum.map((value) => `\`${JSON.stringify(value)}\``).join(' \\| ');

@@ -12,6 +12,7 @@ import { LONGEST_TIMER_MS } from '../api/exchange.js';
 import { describeIssues, readJsonFile } from './json.js';
 import { notificationsSchema } from './notifications.js';
 import { processSchema } from './process.js';
+import { engineSchema } from './engine.js';
 import { FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
 import { cronProblem } from '../cron.js';
@@ -123,32 +124,6 @@ const serviceSchema = z.strictObject({
   retry: z.strictObject({ base_ms: delayMs.default(250), cap_ms: delayMs.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
   /** Request rates never exceeded in any window, by all workers together (docs/operations.md); each absent: not limited. */
   rate_limits: rateLimitsSchema.default(() => ({})),
-});
-
-const money = z.string().regex(/^\d{1,18}$/, 'minor units as an integer string');
-
-const engineSchema = z.strictObject({
-  /** Calls to the service in flight at once (per worker). */
-  concurrency: positive.max(256).default(8),
-  /**
-   * With several workers on PostgreSQL: calls in flight at once across all of them
-   * (the service's limits are per client, not per machine). Default: concurrency.
-   */
-  service_concurrency: positive.max(1024).optional(),
-  /** [4] The client checks the computed input amount before funding: the most one row may cost, per input currency, in minor units. */
-  max_input_per_row: z.record(z.string(), money).default({}),
-  /** The most one batch may cost, per input currency, in minor units. */
-  batch_budget: z.record(z.string(), money).default({}),
-  /** Fund within this long after creation, inside the service's one hour [8]; later, the row is sender_not_approved. */
-  funding_deadline_ms: positive.default(50 * 60 * 1000),
-  /** [D17] The polling budget: reads of one transaction in its first window, then one per later interval. */
-  polling: z.strictObject({
-    first_window_ms: positive.default(3_600_000),
-    first_window_reads: positive.default(6),
-    later_interval_ms: positive.default(3_600_000),
-    /** All reads together, per second. */
-    reads_per_second: positive.default(5),
-  }).default(() => ({ first_window_ms: 3_600_000, first_window_reads: 6, later_interval_ms: 3_600_000, reads_per_second: 5 })),
 });
 
 /** A cron expression read in a time zone (IANA name), checked at load. */

@@ -43,7 +43,7 @@ export interface RunDeps {
   force?: boolean;
   /** How long to follow rows that are not final yet, in ms. */
   waitMs: number;
-  /** How long to pause between rounds of reads. */
+  /** How long to pause between rounds of reads; engine.loop_ms when absent. */
   tickMs?: number;
   sleep?: (ms: number) => Promise<void>;
   /** Several workers on PostgreSQL: this one (see shared-work.ts). */
@@ -258,7 +258,7 @@ async function followUntilFinal(pipeline: Pipeline, gate: ApprovalGate, open: re
     }
     const read = await pipeline.follow();
     // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
-    await sleep(Math.min(Math.max(deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)), Math.max(0, until - deps.clock.now())));
+    await sleep(Math.min(Math.max(deps.tickMs ?? deps.config.engine.loop_ms, Math.ceil((read * 1000) / reads_per_second)), Math.max(0, until - deps.clock.now())));
   }
   return null;
 }

@@ -45,7 +45,7 @@ export interface DaemonDeps {
   force?: boolean;
   /** The service's ledger, for the daily reconciliation's checks, when it has one. */
   ledgerUrl?: string | null;
-  /** Pause between rounds of the main loop. */
+  /** Pause between rounds of the main loop; engine.loop_ms when absent. */
   tickMs?: number;
   /** Told of each pause of the main loop as it starts, with its length (a test moves its manual clock on by it). */
   paused?: (ms: number) => void;
@@ -321,7 +321,7 @@ export class Daemon {
     while (!this.stopping) {
       try {
         if (this.unhealthy()) {
-          await this.pause(this.deps.tickMs ?? 1000);
+          await this.pause(this.deps.tickMs ?? this.deps.config.engine.loop_ms);
           continue;
         }
         await this.pipeline.heartbeat();
@@ -343,7 +343,7 @@ export class Daemon {
           results.ran(started, clock.now());
         }
         // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
-        await this.pause(Math.max(this.deps.tickMs ?? 1000, Math.ceil((read * 1000) / reads_per_second)));
+        await this.pause(Math.max(this.deps.tickMs ?? this.deps.config.engine.loop_ms, Math.ceil((read * 1000) / reads_per_second)));
       } catch (error) {
         if (this.stopping) return;
         if (this.health?.failed(error)) continue;
@@ -354,7 +354,7 @@ export class Daemon {
           return;
         }
         log('watch_loop_error', { reason: (error as Error).message });
-        await this.pause(this.deps.tickMs ?? 1000);
+        await this.pause(this.deps.tickMs ?? this.deps.config.engine.loop_ms);
       }
     }
   }

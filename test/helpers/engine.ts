@@ -58,7 +58,8 @@ export function fastSandboxForSuite(prefix: string): { dir: string; readonly san
 /** Files a test has just written are complete: taken, and sent, after a few milliseconds of quiet. */
 export const FAST_INTAKE = { stable_ms: 30 };
 
-export const FAST_ENGINE = { polling: { first_window_ms: 60_000, first_window_reads: 3000, later_interval_ms: 1000, reads_per_second: 500 } };
+/** A round of run and watch every 50 ms, not every second: a CLI test waits for the payouts, not for the loop. */
+export const FAST_ENGINE = { loop_ms: 50, polling: { first_window_ms: 60_000, first_window_reads: 3000, later_interval_ms: 1000, reads_per_second: 500 } };
 
 export const template = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
