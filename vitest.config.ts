@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { SYSTEM, UNIT } from './test/tiers.js';
+import { SYSTEM, SYSTEM_PAIRED, UNIT } from './test/tiers.js';
 
 type TierName = 'unit' | 'integration' | 'system';
 
@@ -8,9 +8,9 @@ type TierName = 'unit' | 'integration' | 'system';
  * system, so a broken rule fails in seconds, and each group has its own worker
  * count (vitest refuses two counts in one group).
  */
-const tier = (name: TierName, order: number, include: string[], exclude: string[], pool: { isolate: boolean; maxWorkers: number }) => ({
+const tier = (name: TierName, order: number, include: string[], exclude: string[], pool: { isolate: boolean; maxWorkers: number }, project: string = name) => ({
   extends: true as const,
-  test: { name, include, exclude, env: { PAYBATCH_TEST_TIER: name }, sequence: { groupOrder: order }, ...pool },
+  test: { name: project, include, exclude, env: { PAYBATCH_TEST_TIER: name }, sequence: { groupOrder: order }, ...pool },
 });
 
 export default defineConfig({
@@ -28,9 +28,11 @@ export default defineConfig({
       // (a fresh process per file cost more than the tests themselves).
       tier('unit', 0, UNIT, [], { isolate: false, maxWorkers: 1 }),
       // The engine and the stores wait on the sandbox's timers and on disk more than they use a core: two files at a time.
-      tier('integration', 1, ['test/**/*.test.ts'], [...UNIT, ...SYSTEM], { isolate: true, maxWorkers: 2 }),
-      // Child processes, worker threads and Chromium use both cores themselves: one file at a time, as before.
-      tier('system', 2, SYSTEM, [], { isolate: true, maxWorkers: 1 }),
+      tier('integration', 1, ['test/**/*.test.ts'], [...UNIT, ...SYSTEM, ...SYSTEM_PAIRED], { isolate: true, maxWorkers: 2 }),
+      // The system files whose child processes mostly wait (on the sandbox, on --wait): two at a time.
+      tier('system', 2, SYSTEM_PAIRED, [], { isolate: true, maxWorkers: 2 }, 'system-paired'),
+      // Child processes, worker threads and Chromium that use both cores themselves: one file at a time.
+      tier('system', 3, SYSTEM, SYSTEM_PAIRED, { isolate: true, maxWorkers: 1 }),
     ],
   },
 });
