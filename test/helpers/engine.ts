@@ -116,9 +116,14 @@ export function atRest(ctx: Pick<EngineContext, 'store' | 'sandbox'>, batches = 
     const moving = db.prepare(`SELECT COUNT(*) FROM rows WHERE phase NOT IN ${resting} AND (state IS NULL OR state NOT IN ${waiting})`).pluck().get();
     if (moving !== 0) return false;
     // A row in a state that needs a person is at rest only where the service will not move it on by itself: the
-    // sandbox says so by the next step it has scheduled for the transaction (it retries some errors on to paid).
-    const needPerson = db.prepare(`SELECT transaction_id FROM rows WHERE phase NOT IN ${resting} AND state IN ${attention}`).pluck().all() as string[];
-    return needPerson.every((id) => (ctx.sandbox.store.transaction(id)?.next_at ?? null) === null);
+    // sandbox says so by the next step it has scheduled for the transaction (it retries some errors on to paid). And
+    // only once the engine has seen where the service holds it: an error the sandbox has already retried to paid
+    // (no next step any more) is not at rest while the row still says error.
+    const needPerson = db.prepare(`SELECT transaction_id, state FROM rows WHERE phase NOT IN ${resting} AND state IN ${attention}`).all() as { transaction_id: string; state: string }[];
+    return needPerson.every(({ transaction_id, state }) => {
+      const held = ctx.sandbox.store.transaction(transaction_id);
+      return held !== undefined && held.state === state && (held.next_at ?? null) === null;
+    });
   };
 }
 
