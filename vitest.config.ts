@@ -1,12 +1,12 @@
 import { defineConfig } from 'vitest/config';
-import { SYSTEM, SYSTEM_PAIRED, UNIT } from './test/tiers.js';
+import { SYSTEM, SYSTEM_ALONE, UNIT } from './test/tiers.js';
 
 type TierName = 'unit' | 'integration' | 'system';
 
 /**
- * Each tier is its own group (`groupOrder`): unit first, then integration, then
- * system, so a broken rule fails in seconds, and each group has its own worker
- * count (vitest refuses two counts in one group).
+ * Groups run one after another (`groupOrder`): unit first, so a broken rule fails in seconds; then integration and
+ * system together, two files at a time, so that a file waiting on a child process or the sandbox leaves the core to
+ * another; last the few system files that run alone. A group has one worker count (vitest refuses two in one group).
  */
 const tier = (name: TierName, order: number, include: string[], exclude: string[], pool: { isolate: boolean; maxWorkers: number }, project: string = name) => ({
   extends: true as const,
@@ -27,12 +27,13 @@ export default defineConfig({
       // Pure modules keep no state between files: one process runs them all, without a fresh module graph per file
       // (a fresh process per file cost more than the tests themselves).
       tier('unit', 0, UNIT, [], { isolate: false, maxWorkers: 1 }),
-      // The engine and the stores wait on the sandbox's timers and on disk more than they use a core: two files at a time.
-      tier('integration', 1, ['test/**/*.test.ts'], [...UNIT, ...SYSTEM, ...SYSTEM_PAIRED], { isolate: true, maxWorkers: 2 }),
-      // The system files whose child processes mostly wait (on the sandbox, on --wait): two at a time.
-      tier('system', 2, SYSTEM_PAIRED, [], { isolate: true, maxWorkers: 2 }, 'system-paired'),
-      // Child processes, worker threads and Chromium that use both cores themselves: one file at a time.
-      tier('system', 3, SYSTEM, SYSTEM_PAIRED, { isolate: true, maxWorkers: 1 }),
+      // The engine and the stores wait on the sandbox's timers and on disk; the system files' child processes wait on
+      // the sandbox's payouts and on --wait bounds: together, two files at a time (the tiers alone used about two
+      // thirds of two cores, one system file at a time).
+      tier('integration', 1, ['test/**/*.test.ts'], [...UNIT, ...SYSTEM], { isolate: false, maxWorkers: 2 }),
+      tier('system', 1, SYSTEM, SYSTEM_ALONE, { isolate: true, maxWorkers: 2 }),
+      // The files that time a stop against a thread's work: alone, last (see SYSTEM_ALONE).
+      tier('system', 2, SYSTEM_ALONE, [], { isolate: true, maxWorkers: 1 }, 'system-alone'),
     ],
   },
 });

@@ -96,41 +96,15 @@ export const SYSTEM = [
 ];
 
 /**
- * System files run two at a time (the `system-paired` project): their child processes spend their time waiting on
- * the sandbox's payouts and on `--wait` bounds, not on a core (the system tier used about a third of two cores,
- * one file at a time). The files left out use both cores themselves (threads, large files, Chromium, chaos, workers),
- * measure memory or a rate, or time a stop: they run alone, as before.
+ * System files run one at a time, after every other file (the `system-alone` project). Every other system file runs
+ * two at a time, beside the integration files (the `system` project): the suite must pass with both cores busy
+ * (`npm run test:busy`), so a file that passes there passes beside another. These two time a stop against a thread's
+ * work, or start and stop a thread two hundred times with a bound on each start: a second file's load moves what they
+ * time, not what they prove.
  */
-export const SYSTEM_PAIRED = [
-  'test/audit/encoding.test.ts',
-  'test/audit/trail.test.ts',
-  'test/audit/verify-ranges.test.ts',
-  'test/audit/versions.test.ts',
-  'test/batch/iso20022-schema.test.ts',
-  'test/batch/pain001-as-csv.test.ts',
-  'test/batch/pain002.test.ts',
-  'test/batch/xlsx-run.test.ts',
-  'test/cli/batch-stages.test.ts',
-  'test/cli/cli-conventions.test.ts',
-  'test/cli/corrections-command.test.ts',
-  'test/cli/embedded-sandbox.test.ts',
-  'test/cli/embedded-workspace.test.ts',
-  'test/cli/engine-session.test.ts',
-  'test/cli/exit-codes.test.ts',
-  'test/cli/help-loads.test.ts',
-  'test/cli/missing-folders.test.ts',
-  'test/cli/money-preview.test.ts',
-  'test/cli/no-secret-in-any-output.test.ts',
-  'test/cli/process-tuning.test.ts',
-  'test/cli/reject-command.test.ts',
-  'test/cli/report-command.test.ts',
-  'test/cli/run-command.test.ts',
-  'test/cli/sandbox-command.test.ts',
-  'test/cli/secret-files-never-echoed.test.ts',
-  'test/cli/service-connection.test.ts',
-  'test/console/console-http.test.ts',
-  'test/console/console-names.test.ts',
-  'test/console/metrics.test.ts',
+export const SYSTEM_ALONE = [
+  'test/store/background-check.test.ts',
+  'test/store/checkpointer-restarts-and-exits-during-start.test.ts',
 ];
 
 export type Tier = 'unit' | 'integration' | 'system';

@@ -1,5 +1,5 @@
 /**
- * Every reading test of reader.test.ts again, with every CSV file parsed and
+ * Every reading case of reader.test.ts again, with every CSV file parsed and
  * checked on worker threads (however small: batch.parallel_min_bytes 0): the
  * same reports, the same rows, the same errors at the same lines as on one
  * thread.
@@ -9,11 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { readerOptions } from '../../src/batch/batch-options.js';
 import { checkCsvInParallel } from '../../src/batch/parallel-check.js';
-import { batchConfig, batchDefaults } from '../helpers/validation.js';
+import { batchConfig, underBatchDefaults } from '../helpers/validation.js';
 import { RULES } from '../helpers/rows.js';
+import { readingCases } from './reading-cases.js';
 
-batchDefaults.parallel_min_bytes = 0;
-await import('./reader.test.js');
+underBatchDefaults({ parallel_min_bytes: 0 });
+readingCases();
 
 it.skipIf(availableParallelism() < 2)('reads a small CSV file on worker threads under these settings', async () => {
   const file = fileURLToPath(new URL('../fixtures/batch/valid-lf.csv', import.meta.url));

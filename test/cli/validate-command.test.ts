@@ -125,6 +125,7 @@ describe('paybatch validate on a large file, through a pipe', () => {
     }
   });
 
+  // Two validations of 30,001 rows each: ten seconds on a quiet machine, more than the default bound beside other work.
   it('keeps the fingerprints in memory when the temporary folder refuses the scratch file: one warning line, the same report', async () => {
     const { generateBatch } = await import('../../bench/generate-batch.js');
     const dir = mkdtempSync(join(tmpdir(), 'paybatch-scratch-'));
@@ -155,7 +156,7 @@ describe('paybatch validate on a large file, through a pipe', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 
   it('without a workspace database, lists a row paying an account the same amount as an earlier line of the file, with that line', async () => {
     const [header, first] = readFileSync(template('eur-iban-bank.csv'), 'utf8').split('\n') as [string, string];

@@ -1,9 +1,10 @@
 /**
- * Every intake test of intake.test.ts again, with every CSV file parsed and
+ * Every intake case of intake.test.ts again, with every CSV file parsed and
  * checked on worker threads (however small: batch.parallel_min_bytes 0): the
  * same rows stored, the same outcomes, the same reports.
  */
-import { batchDefaults } from '../helpers/validation.js';
+import { underBatchDefaults } from '../helpers/validation.js';
+import { intakeCases } from './intake-cases.js';
 
-batchDefaults.parallel_min_bytes = 0;
-await import('./intake.test.js');
+underBatchDefaults({ parallel_min_bytes: 0 });
+intakeCases();

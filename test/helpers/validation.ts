@@ -1,4 +1,5 @@
 /** Validating a batch file in tests, with the default configuration (overrides of `batch.*` optional) and the test rules. */
+import { afterAll, beforeAll } from 'vitest';
 import { readerOptions } from '../../src/batch/batch-options.js';
 import { BatchFileError } from '../../src/batch/file-error.js';
 import type { ValidationReport } from '../../src/batch/validate-file.js';
@@ -8,10 +9,26 @@ import type { RowRuleOptions } from '../../src/validate/row-rules.js';
 import { RULES } from './rows.js';
 
 /**
- * The `batch.*` settings every batchConfig() starts from: a test file that runs another's tests again under other
- * settings (reader-parallel.test.ts: every CSV file on worker threads) sets them before it imports that file.
+ * The `batch.*` settings every batchConfig() starts from: a test file that runs another's cases again under other
+ * settings (reader-parallel.test.ts: every CSV file on worker threads) sets them for its own tests (underBatchDefaults).
  */
 export const batchDefaults: Record<string, unknown> = {};
+
+/**
+ * Sets `settings` as the batch defaults for this file's tests, and puts the defaults back after them: the integration
+ * files share one module graph (isolate: false), so a default left set would change the files run after this one.
+ */
+export function underBatchDefaults(settings: Record<string, unknown>): void {
+  let before: Record<string, unknown> = {};
+  beforeAll(() => {
+    before = { ...batchDefaults };
+    Object.assign(batchDefaults, settings);
+  });
+  afterAll(() => {
+    for (const key of Object.keys(batchDefaults)) delete batchDefaults[key];
+    Object.assign(batchDefaults, before);
+  });
+}
 
 export const batchConfig = (overrides: Record<string, unknown> = {}) => configSchema.parse({ batch: { ...batchDefaults, ...overrides } }).batch;
 
