@@ -75,6 +75,27 @@ export async function sameBatchTwins(c: SqlConnection, batchId: string, after: n
   return c.all<SameBatchTwin>(sameBatchSql(c.dialect.indexedBy('row_recipients_payment')), [batchId, after, upto, batchId]);
 }
 
+export async function lastRecipientLine(c: SqlConnection, batchId: string): Promise<number> {
+  return Number((await c.first<{ line: number | null }>('SELECT MAX(line) AS line FROM row_recipients WHERE batch_id = ?', [batchId]))?.line ?? 0);
+}
+
+/** Lines asked for per statement by sendableRowsAt: one statement text, not one for each count of lines. */
+const LINES_PER_STATEMENT = 100;
+const SENDABLE_AT = `SELECT line, external_id FROM rows
+  WHERE batch_id = ? AND line IN (${Array.from({ length: LINES_PER_STATEMENT }, () => '?').join(', ')}) AND phase IN ${BEFORE_SENDING} ORDER BY line`;
+
+/** Of these lines of a batch (ascending, each once), the rows still before sending, with their external ids, in line order. */
+export async function sendableRowsAt(c: SqlConnection, batchId: string, lines: readonly number[]): Promise<{ line: number; external_id: string | null }[]> {
+  const found: { line: number; external_id: string | null }[] = [];
+  for (let at = 0; at < lines.length; at += LINES_PER_STATEMENT) {
+    const some = lines.slice(at, at + LINES_PER_STATEMENT);
+    // The last statement filled up with its last line again: it finds that row once all the same.
+    const padded = [...some, ...Array.from({ length: LINES_PER_STATEMENT - some.length }, () => some[some.length - 1])];
+    found.push(...await c.all<{ line: number; external_id: string | null }>(SENDABLE_AT, [batchId, ...padded]));
+  }
+  return found;
+}
+
 export async function possibleDuplicates(c: SqlConnection, batchId: string): Promise<PossibleDuplicate[]> {
   return (await c.all<FoundColumns>('SELECT * FROM possible_duplicates WHERE batch_id = ? ORDER BY line', [batchId])).map(toFound);
 }
