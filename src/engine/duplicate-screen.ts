@@ -12,12 +12,13 @@ import { recipientKey } from '../validate/recipient-key.js';
 import type { DuplicateStore, PossibleDuplicate, RecipientEntry } from '../store/port.js';
 import type { Candidate } from './duplicates.js';
 import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
+import { isBeforeSending } from '../payout-states.js';
 
 /** Lines looked at per round: one query for their twins in other batches, one for those in the file itself. */
 const CHUNK = 1000;
 
 /** What the check asks of the store. */
-export type ScreenStore = Pick<DuplicateStore, 'lastRecipientLine' | 'sameBatchTwins' | 'batchTwins' | 'sendableRowsAt' | 'recordPossibleDuplicates'>;
+export type ScreenStore = Pick<DuplicateStore, 'lastRecipientLine' | 'sameBatchTwins' | 'batchTwins' | 'rowsAtLines' | 'recordPossibleDuplicates'>;
 
 export type Finding = Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>;
 
@@ -85,7 +86,8 @@ export async function screenDuplicates(batchId: string, receivedAt: number, deps
     const twins = [...await deps.store.batchTwins(batchId, after, upto, since), ...inFile];
     if (twins.length === 0) continue;
     // Only the rows still before sending are screened ('ready', or 'checking' until the acceptance: every row, on PostgreSQL).
-    const rows = await deps.store.sendableRowsAt(batchId, [...new Set(twins.map((t) => t.of_line))].sort((a, b) => a - b));
+    const lines = [...new Set(twins.map((t) => t.of_line))].sort((a, b) => a - b);
+    const rows = (await deps.store.rowsAtLines(batchId, lines)).filter((row) => isBeforeSending(row.phase));
     const found = findingsOf(batchId, rows, twins, deps.batch.on_duplicate);
     if (found.length > 0) await deps.store.recordPossibleDuplicates(found);
     for (const f of found) outcome[f.action === 'hold' ? 'held' : 'warned'] += 1;

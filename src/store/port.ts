@@ -271,8 +271,8 @@ export interface DuplicateStore {
   recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void>;
   /** The last line of a batch with a recipient entry; 0 when none has one. */
   lastRecipientLine(batchId: string): Promise<number>;
-  /** Of these lines of a batch (ascending, each once), the rows still before sending (ready, checking), with their external ids, in line order. */
-  sendableRowsAt(batchId: string, lines: readonly number[]): Promise<{ line: number; external_id: string | null }[]>;
+  /** These lines of a batch (ascending, each once): their external ids and phases, in line order (the rows found with a twin). */
+  rowsAtLines(batchId: string, lines: readonly number[]): Promise<{ line: number; external_id: string | null; phase: Phase }[]>;
   /**
    * Candidate twins: rows of other batches paying the same account the same amount in the same currency, not ended
    * unpaid, dated (created, or else received) at or after `since`; newest first. (Twins within one file are found by

@@ -123,7 +123,10 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       await store.invalidateRow(batch, 4, { line: 4, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
       expect(await store.lastRecipientLine(batch)).toBe(7);
       expect(await store.sameBatchTwins(batch, 0, 7)).toEqual([{ of_line: 3, line: 2, external_id: 'G-1' }]);
-      expect(await store.sendableRowsAt(batch, [2, 3, 4, 5, 7])).toEqual([{ line: 2, external_id: 'G-1' }, { line: 3, external_id: 'G-2' }, { line: 7, external_id: 'G-6' }]);
+      expect(await store.rowsAtLines(batch, [2, 3, 4, 5, 7])).toEqual([
+        { line: 2, external_id: 'G-1', phase: expect.stringMatching(/^(ready|checking)$/) }, { line: 3, external_id: 'G-2', phase: expect.stringMatching(/^(ready|checking)$/) },
+        { line: 4, external_id: 'G-3', phase: 'invalid' }, { line: 5, external_id: 'G-4', phase: 'invalid' }, { line: 7, external_id: 'G-6', phase: expect.stringMatching(/^(ready|checking)$/) },
+      ]);
       // The check from the index alone: a store that cannot give the batch's rows back screens the same.
       const noRows = new Proxy(store, {
         get(target, property) {
