@@ -48,6 +48,8 @@ export interface KeptRows {
   requests: (string | null)[];
   inputCurrencies: (string | null)[];
   recipientNames: (string | null)[];
+  /** The recipient account it pays (StoredRequest.recipientKey). */
+  recipientKeys: (string | null)[];
   /** The corridor's country and payout type, for the corridor summary. */
   countries: (string | null)[];
   types: (string | null)[];
@@ -96,7 +98,7 @@ export class CheckedRows {
     this.valid = new Uint8Array(most);
     this.validAmounts = new BigInt64Array(most);
     this.amountCurrencyAt = new Uint16Array(most);
-    this.kept = keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], countries: [], types: [], fields: [], origins: [] } : null;
+    this.kept = keepRows ? { externalIds: [], amounts: [], currencies: [], requests: [], inputCurrencies: [], recipientNames: [], recipientKeys: [], countries: [], types: [], fields: [], origins: [] } : null;
   }
 
   add(line: number, checked: RowChecked, verdict: RowVerdict): void {
@@ -154,6 +156,7 @@ function keep(kept: KeptRows, checked: RowChecked): void {
   kept.requests.push(stored?.json ?? null);
   kept.inputCurrencies.push(stored?.inputCurrency ?? null);
   kept.recipientNames.push(stored?.recipientName ?? null);
+  kept.recipientKeys.push(stored?.recipientKey ?? null);
   kept.countries.push(stored?.country ?? null);
   kept.types.push(stored?.type ?? null);
   kept.fields.push(stored === null ? JSON.stringify(checked.fields()) : null);
@@ -210,7 +213,7 @@ export function keptRow(segment: CheckedSegment, at: number, errors: Issue[], wa
     stored: () => {
       if (!request || !minor || !currency) throw new Error(`line ${line} is not valid: it has no request`);
       return { json: request, inputCurrency: kept.inputCurrencies[at] as string, outputAmount: minor, outputCurrency: currency, recipientName: kept.recipientNames[at] ?? null,
-        country: kept.countries[at] ?? null, type: kept.types[at] as string };
+        recipientKey: kept.recipientKeys[at] ?? null, country: kept.countries[at] ?? null, type: kept.types[at] as string };
     },
     origin: () => {
       if (origin === null || origin === undefined || origin === 'malformed') return origin ?? null;

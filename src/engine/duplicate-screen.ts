@@ -1,20 +1,24 @@
 /**
  * The possible-duplicate check of a batch being taken in, before it is
  * accepted (so before anything of it can be sent): each sendable row's
- * recipient account is recorded, its twins found by the store, and what to do
- * decided by decideDuplicate (duplicates.ts). Rows to hold are moved to
- * duplicate_hold with the reason; rows only warned about are listed.
+ * recipient account, recorded by the store as the row was stored, has its
+ * twins found by the store, and what to do decided by decideDuplicate
+ * (duplicates.ts). Rows to hold are moved to duplicate_hold with the reason;
+ * rows only warned about are listed.
  */
 import type { PayoutRequest } from '../api/payout-request.js';
 import type { BatchConfig } from '../config/config.js';
 import { recipientKey } from '../validate/recipient-key.js';
-import type { DuplicateStore, IntakeStore, PossibleDuplicate, RecipientEntry } from '../store/port.js';
+import type { DuplicateStore, PossibleDuplicate, RecipientEntry } from '../store/port.js';
 import type { Candidate } from './duplicates.js';
 import { decideDuplicate, describeDecision, windowStart } from './duplicates.js';
 import { isBeforeSending } from '../payout-states.js';
 
-/** Rows recorded and looked at per round: one query for their twins. */
+/** Lines looked at per round: one query for their twins in other batches, one for those in the file itself. */
 const CHUNK = 1000;
+
+/** What the check asks of the store. */
+export type ScreenStore = Pick<DuplicateStore, 'lastRecipientLine' | 'sameBatchTwins' | 'batchTwins' | 'rowsAtLines' | 'recordPossibleDuplicates'>;
 
 export type Finding = Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>;
 
@@ -60,40 +64,34 @@ export function findingsOf(batchId: string, rows: readonly { line: number; exter
   return found;
 }
 
-export async function screenDuplicates(batchId: string, receivedAt: number, deps: { store: IntakeStore & DuplicateStore; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<ScreenOutcome> {
+/**
+ * The check of a batch whose rows are all stored. Each sendable row's account was recorded with it as it was stored
+ * (addRows; a row made invalid after lost its entry), so the check reads no row back: it looks for twins by ranges of
+ * lines in the index, and reads only the rows found with one, to know they are still sendable and their external ids.
+ */
+export async function screenDuplicates(batchId: string, receivedAt: number, deps: { store: ScreenStore; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<ScreenOutcome> {
   const since = windowStart(receivedAt, deps.batch.duplicate_window);
   const outcome: ScreenOutcome = { held: 0, warned: 0 };
+  // With no window, nothing is looked for; the accounts are recorded all the same, for later files to be checked against.
+  if (since === null) return outcome;
   const fileAt = new Date(receivedAt).toISOString();
-  let entries: (RecipientEntry & { external_id: string | null })[] = [];
-  let after = 0;
-  const round = async (): Promise<void> => {
-    if (entries.length === 0) return;
-    const chunk = entries;
-    entries = [];
-    await deps.store.recordRecipients(batchId, chunk.map(({ line, key, currency, amount }) => ({ line, key, currency, amount })));
-    const upto = (chunk[chunk.length - 1] as RecipientEntry).line;
-    if (since !== null) {
-      // Twins in the file itself from the store's index too, not from a map of every account of the file: a file of a
-      // million rows is screened in constant memory (docs/performance.md).
-      const inFile = (await deps.store.sameBatchTwins(batchId, after, upto)).map((t): Candidate & { of_line: number } => ({
-        of_line: t.of_line, batch_id: batchId, line: t.line, external_id: t.external_id, phase: 'ready', state: null, at: fileAt, same_file: true,
-      }));
-      const twins = [...await deps.store.batchTwins(batchId, after, upto, since), ...inFile];
-      const found = findingsOf(batchId, chunk, twins, deps.batch.on_duplicate);
-      if (found.length > 0) await deps.store.recordPossibleDuplicates(found);
-      for (const f of found) outcome[f.action === 'hold' ? 'held' : 'warned'] += 1;
-    }
-    after = upto;
-  };
-  for await (const row of deps.store.rows(batchId)) {
-    // Sendable rows: 'ready', or 'checking' until the acceptance (every row, on PostgreSQL).
-    if (!isBeforeSending(row.phase) || !row.request) continue;
-    const key = recipientKey(row.request);
-    if (key === null) continue;
-    entries.push({ line: row.line, external_id: row.external_id, key, currency: row.request.output_currency_code, amount: row.request.output_amount_in_cents });
-    if (entries.length >= CHUNK) await round();
+  const last = await deps.store.lastRecipientLine(batchId);
+  for (let after = 0; after < last; after += CHUNK) {
+    const upto = Math.min(after + CHUNK, last);
+    // Twins in the file itself from the store's index too, not from a map of every account of the file: a file of a
+    // million rows is screened in constant memory (docs/performance.md).
+    const inFile = (await deps.store.sameBatchTwins(batchId, after, upto)).map((t): Candidate & { of_line: number } => ({
+      of_line: t.of_line, batch_id: batchId, line: t.line, external_id: t.external_id, phase: 'ready', state: null, at: fileAt, same_file: true,
+    }));
+    const twins = [...await deps.store.batchTwins(batchId, after, upto, since), ...inFile];
+    if (twins.length === 0) continue;
+    // Only the rows still before sending are screened ('ready', or 'checking' until the acceptance: every row, on PostgreSQL).
+    const lines = [...new Set(twins.map((t) => t.of_line))].sort((a, b) => a - b);
+    const rows = (await deps.store.rowsAtLines(batchId, lines)).filter((row) => isBeforeSending(row.phase));
+    const found = findingsOf(batchId, rows, twins, deps.batch.on_duplicate);
+    if (found.length > 0) await deps.store.recordPossibleDuplicates(found);
+    for (const f of found) outcome[f.action === 'hold' ? 'held' : 'warned'] += 1;
   }
-  await round();
   return outcome;
 }
 

@@ -27,9 +27,12 @@ export interface IntakeStore {
   acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined>;
   /** Records a new batch being taken in; returns its id, unique even for the same content taken with --force. */
   beginBatch(batch: NewBatch): Promise<string>;
-  /** Adds rows as they are read, in one transaction per call. */
+  /**
+   * Adds rows as they are read, in one transaction per call; with them, the recipient entry (DuplicateStore) of each
+   * row stored sendable whose request names an account, so that the possible-duplicate check reads no row back.
+   */
   addRows(batchId: string, rows: readonly NewRow[]): Promise<void>;
-  /** A finding across rows (a duplicate external_id) made this row invalid after all. */
+  /** A finding across rows (a duplicate external_id) made this row invalid after all: its recipient entry goes with it. */
   invalidateRow(batchId: string, line: number, error: Issue): Promise<void>;
   /**
    * An intake that failed for a reason other than its file (a full disk, a
@@ -261,8 +264,15 @@ export interface NotificationStore {
 }
 
 export interface DuplicateStore {
-  /** Keeps the recipient account of a batch's sendable rows, for later rows to be checked against. */
+  /**
+   * Keeps the recipient account of a batch's sendable rows, for later rows to be checked against (an entry recorded
+   * again replaced). addRows records those of the rows it stores sendable itself, and invalidateRow forgets a row's.
+   */
   recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void>;
+  /** The last line of a batch with a recipient entry; 0 when none has one. */
+  lastRecipientLine(batchId: string): Promise<number>;
+  /** These lines of a batch (ascending, each once): their external ids and phases, in line order (the rows found with a twin). */
+  rowsAtLines(batchId: string, lines: readonly number[]): Promise<{ line: number; external_id: string | null; phase: Phase }[]>;
   /**
    * Candidate twins: rows of other batches paying the same account the same amount in the same currency, not ended
    * unpaid, dated (created, or else received) at or after `since`; newest first. (Twins within one file are found by

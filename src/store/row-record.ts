@@ -3,7 +3,7 @@ import type { PayoutRequest } from '../api/payout-request.js';
 import { storedRequest } from '../batch/payout-request.js';
 import type { RowFields } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';
-import type { NewRow, RowRecord, StoredRequest } from './port.js';
+import type { NewRow, RecipientEntry, RowRecord, StoredRequest } from './port.js';
 import { phaseOf, reasonCodeOf } from '../payout-states.js';
 
 export interface RowColumns {
@@ -39,4 +39,12 @@ export function toRowRecord(row: RowColumns): RowRecord {
 /** A new row's request as the store keeps it: made where it was checked, or from its request here; null for an invalid row. */
 export function storedOf(row: NewRow): StoredRequest | null {
   return row.stored ?? (row.request ? storedRequest(row.request) : null);
+}
+
+/**
+ * The recipient entry a row stored sendable gets with it (the possible-duplicate check's index, row_recipients): its
+ * account, amount and currency as the request sends them; null when it names no account.
+ */
+export function recipientEntryOf(line: number, stored: StoredRequest): RecipientEntry | null {
+  return stored.recipientKey === null ? null : { line, key: stored.recipientKey, currency: stored.outputCurrency, amount: stored.outputAmount };
 }

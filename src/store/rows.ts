@@ -99,6 +99,11 @@ export interface StoredRequest {
   outputAmount: string;
   outputCurrency: string;
   recipientName: string | null;
+  /**
+   * The recipient account it pays, written one way (validate/recipient-key.ts); null when it names none. Made where the
+   * row was checked, so that intake records it with the row without reading the request back.
+   */
+  recipientKey: string | null;
   /** Its corridor's country and payout type, as the store's corridor summary reads them from the JSON. */
   country: string | null;
   type: string;

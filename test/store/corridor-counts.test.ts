@@ -4,7 +4,7 @@ import type { StoredRequest } from '../../src/store/port.js';
 import { CorridorCounts } from '../../src/store/corridor-counts.js';
 
 const stored = (country: string | null, type: string, input = 'USD', output = 'GBP'): StoredRequest => ({
-  json: '{}', inputCurrency: input, outputAmount: '100', outputCurrency: output, recipientName: null, country, type,
+  json: '{}', inputCurrency: input, outputAmount: '100', outputCurrency: output, recipientName: null, recipientKey: null, country, type,
 });
 
 describe('corridor counts', () => {

@@ -108,6 +108,42 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect(await store.possibleDuplicates(batch)).toEqual([expect.objectContaining({ line: 3, action: 'warn', detail: 'found again', allowed_by: 'Grace Hopper', allowed_reason: 'meant', allowed_at: allowance.at })]);
       expect(await store.row(batch, 3)).toMatchObject({ phase: 'ready' });
     });
+    it('records the account of each row stored sendable with it, once; forgets a row made invalid; the check reads no row back', async () => {
+      const batch = await store.beginBatch({ file_name: 'g.csv', sha256: 'g'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      await store.addRows(batch, [
+        { line: 2, external_id: 'G-1', request: request('G-1'), errors: [] },
+        { line: 3, external_id: 'G-2', request: request('G-2'), errors: [] },
+        // Made invalid once the whole file is read: nobody's twin, not even line 7's.
+        { line: 4, external_id: 'G-3', request: request('G-3', '10000', 'DE44500105175407324931'), errors: [] },
+        { line: 5, external_id: 'G-4', request: null, errors: [{ line: 5, column: 'type', code: 'required', message: 'm' }] },
+        // Naming no account: no entry.
+        { line: 6, external_id: 'G-5', request: { ...request('G-5'), type: 'cash', recipient: { country_code: 'DEU' } }, errors: [] },
+      ]);
+      await store.addRows(batch, [{ line: 7, external_id: 'G-6', request: request('G-6', '10000', 'DE44500105175407324931'), errors: [] }]);
+      await store.invalidateRow(batch, 4, { line: 4, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
+      expect(await store.lastRecipientLine(batch)).toBe(7);
+      expect(await store.sameBatchTwins(batch, 0, 7)).toEqual([{ of_line: 3, line: 2, external_id: 'G-1' }]);
+      expect(await store.rowsAtLines(batch, [2, 3, 4, 5, 7])).toEqual([
+        { line: 2, external_id: 'G-1', phase: expect.stringMatching(/^(ready|checking)$/) }, { line: 3, external_id: 'G-2', phase: expect.stringMatching(/^(ready|checking)$/) },
+        { line: 4, external_id: 'G-3', phase: 'invalid' }, { line: 5, external_id: 'G-4', phase: 'invalid' }, { line: 7, external_id: 'G-6', phase: expect.stringMatching(/^(ready|checking)$/) },
+      ]);
+      // The check from the index alone: a store that cannot give the batch's rows back screens the same.
+      const noRows = new Proxy(store, {
+        get(target, property) {
+          if (property === 'rows') throw new Error('the check read the rows back');
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      expect(await screenDuplicates(batch, Date.parse(AT), { store: noRows, batch: { duplicate_window: '30d', on_duplicate: 'warn' } })).toEqual({ held: 0, warned: 1 });
+      expect((await store.possibleDuplicates(batch)).map((d) => [d.line, d.action, d.twin.line])).toEqual([[3, 'warn', 2]]);
+      // Accepted, its rows are twins of a later file's: each once, the invalid one not.
+      await store.acceptBatch(batch);
+      const since = '2026-02-01T00:00:00.000Z';
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => t.line).sort()).toEqual([2, 3]);
+      expect((await store.twinsOf({ batch_id: '', line: 0, key: 'iban:DE44500105175407324931', currency: 'EUR', amount: '10000' }, since, 10)).map((t) => t.line)).toEqual([7]);
+    });
+
     it('gives rows stored before recipient accounts were kept their account at the next open, once: a later payment of the same account is held', async () => {
       const { reopen, exec, rewindBeforeDuplicateCheck } = opened;
       if (!reopen || !exec || !rewindBeforeDuplicateCheck) throw new Error('this contract needs reopen, exec and rewindBeforeDuplicateCheck');

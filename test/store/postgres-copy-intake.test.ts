@@ -61,7 +61,7 @@ describe.skipIf(!available)('PostgreSQL intake through COPY', () => {
     'SELECT line, external_id, request, phase, errors, input_currency, output_amount, output_currency, recipient_name, original_batch, original_line, invalid_fields FROM rows WHERE batch_id = $1 ORDER BY line', [batch])).rows;
   const total = async (batch: string): Promise<number> => (await db.query<{ rows_total: number }>('SELECT rows_total FROM batches WHERE id = $1', [batch])).rows[0]?.rows_total ?? -1;
 
-  it('stores every text as it was given, in every column it goes to, one COPY a page', async () => {
+  it('stores every text as it was given, in every column it goes to, one COPY a page (and one for its recipient entries)', async () => {
     const copies = vi.spyOn(PgConnection.prototype, 'copyIn');
     const batch = await begin('awkward.csv');
     // Valid rows: the text as their external_id and recipient name, inside their request's JSON; then invalid rows:
@@ -76,14 +76,17 @@ describe.skipIf(!available)('PostgreSQL intake through COPY', () => {
     // Stored as the stores take a row checked on a worker thread: every column its text, JSON or not (its own batch:
     // the store would not read that back as a request).
     const given: NewRow = { line: 1, external_id: '\\N', request: null, errors: [], stored: {
-      json: 'not\tJSON\\', inputCurrency: 'U\nSD', outputAmount: '\\.', outputCurrency: '\r', recipientName: '', country: null, type: 'bank',
+      json: 'not\tJSON\\', inputCurrency: 'U\nSD', outputAmount: '\\.', outputCurrency: '\r', recipientName: '', recipientKey: 'iban:\\N\t\n', country: null, type: 'bank',
     } };
     const raw = await begin('raw.csv');
     await store.addRows(batch, valid);
     await store.addRows(batch, invalid);
     await store.addRows(raw, [given]);
 
-    expect(copies).toHaveBeenCalledTimes(3);
+    // A COPY for each page's rows, and one for the recipient entries of the page that has any (the raw row's).
+    expect(copies).toHaveBeenCalledTimes(4);
+    expect((await db.query('SELECT line, recipient_key, currency, amount FROM row_recipients WHERE batch_id = $1', [raw])).rows)
+      .toEqual([{ line: 1, recipient_key: 'iban:\\N\t\n', currency: '\r', amount: '\\.' }]);
     expect(await stored(raw)).toEqual([{
       line: 1, external_id: '\\N', request: 'not\tJSON\\', phase: 'checking', errors: null, input_currency: 'U\nSD', output_amount: '\\.',
       output_currency: '\r', recipient_name: '', original_batch: null, original_line: null, invalid_fields: null,

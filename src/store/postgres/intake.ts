@@ -5,9 +5,9 @@
  */
 import type { Issue } from '../../validate/issue.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
-import type { NewBatch, NewRow } from '../port.js';
+import type { NewBatch, NewRow, StoredRequest } from '../port.js';
 import { INTAKE_SQL, batchIdStem } from '../queries/intake.js';
-import { storedOf } from '../row-record.js';
+import { recipientEntryOf, storedOf } from '../row-record.js';
 import type { PgConnection } from './client.js';
 import type { CopyValue } from './copy-text.js';
 import { copyLine } from './copy-text.js';
@@ -29,8 +29,7 @@ export async function beginBatch(c: PgConnection, batch: NewBatch): Promise<stri
 /** The columns addRows fills, in the order of copyValues. */
 const COPY_COLUMNS = 'batch_id, line, external_id, request, phase, errors, input_currency, output_amount, output_currency, recipient_name, original_batch, original_line, invalid_fields';
 
-function copyValues(batchId: string, row: NewRow): CopyValue[] {
-  const stored = storedOf(row);
+function copyValues(batchId: string, row: NewRow, stored: StoredRequest | null): CopyValue[] {
   return [
     batchId, row.line, row.external_id, stored?.json ?? null, stored ? 'checking' : 'invalid',
     row.errors.length > 0 ? JSON.stringify(row.errors) : null,
@@ -39,14 +38,33 @@ function copyValues(batchId: string, row: NewRow): CopyValue[] {
   ];
 }
 
+/** The columns of a recipient entry (queries/duplicates.ts recordRecipientsStatement names them so too). */
+const RECIPIENT_COLUMNS = 'batch_id, line, recipient_key, currency, amount';
+
+/** A page as COPY text: its rows, and the recipient entries of those stored sendable (a request naming an account). */
+function pageText(batchId: string, rows: readonly NewRow[]): { rows: string; recipients: string } {
+  const text = { rows: '', recipients: '' };
+  for (const row of rows) {
+    const stored = storedOf(row);
+    text.rows += copyLine(copyValues(batchId, row, stored));
+    const entry = stored ? recipientEntryOf(row.line, stored) : null;
+    if (entry) text.recipients += copyLine([batchId, entry.line, entry.key, entry.currency, entry.amount]);
+  }
+  return text;
+}
+
 export async function addRows(c: PgConnection, batchId: string, rows: readonly NewRow[]): Promise<void> {
   if (rows.length === 0) return;
   // A page through COPY: its rows streamed as text the server parses as it reads, no statement with a dozen arrays
   // to bind, plan and unnest. Encoded before the transaction begins: a value that cannot be sent fails the page before
   // anything of it is.
-  const data = rows.map((row) => copyLine(copyValues(batchId, row))).join('');
+  const text = pageText(batchId, rows);
   await c.tx(async (tx) => {
-    await tx.copyIn(`COPY rows (${COPY_COLUMNS}) FROM STDIN`, data);
+    await tx.copyIn(`COPY rows (${COPY_COLUMNS}) FROM STDIN`, text.rows);
+    // Each row stored sendable ('checking' until the acceptance) with its account, for the possible-duplicate check
+    // (engine/duplicate-screen.ts): in the same transaction, so a page is recorded with its rows or not at all, and
+    // the check reads no row back. A page stored again fails on the rows' key first: no entry is recorded twice.
+    if (text.recipients !== '') await tx.copyIn(`COPY row_recipients (${RECIPIENT_COLUMNS}) FROM STDIN`, text.recipients);
     // In the same transaction: a page is stored with its count, or neither is.
     await tx.run(INTAKE_SQL.addToTotal, [rows.length, batchId]);
   });
@@ -58,6 +76,7 @@ export async function invalidateRow(c: PgConnection, batchId: string, line: numb
     if (!row) return;
     const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
     await tx.run(INTAKE_SQL.invalidate, [JSON.stringify(errors), batchId, line]);
+    await tx.run(INTAKE_SQL.forgetRecipient, [batchId, line]);
   });
 }
 

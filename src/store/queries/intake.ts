@@ -21,6 +21,8 @@ export const INTAKE_SQL = {
   addToTotal: 'UPDATE batches SET rows_total = rows_total + ? WHERE id = ?',
   /** Params: errors (JSON), batch, line. A finding across rows made it invalid. */
   invalidate: "UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?",
+  /** Params: batch, line. With invalidate: a row made invalid is nobody's twin, not even within its own file. */
+  forgetRecipient: 'DELETE FROM row_recipients WHERE batch_id = ? AND line = ?',
   /** Params: reason, batch. False (0) when it was not in intake. */
   reject: "UPDATE batches SET status = 'rejected', reason = ? WHERE id = ? AND status = 'intake'",
   /** Param: batch. Rows stored sendable, or made so by an acceptance cut short, end with the rest: nothing of the batch was sent. */

@@ -63,6 +63,8 @@ export function sharedStore(c: SqlConnection): SharedStore {
     twinsOf: (query, since, limit) => duplicates.twinsOf(c, query, since, limit),
     batchTwins: (batchId, after, upto, since) => duplicates.batchTwins(c, batchId, after, upto, since),
     sameBatchTwins: (batchId, after, upto) => duplicates.sameBatchTwins(c, batchId, after, upto),
+    lastRecipientLine: (batchId) => duplicates.lastRecipientLine(c, batchId),
+    rowsAtLines: (batchId, lines) => duplicates.rowsAtLines(c, batchId, lines),
     possibleDuplicates: (batchId) => duplicates.possibleDuplicates(c, batchId),
     heldDuplicates: (limit) => duplicates.heldDuplicates(c, limit),
     endHeldDuplicates: (batchId, outcome, detail) => duplicates.endHeldDuplicates(c, batchId, outcome, detail),

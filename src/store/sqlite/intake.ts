@@ -6,9 +6,10 @@
 import type { Issue } from '../../validate/issue.js';
 import { CorridorCounts } from '../corridor-counts.js';
 import { SQLITE_CORRIDORS } from '../corridor-sql.js';
-import type { NewBatch, NewRow } from '../port.js';
+import type { NewBatch, NewRow, RecipientEntry } from '../port.js';
 import { INTAKE_SQL, batchIdStem } from '../queries/intake.js';
-import { storedOf } from '../row-record.js';
+import { recipientEntryOf, storedOf } from '../row-record.js';
+import { recordRecipientsSqlite } from './duplicates.js';
 import { NEVER_SENT } from '../sql-lists.js';
 import type { SqliteConnection } from './connection.js';
 
@@ -39,10 +40,14 @@ export async function addRows(c: SqliteConnection, batchId: string, rows: readon
     // as its rejection left the others: not sent.
     const open = inIntake(c, batchId);
     const corridors = new CorridorCounts();
+    const recipients: RecipientEntry[] = [];
     for (const row of rows) {
       const stored = storedOf(row);
       const phase = !stored ? 'invalid' : !open ? 'not_sent' : taken.get(row.external_id) === undefined ? 'ready' : 'checking';
       if (phase === 'ready' && stored) corridors.add(stored);
+      // Stored sendable: its account recorded with it, for the possible-duplicate check (engine/duplicate-screen.ts).
+      const recipient = stored && phase !== 'not_sent' ? recipientEntryOf(row.line, stored) : null;
+      if (recipient) recipients.push(recipient);
       insert.run(
         batchId, row.line, row.external_id, stored?.json ?? null, phase, row.errors.length > 0 ? JSON.stringify(row.errors) : null,
         stored?.inputCurrency ?? null, stored?.outputAmount ?? null, stored?.outputCurrency ?? null, stored?.recipientName ?? null,
@@ -51,6 +56,7 @@ export async function addRows(c: SqliteConnection, batchId: string, rows: readon
     }
     const count = c.sql(SQLITE_CORRIDORS.count);
     for (const corridor of corridors.values()) count.run(batchId, corridor.country, corridor.type, corridor.inputCurrency, corridor.outputCurrency, corridor.rows);
+    recordRecipientsSqlite(c, batchId, recipients);
     c.sql(INTAKE_SQL.addToTotal).run(rows.length, batchId);
   });
 }
@@ -62,6 +68,7 @@ export async function invalidateRow(c: SqliteConnection, batchId: string, line: 
     if (row.phase === 'ready') c.sql(SQLITE_CORRIDORS.uncount).run(batchId, line);
     const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
     c.sql(INTAKE_SQL.invalidate).run(JSON.stringify(errors), batchId, line);
+    c.sql(INTAKE_SQL.forgetRecipient).run(batchId, line);
   });
 }
 
