@@ -56,6 +56,7 @@ describe('money and previews, as commands print them', () => {
     expect(result.stdout).toMatch(/line 8\s+P-7\s+256\.00 GBP is over batch\.warn_row_amount 255\.00 GBP/);
   });
 
+  // Several previews of the built binary in a row: under the default 20 s bound on a quiet machine, not beside other work.
   it('preview lists the rows to send a page at a time, every row with --all and --json, and the outlier', async () => {
     const home = join(dir, 'preview');
     expect((await runCli(['run', '--wait', '1s'], { env: env(home) })).code).toBe(0);
@@ -80,7 +81,7 @@ describe('money and previews, as commands print them', () => {
     expect(json.payees[0]).toEqual({ line: 2, external_id: 'P-1', recipient_name: 'Alan Turing', account: '…4958', amount: '25000', currency: 'GBP', amount_text: '250.00 GBP', corridor: 'gbr-bank' });
     expect(json.outliers).toHaveLength(1);
     expect((await runCli(['preview', file, '--page', '0'], { env: env(home) })).code).not.toBe(0);
-  });
+  }, 60_000);
 
   it('run and status give amounts in major units with thousands separators, not minor units', { timeout: 60_000 }, async () => {
     const home = join(dir, 'paid');
