@@ -172,6 +172,7 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     if (read.report.sha256 !== sha256 || (await changedSince(claimed, entry))) return withdraw(claimed, name, batch, deps, 'it changed while it was read');
     facts.manifestProblems = (await checkManifest(`${claimed}.manifest.json`, { rows: read.rows, totals: read.totals, sha256 })) ?? [];
     facts.report = read.report;
+    await deps.store.rowsStored(batch, read.rows);
     plan = planIntake(facts);
     if (plan.kind === 'refuse') return applyRefusal(plan.refusal, claimed, facts, deps);
     // A corrections file: each row checked against its original (a refused one stays unpaid, with why). Asked only of

@@ -32,6 +32,12 @@ export interface IntakeStore {
    * row stored sendable whose request names an account, so that the possible-duplicate check reads no row back.
    */
   addRows(batchId: string, rows: readonly NewRow[]): Promise<void>;
+  /**
+   * Every row of the batch is stored, `count` of them: before the possible-duplicate check and the acceptance query
+   * them, the database's planner statistics are brought up to date when that is many (PostgreSQL: ANALYZE; SQLite,
+   * whose plans here need none: nothing).
+   */
+  rowsStored(batchId: string, count: number): Promise<void>;
   /** A finding across rows (a duplicate external_id) made this row invalid after all: its recipient entry goes with it. */
   invalidateRow(batchId: string, line: number, error: Issue): Promise<void>;
   /**

@@ -108,6 +108,30 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect(await store.possibleDuplicates(batch)).toEqual([expect.objectContaining({ line: 3, action: 'warn', detail: 'found again', allowed_by: 'Grace Hopper', allowed_reason: 'meant', allowed_at: allowance.at })]);
       expect(await store.row(batch, 3)).toMatchObject({ phase: 'ready' });
     });
+
+    it('keeps 250 findings given at once, across its statements: each held row with its own finding\'s detail, warned ones left sendable, one whose id was sent elsewhere not held', async () => {
+      const first = await batchOf('h', ['T-1', 'TAKEN']);
+      await store.acceptBatch(first);
+      const sent = await store.row(first, 3);
+      await store.commitRow(first, 3, sent?.revision as number, { changes: { phase: 'funded', state: 'stuck', transaction_id: 'tr_t' } });
+      // The second batch's line 2 reuses the id sent above (the acceptance refuses it; a hold must not hide that).
+      const ids = Array.from({ length: 250 }, (_, i) => (i === 0 ? 'TAKEN' : `F-${i + 1}`));
+      const second = await batchOf('i', ids, '2026-03-03T09:00:00.000Z');
+      const twin = { batch_id: first, line: 2, external_id: 'T-1', phase: 'ready' as const, state: null, at: AT };
+      const action = (line: number): 'hold' | 'warn' => (line % 3 === 0 ? 'warn' : 'hold');
+      await store.recordPossibleDuplicates(ids.map((id, i) => ({ batch_id: second, line: i + 2, external_id: id, twin, action: action(i + 2), detail: `finding of line ${i + 2}` })));
+
+      const kept = await store.possibleDuplicates(second);
+      expect(kept.map((d) => [d.line, d.action, d.detail])).toEqual(ids.map((_, i) => [i + 2, action(i + 2), `finding of line ${i + 2}`]));
+      for (const line of [3, 4, 101, 102, 103, 201, 202, 251]) {
+        const row = await store.row(second, line);
+        if (action(line) === 'warn') expect(row, `line ${line}`).toMatchObject({ outcome: null });
+        else expect(row, `line ${line}`).toMatchObject({ phase: 'duplicate_hold', outcome: 'possible_duplicate', outcome_detail: `finding of line ${line}` });
+      }
+      expect((await store.row(second, 2))?.phase).not.toBe('duplicate_hold');
+      expect((await store.heldDuplicates(1000)).filter((d) => d.batch_id === second).length).toBe(ids.filter((_, i) => action(i + 2) === 'hold').length - 1);
+    });
+
     it('records the account of each row stored sendable with it, once; forgets a row made invalid; the check reads no row back', async () => {
       const batch = await store.beginBatch({ file_name: 'g.csv', sha256: 'g'.repeat(64), size_bytes: 1, policy: 'skip_invalid', received_at: AT, file_mtime_ms: 1, send_after: 0 });
       await store.addRows(batch, [

@@ -7,7 +7,9 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { PgConnection } from '../../src/store/postgres/client.js';
+import { ANALYZE_FROM_ROWS } from '../../src/store/postgres/intake.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { holdParams, holdStatement } from '../../src/store/queries/duplicates.js';
 import type { NewRow } from '../../src/store/port.js';
 import { DatabaseUnreachable } from '../../src/errors.js';
 import type { FreshDatabase } from '../helpers/postgres.js';
@@ -132,5 +134,27 @@ describe.skipIf(!available)('PostgreSQL intake through COPY', () => {
     await store.addRows(other, page(1, 3));
     expect((await stored(other)).map((row) => row.line)).toEqual([1, 2, 3]);
     expect(await total(other)).toBe(3);
+  });
+
+  it('brings the planner\'s figures up to date once a large batch is stored: the holds of a hundred lines go by the primary key', async () => {
+    const batch = await begin('large.csv');
+    const rows = ANALYZE_FROM_ROWS;
+    for (let from = 1; from <= rows; from += 1000) {
+      await store.addRows(batch, Array.from({ length: 1000 }, (_, i) => ({ line: from + i, external_id: `L${from + i}`, request: request(`L${from + i}`, 'Ada'), errors: [] })));
+    }
+    const estimated = async (table: string): Promise<number> => Number((await db.query<{ n: number }>('SELECT reltuples AS n FROM pg_class WHERE relname = $1', [table])).rows[0]?.n);
+    // A small batch leaves the figures as they were (a table never analysed: -1).
+    await store.rowsStored(batch, rows - 1);
+    expect(await estimated('rows')).toBe(-1);
+    await store.rowsStored(batch, rows);
+    expect(await estimated('rows')).toBe(rows);
+    // Analysed too (these requests name no account: it holds none).
+    expect(await estimated('row_recipients')).toBe(0);
+    const lines = Array.from({ length: 100 }, (_, i) => 2 * i + 501);
+    let n = 0;
+    const hold = holdStatement(lines.length).replace(/\?/g, () => `$${++n}`);
+    const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${hold}`, holdParams(batch, lines))).rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toContain('rows_pkey');
+    expect(plan).not.toContain('rows_batch_phase');
   });
 });

@@ -17,11 +17,13 @@ export async function recordRecipientsPg(tx: PgConnection, batchId: string, entr
   }
 }
 
-/** Call inside a transaction: the findings kept, and each `hold` row still ready moved to duplicate_hold. */
+/**
+ * Call inside a transaction: the findings kept, and each `hold` row still ready moved to duplicate_hold, a hundred
+ * to a statement (a round trip each: one per finding was most of a million-row intake's time, docs/performance.md).
+ */
 export async function recordPossibleDuplicatesPg(tx: PgConnection, found: readonly Finding[]): Promise<void> {
-  for (const f of found) {
-    await tx.run(q.RECORD_FINDING, q.findingParams(f));
-    if (f.action === 'hold') await tx.run(q.HOLD, q.holdParams(f));
+  for (const write of q.findingWrites(found, q.FINDINGS_PER_STATEMENT)) {
+    await tx.run(write.kind === 'record' ? q.recordFindingsStatement(write.count) : q.holdStatement(write.count), write.params);
   }
 }
 

@@ -70,6 +70,19 @@ export async function addRows(c: PgConnection, batchId: string, rows: readonly N
   });
 }
 
+/** Below this many rows, a batch moves the planner's figures too little for a plan to go wrong by much. */
+export const ANALYZE_FROM_ROWS = 10_000;
+
+/**
+ * After a large batch's rows are stored: without fresh statistics PostgreSQL planned the possible-duplicate holds and
+ * the acceptance from figures of before the load (a few rows 'checking' where there were a million), walked the
+ * batch's phase index instead of the primary key, and took 0.4 s a statement (docs/performance.md). ANALYZE reads a
+ * sample (about a second at a million rows) and blocks no reader or writer.
+ */
+export async function rowsStored(c: PgConnection, _batchId: string, count: number): Promise<void> {
+  if (count >= ANALYZE_FROM_ROWS) await c.run('ANALYZE rows, row_recipients');
+}
+
 export async function invalidateRow(c: PgConnection, batchId: string, line: number, error: Issue): Promise<void> {
   await c.tx(async (tx) => {
     const row = await tx.first<{ errors: string | null }>('SELECT errors FROM rows WHERE batch_id = ? AND line = ? FOR UPDATE', [batchId, line]);

@@ -66,6 +66,7 @@ function postgresStore(pool: pg.Pool): PostgresStore {
     ...dialectBindings(c, { ...intake, ...pipeline, acquireLease, appendAudit, claimDueNotifications }),
     // Rows are made ready only by the acceptance, in the transaction that ends the intake: none to give back.
     suspendIntake: async () => {},
+    rowsStored: (batchId, count) => intake.rowsStored(c, batchId, count),
     // The row is locked and read again in the commit: a caller's copy of it is not needed.
     commitRow: (batchId, line, revision, patch) => commitRow(c, batchId, line, revision, patch),
     // possible duplicates (engine/duplicates.ts decides)

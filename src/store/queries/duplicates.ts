@@ -129,24 +129,52 @@ export const recipientParams = (batchId: string, entries: readonly RecipientEntr
 
 export type Finding = Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>;
 
-/** A finding kept; found again, its twin and action are the new ones and a person's allowance stays. */
-export const RECORD_FINDING = `INSERT INTO possible_duplicates (batch_id, line, external_id, twin_batch, twin_line, twin_external_id, twin_state, twin_at, action, detail)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id, line) DO UPDATE SET twin_batch = EXCLUDED.twin_batch, twin_line = EXCLUDED.twin_line,
+/** Findings go in this many to a statement (ten parameters each). */
+export const FINDINGS_PER_STATEMENT = 100;
+
+/**
+ * The statement keeping `count` findings (of distinct lines); its parameters are findingParams' of each, in order.
+ * A finding found again takes the new twin and action; a person's allowance stays.
+ */
+export function recordFindingsStatement(count: number): string {
+  return `INSERT INTO possible_duplicates (batch_id, line, external_id, twin_batch, twin_line, twin_external_id, twin_state, twin_at, action, detail)
+  VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT (batch_id, line) DO UPDATE SET twin_batch = EXCLUDED.twin_batch, twin_line = EXCLUDED.twin_line,
   twin_external_id = EXCLUDED.twin_external_id, twin_state = EXCLUDED.twin_state, twin_at = EXCLUDED.twin_at, action = EXCLUDED.action, detail = EXCLUDED.detail`;
+}
 
 export const findingParams = (f: Finding): unknown[] =>
   [f.batch_id, f.line, f.external_id, f.twin.batch_id, f.twin.line, f.twin.external_id, f.twin.state ?? f.twin.phase, f.twin.at, f.action, f.detail];
 
 /**
- * Holds a row of a batch being taken in: sendable as stored ('ready'), or waiting for its acceptance ('checking': its
- * external_id looked taken; PostgreSQL stores every row so). Not one whose external_id another row was or will be sent
- * with: the acceptance refuses that one, as before.
+ * Holds `count` lines of a batch being taken in, each with the detail of its finding (recorded first, in the same
+ * transaction): a row sendable as stored ('ready'), or waiting for its acceptance ('checking': its external_id looked
+ * taken; PostgreSQL stores every row so). Not one whose external_id another row was or will be sent with: the
+ * acceptance refuses that one, as before. Parameters: holdParams'.
  */
-export const HOLD = `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = ?, outcome_detail = ?, revision = revision + 1
-  WHERE batch_id = ? AND line = ? AND phase IN ${BEFORE_SENDING} AND NOT EXISTS (
+export function holdStatement(count: number): string {
+  return `UPDATE rows SET phase = '${DUPLICATE_HOLD}', outcome = ?, revision = revision + 1,
+    outcome_detail = (SELECT d.detail FROM possible_duplicates d WHERE d.batch_id = rows.batch_id AND d.line = rows.line)
+  WHERE batch_id = ? AND line IN (${Array.from({ length: count }, () => '?').join(', ')}) AND phase IN ${BEFORE_SENDING} AND NOT EXISTS (
     SELECT 1 FROM rows o WHERE o.external_id = rows.external_id AND o.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (o.batch_id = rows.batch_id AND o.line = rows.line))`;
+}
 
-export const holdParams = (f: Finding): unknown[] => [REASONS.possibleDuplicate, f.detail, f.batch_id, f.line];
+export const holdParams = (batchId: string, lines: readonly number[]): unknown[] => [REASONS.possibleDuplicate, batchId, ...lines];
+
+/**
+ * The writes that keep `found`, `per` findings to a statement, in the order to run: each chunk's findings, then its
+ * holds (a batch's lines at a time). The text of each is recordFindingsStatement(count) or holdStatement(count).
+ */
+export function findingWrites(found: readonly Finding[], per: number): { kind: 'record' | 'hold'; count: number; params: unknown[] }[] {
+  const writes: { kind: 'record' | 'hold'; count: number; params: unknown[] }[] = [];
+  for (let at = 0; at < found.length; at += per) {
+    const chunk = found.slice(at, at + per);
+    writes.push({ kind: 'record', count: chunk.length, params: chunk.flatMap(findingParams) });
+    const holds = new Map<string, number[]>();
+    for (const f of chunk) if (f.action === 'hold') holds.set(f.batch_id, [...(holds.get(f.batch_id) ?? []), f.line]);
+    for (const [batchId, lines] of holds) writes.push({ kind: 'hold', count: lines.length, params: holdParams(batchId, lines) });
+  }
+  return writes;
+}
 
 /** A held row made sendable again by a person: the first statement of an allowance, with (batch, line). */
 export const RELEASE_HELD = `UPDATE rows SET phase = 'ready', outcome = NULL, outcome_detail = NULL, revision = revision + 1

@@ -18,7 +18,7 @@ import * as reports from './reports.js';
 
 /** The methods each database gives its own way: transactions of several statements, claims, snapshots. */
 export type DialectOwn =
-  | 'beginBatch' | 'addRows' | 'invalidateRow' | 'suspendIntake' | 'rejectBatch' | 'withdrawBatch' | 'acceptBatch'
+  | 'beginBatch' | 'addRows' | 'rowsStored' | 'invalidateRow' | 'suspendIntake' | 'rejectBatch' | 'withdrawBatch' | 'acceptBatch'
   | 'commitRow' | 'stopCurrency' | 'batchCorridors' | 'endReadyRowsOfCorridor' | 'dueReads' | 'catchUpReads' | 'metricsFigures'
   | 'acquireLease' | 'appendAudit' | 'claimDueNotifications' | 'close'
   // possible duplicates: the writes of several statements (statements in duplicates.ts, run in each database's transaction)

@@ -66,6 +66,7 @@ function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStor
     ...(db.memory ? {} : { checkAuditRanges: (throughSeq: number) => checkAuditRanges(db.name, throughSeq) }),
     // SQLite makes rows ready as they are added: a suspended intake gives them back (PostgreSQL has none to give).
     suspendIntake: (batchId) => intake.suspendIntake(c, batchId),
+    rowsStored: async () => {},
     // The caller's copy of the row (seen) spares reading it again; changes learned are counted a group commit at a time (commit.ts).
     commitRow: (batchId, line, revision, patch, seen) => commitRow(c, learned, batchId, line, revision, patch, seen),
     // possible duplicates (engine/duplicates.ts decides)
