@@ -2,13 +2,16 @@
  * The configured request rates (service.rate_limits) as token buckets, pure.
  *
  * Each limit is a bucket holding at most ONE token, refilled every
- * `(window + WINDOW_GUARD_MS) / requests` ms: a call takes a token from the
+ * `(window + margin) / requests` ms: a call takes a token from the
  * overall bucket and from its endpoint's, both at once or neither. A bucket
  * that held more than one token would let a burst and the next window's
  * refills meet in one window, over the limit; with one, calls are spaced so
  * that no window of the limit's length ever holds more than `requests` of
- * them at the sender, and the guard leaves room for calls sent a little after
- * their turn (LATEST_SEND_MS) and reaching the service unevenly. A bucket's
+ * them at the sender, and the margin (service.rate_limits.margin_ms, by
+ * default WINDOW_GUARD_MS) leaves room for calls sent a little after their
+ * turn (latestSendMs: half of it) and for calls reaching the service unevenly
+ * (the other half: the jitter of the way there, and of the service's own
+ * clock as it counts them). A bucket's
  * whole state is the time its token was last taken: a call reserves the next
  * turn of every bucket it needs (reservedAt), then waits for it.
  */
@@ -45,21 +48,21 @@ export interface Bucket {
   intervalMs: number;
 }
 
-/** Added to each window before it is divided among its requests (see above): 2% of a second. */
+/** The margin added to each window before it is divided among its requests (see above), unless configured: 2% of a second. */
 export const WINDOW_GUARD_MS = 20;
 
 const WINDOW_MS = { second: 1000, minute: 60_000 } as const;
 
-export function intervalMs(limit: RateLimit): number {
-  return (WINDOW_MS[limit.per] + WINDOW_GUARD_MS) / limit.requests;
+export function intervalMs(limit: RateLimit, marginMs = WINDOW_GUARD_MS): number {
+  return (WINDOW_MS[limit.per] + marginMs) / limit.requests;
 }
 
 /** The buckets a call to `endpoint` takes a token from (none when nothing is limited); `null` is an endpoint no limit names. */
-export function bucketsFor(limits: RateLimits, endpoint: RateEndpoint | null): Bucket[] {
+export function bucketsFor(limits: RateLimits, endpoint: RateEndpoint | null, marginMs = WINDOW_GUARD_MS): Bucket[] {
   const names: (RateEndpoint | 'overall')[] = endpoint === null ? ['overall'] : ['overall', endpoint];
   return names.flatMap((name) => {
     const limit = limits[name];
-    return limit ? [{ name, intervalMs: intervalMs(limit) }] : [];
+    return limit ? [{ name, intervalMs: intervalMs(limit, marginMs) }] : [];
   });
 }
 
@@ -88,10 +91,15 @@ export function reservedAt(lastTaken: (name: string) => number | undefined, buck
 
 /**
  * How late past its turn a call may still be sent. One woken later (a busy event loop) gives its turn up and reserves
- * another: sent late, it would come closer than an interval to the turns after it. Half the guard, the other half
+ * another: sent late, it would come closer than an interval to the turns after it. Half the margin, the other half
  * left for calls reaching the service unevenly.
  */
-export const LATEST_SEND_MS = WINDOW_GUARD_MS / 2;
+export function latestSendMs(marginMs = WINDOW_GUARD_MS): number {
+  return marginMs / 2;
+}
+
+/** latestSendMs of the default margin. */
+export const LATEST_SEND_MS = latestSendMs();
 
 /** The in-process buckets (SQLite: one worker): when each token was last taken. */
 export class MemoryBuckets {

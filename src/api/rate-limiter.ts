@@ -7,11 +7,11 @@
  * on before this, by the client: both are obeyed.
  *
  * A call reserves its turn and sleeps until it comes; one woken too late
- * reserves again (rate-bucket.ts LATEST_SEND_MS).
+ * reserves again (rate-bucket.ts latestSendMs).
  */
 import type { Clock } from '../clock.js';
 import type { Bucket, RateEndpoint, RateLimits } from './rate-bucket.js';
-import { anyLimit, bucketsFor, LATEST_SEND_MS, MemoryBuckets } from './rate-bucket.js';
+import { anyLimit, bucketsFor, latestSendMs, MemoryBuckets, WINDOW_GUARD_MS } from './rate-bucket.js';
 import { systemClock } from '../clock.js';
 
 /** Reserves a token of every bucket (rate-bucket.ts reservedAt): returns the time, on the clock given, they are the caller's. */
@@ -36,11 +36,13 @@ export class RateLimiter {
     private readonly tokens: TokenSource,
     private readonly clock: Clock,
     private readonly sleep: (ms: number) => Promise<void>,
+    /** service.rate_limits.margin_ms (rate-bucket.ts). */
+    private readonly marginMs = WINDOW_GUARD_MS,
   ) {}
 
   /** Resolves at the call's turn, when it is sent; throws RateWaitStopped when `signal` fires first. */
   async take(endpoint: RateEndpoint | null, signal?: AbortSignal): Promise<void> {
-    const buckets = bucketsFor(this.limits, endpoint);
+    const buckets = bucketsFor(this.limits, endpoint, this.marginMs);
     if (buckets.length === 0) return;
     for (;;) {
       if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
@@ -52,7 +54,7 @@ export class RateLimiter {
         if (signal?.aborted) throw new RateWaitStopped('stopped while waiting for the configured request rate');
       }
       // Woken too late (a busy event loop, a slow database): the turn is given up, never used late (rate-bucket.ts).
-      if (this.clock.now() - at <= LATEST_SEND_MS) return;
+      if (this.clock.now() - at <= latestSendMs(this.marginMs)) return;
     }
   }
 }
@@ -62,6 +64,7 @@ export class RateLimiter {
  * it reads the system clock, whatever clock the engine is given. `tokens`: the shared database's buckets with several
  * workers; absent, this process's own.
  */
-export function configuredRateLimiter(limits: RateLimits, tokens?: TokenSource): RateLimiter | undefined {
-  return anyLimit(limits) ? new RateLimiter(limits, tokens ?? memoryTokens(), systemClock, systemSleep) : undefined;
+export function configuredRateLimiter(limits: RateLimits & { margin_ms?: number }, tokens?: TokenSource): RateLimiter | undefined {
+  const { margin_ms: marginMs, ...rates } = limits;
+  return anyLimit(rates) ? new RateLimiter(rates, tokens ?? memoryTokens(), systemClock, systemSleep, marginMs) : undefined;
 }

@@ -9,6 +9,7 @@ import type { ApprovalPolicy } from '../approvals/verify.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { LONGEST_TIMER_MS } from '../api/exchange.js';
+import { WINDOW_GUARD_MS } from '../api/rate-bucket.js';
 import { describeIssues, readJsonFile } from './json.js';
 import { notificationsSchema } from './notifications.js';
 import { processSchema } from './process.js';
@@ -110,6 +111,12 @@ const rateLimitsSchema = z.strictObject({
   lookup: rateLimitSchema.optional(),
   /** DELETE /transactions/{id}. */
   cancel: rateLimitSchema.optional(),
+  /**
+   * Added to each window before it is divided among its requests: room for calls sent a little late and reaching the
+   * service unevenly (docs/operations.md). Raise it for a service far away on the network; each limit is then reached
+   * at window / (window + margin).
+   */
+  margin_ms: z.number().int().min(0).max(10_000).default(WINDOW_GUARD_MS),
 });
 
 const serviceSchema = z.strictObject({
@@ -123,7 +130,7 @@ const serviceSchema = z.strictObject({
   max_answer_bytes: positive.default(4 * 1024 * 1024),
   retry: z.strictObject({ base_ms: delayMs.default(250), cap_ms: delayMs.default(30_000), attempts: positive.max(20).default(6) }).default(() => ({ base_ms: 250, cap_ms: 30_000, attempts: 6 })),
   /** Request rates never exceeded in any window, by all workers together (docs/operations.md); each absent: not limited. */
-  rate_limits: rateLimitsSchema.default(() => ({})),
+  rate_limits: rateLimitsSchema.default(() => ({ margin_ms: WINDOW_GUARD_MS })),
 });
 
 /** A cron expression read in a time zone (IANA name), checked at load. */

@@ -115,6 +115,26 @@ describe('the rate limiter', () => {
     expect(clock.now()).toBe(start + 204);
   });
 
+  it('spaces turns by the configured margin, and gives up one woken later than half of it', async () => {
+    const clock = new ManualClock();
+    const buckets = new MemoryBuckets();
+    const turns: number[] = [];
+    // The second turn is woken 50 ms late (half the margin: sent), the third 51 ms late (given up), the fourth on time.
+    const lateness = [0, 0, 50, 51, 0];
+    const limiter = new RateLimiter({ create: { requests: 10, per: 'second' } }, (b, now) => {
+      const at = buckets.reserve(b, now);
+      turns.push(at);
+      return Promise.resolve(at);
+    }, clock, (ms) => {
+      clock.advance(ms + (lateness[turns.length] ?? 0));
+      return Promise.resolve();
+    }, 100);
+    const start = clock.now();
+    for (let i = 0; i < 3; i++) await limiter.take('create');
+    expect(turns).toEqual([start, start + 110, start + 220, start + 330]);
+    expect(clock.now()).toBe(start + 330);
+  });
+
   it('ends a wait when stopped, having taken nothing', async () => {
     const clock = new ManualClock();
     const buckets = new MemoryBuckets();
