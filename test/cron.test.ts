@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
-import { cronProblem, nextRunAfter } from '../src/cron.js';
+import { cronProblem, nextRunAfter, timeZoneProblem } from '../src/cron.js';
 
 const nightly = { cron: '0 2 * * *', time_zone: 'Europe/London' };
 
@@ -22,5 +22,16 @@ describe('cron expressions (croner) in a time zone', () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ watch: { schedules: { intake: { cron: '0 25 * * *' } } } }));
     expect(() => loadConfig({ file })).toThrow(/watch\.schedules\.intake.*not a cron expression/s);
+  });
+
+  it('knows a time zone of the reports: UTC without asking, any other as the schedules do', () => {
+    expect(timeZoneProblem('UTC')).toBeNull();
+    expect(timeZoneProblem('Europe/London')).toBeNull();
+    expect(timeZoneProblem('Mars/Olympus')).toMatch(/not an IANA time zone/);
+    const file = join(dir, 'zone.json');
+    writeFileSync(file, JSON.stringify({ reports: { time_zone: 'Mars/Olympus' } }));
+    expect(() => loadConfig({ file })).toThrow(/reports\.time_zone.*not an IANA time zone/s);
+    writeFileSync(file, JSON.stringify({ reports: { time_zone: 'America/New_York' } }));
+    expect(loadConfig({ file }).reports.time_zone).toBe('America/New_York');
   });
 });

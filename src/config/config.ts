@@ -16,7 +16,7 @@ import { processSchema } from './process.js';
 import { engineSchema } from './engine.js';
 import { FIELDS, SENDER_FIELDS } from '../validate/fields.js';
 import { currencyDecimals, parseMajorAmount } from '../validate/money.js';
-import { cronProblem } from '../cron.js';
+import { cronProblem, timeZoneProblem } from '../cron.js';
 
 const positive = z.number().int().positive();
 
@@ -182,7 +182,7 @@ const watchSchema = z.strictObject({
 
 const reportsSchema = z.strictObject({
   /** The time zone `--date` days are read in. */
-  time_zone: z.string().min(1).default('UTC').refine((zone) => cronProblem('0 0 * * *', zone) === null, 'not an IANA time zone (such as Europe/London)'),
+  time_zone: z.string().min(1).default('UTC').refine((zone) => timeZoneProblem(zone) === null, 'not an IANA time zone (such as Europe/London)'),
   /** A funded row not final after this many days is listed among the exceptions. */
   in_flight_days: positive.default(3),
   /** Also write the final results as a workbook, BATCH.results.xlsx, beside BATCH.results.csv (which is always written). */
