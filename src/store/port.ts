@@ -269,12 +269,11 @@ export interface NotificationStore {
   notificationCounts(): Promise<Record<string, { waiting: number; delivered: number; given_up: number }>>;
 }
 
+/**
+ * The recipient account of each sendable row is kept as the row is stored (addRows; invalidateRow forgets a row's),
+ * for later rows to be checked against.
+ */
 export interface DuplicateStore {
-  /**
-   * Keeps the recipient account of a batch's sendable rows, for later rows to be checked against (an entry recorded
-   * again replaced). addRows records those of the rows it stores sendable itself, and invalidateRow forgets a row's.
-   */
-  recordRecipients(batchId: string, entries: readonly RecipientEntry[]): Promise<void>;
   /** The last line of a batch with a recipient entry; 0 when none has one. */
   lastRecipientLine(batchId: string): Promise<number>;
   /** These lines of a batch (ascending, each once): their external ids and phases, in line order (the rows found with a twin). */

@@ -26,10 +26,12 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
     });
     afterEach(async () => opened.done());
 
-    async function batchOf(sha: string, ids: string[], receivedAt = AT): Promise<string> {
+    const amountOf = (id: string): string => (id.endsWith('9') ? '99' : '10000');
+
+    /** A batch of these rows, each paying the same account; addRows records their recipient entries. */
+    async function batchOf(sha: string, ids: string[], receivedAt = AT, amount = amountOf): Promise<string> {
       const batch = await store.beginBatch({ file_name: `${sha}.csv`, sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: receivedAt, file_mtime_ms: 1, send_after: 0 });
-      await store.addRows(batch, ids.map((id, i) => ({ line: i + 2, external_id: id, request: request(id, id.endsWith('9') ? '99' : '10000'), errors: [] })));
-      await store.recordRecipients(batch, ids.map((id, i) => entry(i + 2, id.endsWith('9') ? '99' : '10000')));
+      await store.addRows(batch, ids.map((id, i) => ({ line: i + 2, external_id: id, request: request(id, amount(id)), errors: [] })));
       return batch;
     }
 
@@ -84,13 +86,12 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect(await store.rowBySubmittedExternalId('R-1')).toBeUndefined();
     });
 
-    it('records a batch\'s recipients in statements of a hundred and the rest, an entry recorded again replaced; a finding recorded again keeps who allowed it', async () => {
+    it('records a batch\'s recipients with its rows, more than a statement\'s hundred; a finding recorded again keeps who allowed it', async () => {
       const ids = Array.from({ length: 250 }, (_, i) => `M-${i + 1}`);
-      const batch = await batchOf('d', ids);
-      await store.recordRecipients(batch, [entry(2, '555')]);
+      const batch = await batchOf('d', ids, AT, (id) => (id === 'M-1' ? '555' : amountOf(id)));
       await store.acceptBatch(batch);
       const since = '2026-02-01T00:00:00.000Z';
-      // 250 rows, 25 of them (ids ending in 9) paying 99; line 2 recorded again paying 555.
+      // 250 rows, 25 of them (ids ending in 9) paying 99; line 2 paying 555.
       expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 1000)).length).toBe(224);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '555') }, since, 1000)).map((t) => t.line)).toEqual([2]);
       expect((await store.twinsOf({ batch_id: '', ...entry(0, '99') }, since, 1000)).map((t) => t.line).sort((x, y) => x - y).at(-1)).toBe(250);

@@ -4,18 +4,10 @@
  * statements written once in queries/duplicates.ts.
  */
 import type { NewAuditEntry } from '../../audit/chain.js';
-import type { Allowance, RecipientEntry } from '../port.js';
+import type { Allowance } from '../port.js';
 import type { Finding } from '../queries/duplicates.js';
 import * as q from '../queries/duplicates.js';
 import type { PgConnection } from './client.js';
-
-/** Call inside a transaction: the entries of a batch, in one statement per hundred. */
-export async function recordRecipientsPg(tx: PgConnection, batchId: string, entries: readonly RecipientEntry[]): Promise<void> {
-  for (let at = 0; at < entries.length; at += q.RECIPIENTS_PER_STATEMENT) {
-    const chunk = entries.slice(at, at + q.RECIPIENTS_PER_STATEMENT);
-    await tx.run(q.recordRecipientsStatement(chunk.length), q.recipientParams(batchId, chunk));
-  }
-}
 
 /**
  * Call inside a transaction: the findings kept, and each `hold` row still ready moved to duplicate_hold, a hundred

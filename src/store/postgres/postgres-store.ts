@@ -70,7 +70,6 @@ function postgresStore(pool: pg.Pool): PostgresStore {
     // The row is locked and read again in the commit: a caller's copy of it is not needed.
     commitRow: (batchId, line, revision, patch) => commitRow(c, batchId, line, revision, patch),
     // possible duplicates (engine/duplicates.ts decides)
-    recordRecipients: (batchId, entries) => c.tx((tx) => duplicates.recordRecipientsPg(tx, batchId, entries)),
     recordPossibleDuplicates: (found) => c.tx((tx) => duplicates.recordPossibleDuplicatesPg(tx, found)),
     allowDuplicate: (batchId, line, allowance) => c.tx((tx) => duplicates.allowDuplicatePg(tx, batchId, line, allowance, (entry) => appendAuditIn(tx, entry))),
     // work shared between workers

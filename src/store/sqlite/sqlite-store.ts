@@ -70,7 +70,6 @@ function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStor
     // The caller's copy of the row (seen) spares reading it again; changes learned are counted a group commit at a time (commit.ts).
     commitRow: (batchId, line, revision, patch, seen) => commitRow(c, learned, batchId, line, revision, patch, seen),
     // possible duplicates (engine/duplicates.ts decides)
-    recordRecipients: async (batchId, entries) => c.atomic(() => duplicates.recordRecipientsSqlite(c, batchId, entries)),
     recordPossibleDuplicates: async (found) => c.atomic(() => duplicates.recordPossibleDuplicatesSqlite(c, found)),
     allowDuplicate: async (batchId, line, allowance) => c.atomic(() => duplicates.allowDuplicateSqlite(c, batchId, line, allowance, (entry) => appendAuditNow(c, entry))),
   };
