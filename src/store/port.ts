@@ -16,7 +16,7 @@ import type {
 import type {
   ApprovalRecord, AuditCheckpoint, AuditPageFilter, ConsoleCredential, LeaseHolder, NotificationRecord, WebhookEvent, WebhookEventCounts, WorkerRecord,
 } from './records.js';
-import type { Allowance, PossibleDuplicate, RecipientEntry, SameBatchTwin, Twin, TwinQuery } from './duplicate-records.js';
+import type { Allowance, PossibleDuplicate, SameBatchTwin, Twin, TwinQuery } from './duplicate-records.js';
 
 export type * from './rows.js';
 export type * from './records.js';
