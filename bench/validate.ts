@@ -15,6 +15,9 @@
  * Then a pain.001 of BENCH_ISO_ROWS transfers (default 1,000,000; 0 leaves it
  * out) against the same rows as CSV (validate-iso.ts; goals: within 2x the
  * CSV's time, under 150 MB). BENCH_ROWS=0 runs that part alone.
+ *
+ * Then a .xlsx of BENCH_XLSX_ROWS payouts (default 200,000; 0 leaves it out):
+ * its memory as it is read (validate-xlsx.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -23,12 +26,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateBatch } from './generate-batch.js';
 import { benchPain001 } from './validate-iso.js';
+import { benchXlsx } from './validate-xlsx.js';
 import { checkers } from '../src/batch/parallel-check.js';
 
 const rows = Number(process.env.BENCH_ROWS ?? 300_000);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const senders = Math.max(1, Number(process.env.BENCH_SENDERS ?? 5000));
 const isoRows = Number(process.env.BENCH_ISO_ROWS ?? 1_000_000);
+const xlsxRows = Number(process.env.BENCH_XLSX_ROWS ?? 200_000);
 const worker = fileURLToPath(new URL('./validate-worker.js', import.meta.url));
 
 interface Measured {
@@ -79,3 +84,4 @@ if (rows > 0) {
   }
 }
 if (isoRows > 0 && !(await benchPain001(isoRows, rounds))) process.exitCode = 1;
+if (xlsxRows > 0 && !(await benchXlsx(xlsxRows, rounds))) process.exitCode = 1;
