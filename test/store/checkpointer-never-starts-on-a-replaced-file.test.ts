@@ -36,7 +36,9 @@ const SCRIPT = `
       await Promise.all(Array.from({ length: 20 }, (_, k) => store.row(batch, 2 + k).then((r) => store.commitRow(batch, 2 + k, r.revision, { changes: { next_read_at: ++i, errors: [{ pad: 'x'.repeat(3000) }] } }))));
     }
   }
+  // Load until the thread has started (at most 20 s: on a busy machine 1.5 s of it was not always enough).
   await busy(1500);
+  for (const end = Date.now() + 20_000; store.connection.checkpointer && !store.connection.checkpointer.running && Date.now() < end;) await busy(100);
   const startedFirst = store.connection.checkpointer?.running ?? 'control';
   // The file put in its place: a sound database in WAL mode with a table of its own.
   const b = new Database(other);
@@ -77,7 +79,7 @@ describe('hostile: database file replaced beside a running writer', () => {
 
   function run(mode: 'thread' | 'control'): { status: number | null; out: string; said: string; snapshot: string } {
     const file = join(folder(), `${mode}.db`);
-    const child = runChild([join(folder(), 'replace.mjs'), file, join(folder(), `${mode}-other.db`), mode], { timeoutMs: 30_000, cwd: new URL('../..', import.meta.url).pathname });
+    const child = runChild([join(folder(), 'replace.mjs'), file, join(folder(), `${mode}-other.db`), mode], { timeoutMs: 60_000, cwd: new URL('../..', import.meta.url).pathname });
     return { status: child.status, out: child.stdout.trim(), said: child.stderr.trim(), snapshot: inspect(`${file}.snapshot`) };
   }
 
@@ -85,7 +87,7 @@ describe('hostile: database file replaced beside a running writer', () => {
     const control = run('control');
     expect(control.status).toBe(0);
     expect(control.snapshot).toBe('ok [marker]');
-  }, 30_000);
+  }, 60_000);
 
   it('with the thread: no thread starts on the file put in place (not the one the main connection has open): the main connection checkpoints, it says so once, and the new file stays sound', () => {
     const thread = run('thread');
@@ -93,5 +95,5 @@ describe('hostile: database file replaced beside a running writer', () => {
     expect(JSON.parse(thread.out)).toEqual({ startedFirst: true, endedInQuiet: true, startedAgain: false });
     expect(thread.said).toMatch(/^paybatch: warning: the database's checkpoints on a thread of their own stopped \(\S+thread\.db is no longer the file paybatch opened\); the main thread makes them again$/);
     expect(thread.snapshot).toBe('ok [marker]');
-  }, 30_000);
+  }, 60_000);
 });
