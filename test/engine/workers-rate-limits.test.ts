@@ -8,8 +8,8 @@
  * runs this beside busy loops, where calls sent 1.01 s apart with the default
  * 20 ms were seen to arrive 0.93 s apart (docs/operations.md). The count over
  * any one-second span (a sliding window) is printed, not asserted: under two
- * busy loops it once held 6 even with 200 ms, the sandbox's own loop held up
- * in the test's process as the calls arrived. How close to the limit
+ * busy loops it once held 6 even with 200 ms (the sandbox counts arrivals in
+ * the test's own process, itself held up by the load). How close to the limit
  * they keep is bench:workers' figure (its goal 0.95); here only a floor of a
  * quarter of the limit, which a wrong unit or a serialising lock misses by far
  * and a busy machine does not (a floor of 0.8 failed at 0.72 with both cores taken).
