@@ -20,8 +20,10 @@ const SCRIPT = `
   const [file, other, mode] = process.argv.slice(2);
   const { Checkpointer } = await import(${builtStoreModule('checkpointer.js')});
   const store = SqliteStore.open(file);
-  // The thread ends after half a second without a group commit (5 s in production): the quiet spell below is short.
-  store.connection.checkpointer = mode === 'control' ? null : new Checkpointer(store.connection.db, file, { quietMs: 500 });
+  // The thread ends after half a second without a group commit (5 s in production), and starts at 5 group commits in a
+  // second (100): the quiet spell below is short, and the load starts it however slow the machine.
+  const checkpointer = mode === 'control' ? null : new Checkpointer(store.connection.db, file, { quietMs: 500, busyGroupsPerSecond: 5 });
+  store.connection.checkpointer = checkpointer;
   const rows = (sha, n) => Array.from({ length: n }, (_, i) => ({ line: i + 2, external_id: 'E-' + sha + i, errors: [], request: { external_id: 'E-' + sha + i, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '100', sender: { external_id: 'S-1' }, recipient: { country_code: 'GBR' } } }));
   async function batchOf(sha, n) {
     const batch = await store.beginBatch({ file_name: sha + '.csv', sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: '2026-03-02T09:00:00.000Z', file_mtime_ms: null, send_after: 0 });
@@ -31,14 +33,17 @@ const SCRIPT = `
   }
   const batch = await batchOf('a', 50);
   let i = 0;
-  async function busy(ms) {
-    for (const end = Date.now() + ms; Date.now() < end;) {
-      await Promise.all(Array.from({ length: 20 }, (_, k) => store.row(batch, 2 + k).then((r) => store.commitRow(batch, 2 + k, r.revision, { changes: { next_read_at: ++i, errors: [{ pad: 'x'.repeat(3000) }] } }))));
+  /** One round of load: twenty commits at once, each rewriting a row with 3 kB. */
+  const round = () => Promise.all(Array.from({ length: 20 }, (_, k) => store.row(batch, 2 + k).then((r) => store.commitRow(batch, 2 + k, r.revision, { changes: { next_read_at: ++i, errors: [{ pad: 'x'.repeat(3000) }] } }))));
+  /** Rounds of load until done() (at most 20 s), or \`rounds\` of them without a thread (control). */
+  async function loadUntil(done, rounds) {
+    if (!checkpointer) {
+      for (let n = 0; n < rounds; n++) await round();
+      return;
     }
+    for (const end = Date.now() + 20_000; !done() && Date.now() < end;) await round();
   }
-  // Load until the thread has started (at most 20 s: on a busy machine 1.5 s of it was not always enough).
-  await busy(1500);
-  for (const end = Date.now() + 20_000; store.connection.checkpointer && !store.connection.checkpointer.running && Date.now() < end;) await busy(100);
+  await loadUntil(() => checkpointer.running, 50);
   const startedFirst = store.connection.checkpointer?.running ?? 'control';
   // The file put in its place: a sound database in WAL mode with a table of its own.
   const b = new Database(other);
@@ -49,9 +54,9 @@ const SCRIPT = `
   for (const end = Date.now() + 10_000; store.connection.checkpointer?.running && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 20));
   const endedInQuiet = store.connection.checkpointer ? !store.connection.checkpointer.running : 'control';
   renameSync(other, file);
-  await busy(800);
+  // Load comes back: the thread would start now, and is refused (said once) instead.
   await batchOf('b', 300);
-  await busy(1200);
+  await loadUntil(() => checkpointer.fallenBack, 100);
   const startedAgain = store.connection.checkpointer?.running ?? 'control';
   // The file now at the path, as it is on disk while the process still runs.
   copyFileSync(file, file + '.snapshot');

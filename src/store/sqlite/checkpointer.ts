@@ -69,6 +69,11 @@ export class Checkpointer {
     return this.worker !== null;
   }
 
+  /** Whether the thread failed or was refused, said once: the main connection checkpoints itself from then on. */
+  get fallenBack(): boolean {
+    return this.failed;
+  }
+
   /** A group commit was made: counted, and the thread started when they come fast enough. */
   groupCommitted(now = Date.now()): void {
     this.lastGroupAt = now;
