@@ -7,14 +7,13 @@
  * rows would break (a kilobyte a row held is 50 MB in the second half): the
  * figures themselves, at 200,000 rows, are bench:validate's (docs/performance.md).
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writePayoutSheet } from '../../bench/generate-xlsx.js';
+import { measureXlsx } from '../../bench/validate-xlsx.js';
 
 const ROWS = 100_000;
 /** Peak RSS over the RSS before reading: most of it exceljs's own garbage (about 160 MB measured at 200,000 rows). */
@@ -23,8 +22,6 @@ const MAX_GROWTH_MB = 200;
 const MAX_SECOND_HALF_MB = 40;
 
 const WORKER = fileURLToPath(new URL('../../dist/bench/xlsx-worker.js', import.meta.url));
-
-interface Measured { rows: number; valid: number; errors: unknown[]; beforeMb: number; peakHalfMb: number; peakMb: number; seconds: number }
 
 describe('a huge .xlsx sheet', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-xlsx-huge-'));
@@ -36,8 +33,7 @@ describe('a huge .xlsx sheet', () => {
   }, 120_000);
 
   it(`validates ${ROWS.toLocaleString('en')} rows streamed, with bounded memory`, async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [WORKER, file, String(ROWS)], { maxBuffer: 16 * 1024 * 1024 });
-    const result = JSON.parse(stdout) as Measured;
+    const result = await measureXlsx(WORKER, file, ROWS);
     const growth = result.peakMb - result.beforeMb;
     console.log(`xlsx ${ROWS} rows (${Math.round(statSync(file).size / 1048576)} MB file): ${result.seconds.toFixed(1)} s; RSS ${result.beforeMb} MB before reading, peak ${result.peakHalfMb} MB at half the rows, ${result.peakMb} MB at the end: growth ${growth} MB (ceiling ${MAX_GROWTH_MB} MB)`);
     expect(result).toMatchObject({ rows: ROWS, valid: ROWS, errors: [] });

@@ -14,9 +14,7 @@ import type { PgConnection } from './client.js';
  * to a statement (a round trip each: one per finding was most of a million-row intake's time, docs/performance.md).
  */
 export async function recordPossibleDuplicatesPg(tx: PgConnection, found: readonly Finding[]): Promise<void> {
-  for (const write of q.findingWrites(found, q.FINDINGS_PER_STATEMENT)) {
-    await tx.run(write.kind === 'record' ? q.recordFindingsStatement(write.count) : q.holdStatement(write.count), write.params);
-  }
+  for (const write of q.findingWrites(found, q.FINDINGS_PER_STATEMENT)) await tx.run(write.sql, write.params);
 }
 
 /** Call inside a transaction; `audit` appends to the trail in it. */

@@ -74,9 +74,9 @@ export async function addRows(c: PgConnection, batchId: string, rows: readonly N
 export const ANALYZE_FROM_ROWS = 10_000;
 
 /**
- * After a large batch's rows are stored: without fresh statistics PostgreSQL planned the possible-duplicate holds and
- * the acceptance from figures of before the load (a few rows 'checking' where there were a million), walked the
- * batch's phase index instead of the primary key, and took 0.4 s a statement (docs/performance.md). ANALYZE reads a
+ * After a large batch's rows are stored: without fresh statistics PostgreSQL planned the possible-duplicate holds
+ * from figures of before the load (a few rows 'checking' where there were a million), walked the batch's phase index
+ * instead of the primary key, and took 0.4 s a statement (docs/performance.md). ANALYZE reads a
  * sample (about a second at a million rows) and blocks no reader or writer.
  */
 export async function rowsStored(c: PgConnection, _batchId: string, count: number): Promise<void> {

@@ -161,17 +161,17 @@ export function holdStatement(count: number): string {
 export const holdParams = (batchId: string, lines: readonly number[]): unknown[] => [REASONS.possibleDuplicate, batchId, ...lines];
 
 /**
- * The writes that keep `found`, `per` findings to a statement, in the order to run: each chunk's findings, then its
- * holds (a batch's lines at a time). The text of each is recordFindingsStatement(count) or holdStatement(count).
+ * The statements that keep `found`, `per` findings to a statement, in the order to run: each chunk's findings, then
+ * its holds (a batch's lines at a time).
  */
-export function findingWrites(found: readonly Finding[], per: number): { kind: 'record' | 'hold'; count: number; params: unknown[] }[] {
-  const writes: { kind: 'record' | 'hold'; count: number; params: unknown[] }[] = [];
+export function findingWrites(found: readonly Finding[], per: number): { sql: string; params: unknown[] }[] {
+  const writes: { sql: string; params: unknown[] }[] = [];
   for (let at = 0; at < found.length; at += per) {
     const chunk = found.slice(at, at + per);
-    writes.push({ kind: 'record', count: chunk.length, params: chunk.flatMap(findingParams) });
+    writes.push({ sql: recordFindingsStatement(chunk.length), params: chunk.flatMap(findingParams) });
     const holds = new Map<string, number[]>();
     for (const f of chunk) if (f.action === 'hold') holds.set(f.batch_id, [...(holds.get(f.batch_id) ?? []), f.line]);
-    for (const [batchId, lines] of holds) writes.push({ kind: 'hold', count: lines.length, params: holdParams(batchId, lines) });
+    for (const [batchId, lines] of holds) writes.push({ sql: holdStatement(lines.length), params: holdParams(batchId, lines) });
   }
   return writes;
 }

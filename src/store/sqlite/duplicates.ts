@@ -24,9 +24,7 @@ export function recordRecipientsSqlite(c: SqliteConnection, batchId: string, ent
 /** Call inside a transaction: the findings kept, and each `hold` row still ready moved to duplicate_hold. */
 export function recordPossibleDuplicatesSqlite(c: SqliteConnection, found: readonly Finding[]): void {
   // One finding to a statement: in process, a statement costs no round trip, and two compiled statements serve all.
-  for (const write of q.findingWrites(found, 1)) {
-    c.sql(write.kind === 'record' ? q.recordFindingsStatement(1) : q.holdStatement(1)).run(...write.params);
-  }
+  for (const write of q.findingWrites(found, 1)) c.sql(write.sql).run(...write.params);
 }
 
 /** Call inside a transaction; `audit` appends to the trail in it. */
