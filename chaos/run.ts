@@ -49,6 +49,12 @@ if (!['sqlite', 'postgres'].includes(ARGS.store as string) || !Number.isInteger(
   process.exit(64);
 }
 const ADMIN_URL = process.env.CHAOS_DATABASE_URL ?? process.env.PAYBATCH_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/**
+ * A file a worker was killed claiming (in its processing/, no batch recorded yet) is put back in its inbox after this
+ * long, not the default 10 minutes, which this run does not wait: seen when a kill landed between the claim and the
+ * record (a moment, longer under load). The shortest store.unrecorded_file_ms.
+ */
+const UNRECORDED_FILE_MS = 10_000;
 /** Workers' leases in the run: short, so that a dead worker's rows are taken over within seconds (at least 3 s, the shortest store.worker_lease_ms). */
 const LEASE_MS = Math.max(3_000, paced(5_000));
 
@@ -222,7 +228,7 @@ async function main(): Promise<number> {
         engine: { concurrency: 8, polling: POLLING },
         watch: { stable_ms: 300, results_every_ms: paced(2000), listen: { port } },
         reports: { service_ledger_url: `${running.operatorUrl}/ledger` },
-        ...(POSTGRES ? { store: { worker_lease_ms: LEASE_MS } } : {}),
+        ...(POSTGRES ? { store: { worker_lease_ms: LEASE_MS, unrecorded_file_ms: UNRECORDED_FILE_MS } } : {}),
       }));
       const env: NodeJS.ProcessEnv = {
         PAYBATCH_HOME: home, PAYBATCH_BASE_URL: running.url, PAYBATCH_API_KEY: running.apiKey, PAYBATCH_API_SECRET: running.apiSecret,

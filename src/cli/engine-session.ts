@@ -131,7 +131,7 @@ async function takeOwnership(session: {
   let damage: Promise<PaybatchError | null> = Promise.resolve(null);
   if (exclusive && sharedStore) {
     const joined = await SharedWork.join(sharedStore, systemClock, {
-      name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
+      name: config.store.worker ?? hostname(), leaseMs: config.store.worker_lease_ms, unrecordedFileMs: config.store.unrecorded_file_ms, serviceConcurrency: config.engine.service_concurrency ?? config.engine.concurrency,
     });
     shared = joined;
     holding.push(once(() => joined.leave()));

@@ -266,6 +266,12 @@ const storeSchema = z.strictObject({
   worker_lease_ms: delayMs.min(3_000).default(30_000),
   /** A row or call slot this worker holds but does not use (its release was lost with a connection) is freed after this long. */
   idle_claim_ms: delayMs.min(1_000).default(60_000),
+  /**
+   * A file claimed from an inbox (in processing/) that no batch records after this long is taken for one a worker died
+   * claiming (between the claim and the record, a moment), and is put back in the inbox. A live worker records its batch
+   * once the file is hashed: seconds, even for the largest file.
+   */
+  unrecorded_file_ms: delayMs.min(10_000).default(600_000),
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
   /** SQLite: group commits in a second that move checkpoints to a thread of their own (lower: it starts on a slow machine). */

@@ -85,15 +85,14 @@ async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchR
  * (the rejection is a compare-and-set). The file goes back to this worker's
  * inbox: moved, when it is in this workspace; else written from the bytes kept
  * in the database. A file claimed but not recorded is put back only once it has
- * lain in processing/ for UNRECORDED_AFTER_MS (a live worker records its batch
- * once the file is hashed: seconds, even for the largest file). Its own
+ * lain in processing/ for store.unrecorded_file_ms, and a lease at least (a
+ * live worker records its batch once the file is hashed: seconds, even for the
+ * largest file; the folder may be shared, so its claimer is not known). Its own
  * intakes count only at its start (`atStart`): later, they are running.
  */
-const UNRECORDED_AFTER_MS = 10 * 60_000;
-
 async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }, shared: SharedWork, atStart: boolean): Promise<string[]> {
   const now = shared.clock.now();
-  const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > Math.max(shared.leaseMs, UNRECORDED_AFTER_MS));
+  const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > Math.max(shared.leaseMs, shared.unrecordedFileMs));
   for (const batch of await shared.store.orphanedIntakes(shared.name, now, atStart)) {
     if (!(await deps.store.rejectBatch(batch.id, `interrupted during intake (worker ${batch.taken_by ?? 'unknown'} stopped); the file was put back in the inbox and taken again`))) continue;
     await deps.store.endHeldDuplicates(batch.id, null, null);

@@ -26,11 +26,16 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/** store.unrecorded_file_ms's default. */
+export const UNRECORDED_FILE_MS = 10 * 60_000;
+
 export interface SharedWorkOptions {
   name: string;
   leaseMs: number;
   /** Calls to the service in flight at once, across all workers. */
   serviceConcurrency: number;
+  /** How long a file claimed but not recorded waits before it is put back (store.unrecorded_file_ms); 10 minutes unset. */
+  unrecordedFileMs?: number;
 }
 
 export class SharedWork {
@@ -63,6 +68,11 @@ export class SharedWork {
   /** How long the lease lasts unrenewed. */
   get leaseMs(): number {
     return this.options.leaseMs;
+  }
+
+  /** How long a file in processing/ that no batch records waits before it is put back in the inbox (intake-recovery.ts). */
+  get unrecordedFileMs(): number {
+    return this.options.unrecordedFileMs ?? UNRECORDED_FILE_MS;
   }
 
   /** Whether the worker of that name is alive now (its lease not expired). */

@@ -28,7 +28,7 @@ interface Setting {
   store: PostgresStore;
   dir: string;
   clock: ManualClock;
-  worker(name: string): Promise<SharedWork>;
+  worker(name: string, unrecordedFileMs?: number): Promise<SharedWork>;
 }
 
 async function onFreshDatabase(test: (setting: Setting) => Promise<void>): Promise<void> {
@@ -37,8 +37,8 @@ async function onFreshDatabase(test: (setting: Setting) => Promise<void>): Promi
   const store = await PostgresStore.open(database.url);
   const clock = new ManualClock(Date.parse('2026-11-25T10:00:00.000Z'));
   const workers: SharedWork[] = [];
-  const worker = async (name: string): Promise<SharedWork> => {
-    const joined = await SharedWork.join(store, clock, { name, leaseMs: 30_000, serviceConcurrency: 2 });
+  const worker = async (name: string, unrecordedFileMs?: number): Promise<SharedWork> => {
+    const joined = await SharedWork.join(store, clock, { name, leaseMs: 30_000, serviceConcurrency: 2, ...(unrecordedFileMs === undefined ? {} : { unrecordedFileMs }) });
     workers.push(joined);
     return joined;
   };
@@ -75,6 +75,25 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
       workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other,
     });
     expect(outcome).toMatchObject({ kind: 'accepted', ready: 3 });
+  }));
+
+  it('a file claimed but never recorded (its claimer killed in between) goes back to the inbox once store.unrecorded_file_ms has passed, not before', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    expect(configSchema.parse({}).store.unrecorded_file_ms).toBe(600_000);
+    expect((await worker('default')).unrecordedFileMs).toBe(600_000);
+    const home = openWorkspace(join(dir, 'w1'));
+    const claim = claimName('eur.csv', clock.now());
+    copyFileSync(template, join(home.folders.processing, claim));
+    writeFileSync(join(home.folders.processing, `${claim}.done`), '');
+    // Its worker, started again: the folder may be shared, so the claim may be another live worker's still hashing it.
+    const me = await worker('w1', 60_000);
+    const recover = () => recoverInterruptedIntakes({ workspace: home, store, shared: me, atStart: false, knownBatches: () => store.batchesInProcessing() });
+    clock.advance(59_000);
+    expect(await recover()).toEqual([]);
+    expect(readdirSync(home.folders.inbox)).toEqual([]);
+    clock.advance(2_000);
+    expect(await recover()).toEqual([claim]);
+    expect(readdirSync(home.folders.inbox).sort()).toEqual(['eur.csv', 'eur.csv.done']);
+    expect(readFileSync(join(home.folders.inbox, 'eur.csv'))).toEqual(readFileSync(template));
   }));
 
   it('keeps the manifest a file came with, and writes it back with the file: taken in again with a manifest required', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
