@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/longest-first-sequencer.js';
 import { SYSTEM, SYSTEM_ALONE, UNIT } from './test/tiers.js';
 
 type TierName = 'unit' | 'integration' | 'system';
@@ -35,6 +36,8 @@ export default defineConfig({
     hookTimeout: 20_000,
     // Forks, not threads: the system tier starts worker threads and native modules (better-sqlite3) of its own.
     pool: 'forks',
+    // The long files first in each group, whatever their tier (test/longest-first-sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     // The summary reporter also writes test-results/junit.xml.
     reporters: ['default', './test/summary-reporter.ts'],
     projects: [

@@ -117,3 +117,25 @@ export function requireTier(what: string, needs: readonly Tier[]): void {
   if (tier === undefined || needs.includes(tier)) return;
   throw new Error(`${what} is for the ${needs.join(' or ')} tier, and this test file is filed under ${tier}: list it in test/tiers.ts`);
 }
+
+/**
+ * The files that took 20 s or more with four files at a time on the 2-core machine, longest first: each group starts
+ * them first (test/longest-first-sequencer.ts), so that the run does not end waiting on one of them alone.
+ */
+export const LONGEST = [
+  'test/engine/workers-database-lost.test.ts',
+  'test/engine/workers.test.ts',
+  'test/chaos/chaos-short.test.ts',
+  'test/cli/embedded-workspace.test.ts',
+  'test/cli/validate-command.test.ts',
+  'test/cli/run-command.test.ts',
+  'test/cli/approvals-command.test.ts',
+  'test/store/checkpointer-under-run-and-watch.test.ts',
+  'test/cli/watch-command.test.ts',
+  'test/cli/cli-conventions.test.ts',
+  'test/batch/pain001-parallel.test.ts',
+  'test/cli/batch-stages.test.ts',
+  'test/batch/xlsx-huge.test.ts',
+  'test/engine/late-answers-after-a-hold.test.ts',
+  'test/cli/help-loads.test.ts',
+];
