@@ -11,7 +11,8 @@
  *   against csv-parse alone on the same file (goal: under 30 s);
  * - resume: the large run is killed (SIGKILL) while sending, and started again;
  *   the time from that start to its first call at the service, counted by a
- *   forwarding proxy in front of the sandbox (goal: within 2 s);
+ *   forwarding proxy in front of the sandbox (goal: within 2 s), and to its
+ *   first new create;
  * - storage: the write-ahead log's largest size while sending (goal: under
  *   64 MB), the database's size and its bytes per row;
  * - the same peak RSS for `paybatch watch` on the large batch (its intake and
@@ -26,141 +27,31 @@
  *   RSS up to acceptance is what the screen costs. BENCH_SCREEN_ONLY=1 runs
  *   only these two intakes (each killed once accepted).
  *
+ * BENCH_RESUME_ONLY=1 runs only the resume with many payouts in flight: a
+ * 300,000-row batch killed with 20,000 created, started again three times; the
+ * first new create within 1 s of each start (bench/scale-resume.ts).
+ *
  * BENCH_STORE=postgres runs only intake to accepted on PostgreSQL against SQLite
  * (issue 42: within 2×), BENCH_ROUNDS rounds (bench/scale-postgres.ts).
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
-import Database from 'better-sqlite3';
 import { generateBatch } from './generate-batch.js';
+import type { Watched } from './paybatch-run.js';
+import { MB, callProxy, rowFigures, runPaybatch, workspace } from './paybatch-run.js';
 import type { SandboxProcess } from './sandbox-process.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { comparePostgresIntake } from './scale-postgres.js';
+import { measureResume, resumeSettings } from './scale-resume.js';
 
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const smallRows = Number(process.env.BENCH_SMALL_ROWS ?? 10_000);
 const sendSeconds = Number(process.env.BENCH_SEND_SECONDS ?? 40);
 const screenOnly = process.env.BENCH_SCREEN_ONLY === '1';
 const postgresOnly = process.env.BENCH_STORE === 'postgres';
-const bin = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
-const MB = 1024 * 1024;
-
-interface Watched {
-  /** Peak RSS (VmHWM) in MB, read just before the process ended. */
-  peakMb: number;
-  /** ms from start to the line matching `mark`, when seen. */
-  markedAtMs: number | null;
-  /** Peak RSS (VmHWM) in MB up to the line matching `mark`: an intake's own peak. */
-  peakAtMarkMb: number | null;
-  /** The largest WAL seen while it ran, in bytes. */
-  walMax: number;
-  exit: number | null;
-}
-
-const vmHwmMb = (pid: number): number => {
-  try {
-    return Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
-  } catch {
-    return 0;
-  }
-};
-
-const sizeOf = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
-
-/**
- * Runs paybatch with `args` on the workspace `home`, sampling its peak RSS and
- * its WAL. It is killed (SIGKILL) `killAfterMs` after `mark` is printed, when
- * given; else it runs to its end.
- */
-function runPaybatch(args: string[], home: string, options: { mark?: RegExp; killAfterMs?: number; killAtMs?: number; killWhen?: () => boolean }): Promise<Watched> {
-  // What the benchmark wrote before (the files it made and copied, an earlier run's database) is put on disk first:
-  // else the disk writes it back while paybatch is measured (a million-row intake right after its file was copied in:
-  // 35.8 s; with the copy on disk: 27.3 s).
-  spawnSync('sync');
-  const child = spawn(process.execPath, [bin, ...args, '--home', home], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const started = performance.now();
-  const watched: Watched = { peakMb: 0, markedAtMs: null, peakAtMarkMb: null, walMax: 0, exit: null };
-  const wal = join(home, 'paybatch.db-wal');
-  const sample = setInterval(() => {
-    watched.peakMb = Math.max(watched.peakMb, vmHwmMb(child.pid as number));
-    watched.walMax = Math.max(watched.walMax, sizeOf(wal));
-  }, 100);
-  const kill = (): void => {
-    watched.peakMb = Math.max(watched.peakMb, vmHwmMb(child.pid as number));
-    child.kill('SIGKILL');
-  };
-  if (options.killAtMs !== undefined) setTimeout(kill, options.killAtMs);
-  const until = options.killWhen && setInterval(() => {
-    if ((options.killWhen as () => boolean)()) kill();
-  }, 250);
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => {
-    err += d.toString();
-    if (options.mark && watched.markedAtMs === null && options.mark.test(err)) {
-      watched.markedAtMs = performance.now() - started;
-      watched.peakAtMarkMb = vmHwmMb(child.pid as number);
-      if (options.killAfterMs !== undefined) setTimeout(kill, options.killAfterMs);
-    }
-  });
-  return new Promise((resolve) => {
-    child.on('exit', (code) => {
-      clearInterval(sample);
-      clearInterval(until);
-      watched.exit = code;
-      watched.walMax = Math.max(watched.walMax, sizeOf(wal));
-      if (code !== 0 && code !== null) process.stderr.write(err.slice(-2000));
-      resolve(watched);
-    });
-  });
-}
-
-/** A forwarding proxy in front of the sandbox that notes when the first call after `arm()` arrives. */
-async function firstCallProxy(target: string): Promise<{ url: string; arm(): void; firstCallAt(): number | null; close(): void }> {
-  const upstream = new URL(target);
-  let armedAt: number | null = null;
-  let first: number | null = null;
-  const server = createServer((req, res) => {
-    if (armedAt !== null && first === null && !req.url?.includes('/corridors')) first = performance.now();
-    const forward = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}${upstream.pathname}`,
-    arm: () => {
-      armedAt = performance.now();
-      first = null;
-    },
-    firstCallAt: () => (first === null || armedAt === null ? null : first - armedAt),
-    close: () => server.close(),
-  };
-}
-
-function workspace(dir: string, name: string, file: string, baseUrl: string, sandbox: SandboxProcess, extra: Record<string, unknown> = {}): string {
-  const home = join(dir, name);
-  mkdirSync(join(home, 'inbox'), { recursive: true });
-  writeFileSync(join(dir, 'secret'), sandbox.secret);
-  writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
-    service: { base_url: baseUrl, api_key: sandbox.key, api_secret_file: join(dir, 'secret') },
-    batch: { invalid_rows: 'skip_invalid' },
-    engine: { concurrency: 32 },
-    ...extra,
-  }));
-  copyFileSync(file, join(home, 'inbox', 'batch.csv'));
-  writeFileSync(join(home, 'inbox', 'batch.csv.done'), '');
-  return home;
-}
+const resumeOnly = process.env.BENCH_RESUME_ONLY === '1';
 
 async function csvParseSeconds(file: string): Promise<number> {
   const started = performance.now();
@@ -185,21 +76,6 @@ async function screenCost(file: string, screened: Watched, baseUrl: string, sand
   rmSync(home, { recursive: true, force: true });
 }
 
-const NO_ROWS = { rows: 0, sent: 0, funded: 0, ready: 0, dbBytes: 0 };
-
-function rowFigures(home: string): typeof NO_ROWS {
-  if (!existsSync(join(home, 'paybatch.db'))) return NO_ROWS;
-  const db = new Database(join(home, 'paybatch.db'), { readonly: true });
-  try {
-    // The file is made a moment before its tables.
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'rows'").get() === undefined) return NO_ROWS;
-    const counted = db.prepare("SELECT COUNT(*) AS rows, COUNT(transaction_id) AS sent, COUNT(funded_at) AS funded, COUNT(*) FILTER (WHERE phase = 'ready') AS ready FROM rows").get() as { rows: number; sent: number; funded: number; ready: number };
-    return { ...counted, dbBytes: sizeOf(join(home, 'paybatch.db')) };
-  } finally {
-    db.close();
-  }
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'paybatch-bench-scale-'));
 const sandboxConfig = join(dir, 'sandbox.json');
 writeFileSync(sandboxConfig, JSON.stringify({
@@ -207,7 +83,7 @@ writeFileSync(sandboxConfig, JSON.stringify({
   payout: { clearing_ms: 3_600_000, delay_ms: [3_600_000, 3_600_000] },
 }));
 const sandbox = await startSandboxProcess(sandboxConfig);
-const proxy = await firstCallProxy(sandbox.url);
+const proxy = await callProxy(sandbox.url);
 let failed = false;
 const goal = (ok: boolean): string => {
   if (!ok) failed = true;
@@ -225,6 +101,15 @@ try {
     sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
     process.exit(failed ? 1 : 0);
+  }
+  if (resumeOnly) {
+    const settings = resumeSettings(process.env);
+    console.log(`bench:scale  resume only: ${settings.rows} rows, killed with ${settings.inFlight} in flight, ${settings.rounds} restarts; sandbox in its own process, behind a proxy that times the first calls`);
+    const met = await measureResume(dir, sandbox, proxy, settings);
+    proxy.close();
+    sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(met ? 0 : 1);
   }
   if (postgresOnly) {
     const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -269,11 +154,11 @@ try {
   console.log(`  database                       ${(killedFigures.dbBytes / MB).toFixed(0)} MB, ${(killedFigures.dbBytes / killedFigures.rows).toFixed(0)} bytes per row`);
   await screenCost(largeFile, killed, sandbox.url, sandbox);
 
-  proxy.arm();
-  const resumed = await runPaybatch(['run', '--wait', '1h'], largeHome, { killAtMs: 10_000 });
+  const resumed = await runPaybatch(['run', '--wait', '1h'], largeHome, { killAtMs: 10_000, starting: () => proxy.arm() });
   const firstCall = proxy.firstCallAt();
+  const firstCreate = proxy.firstCreateAt();
   const resumedFigures = rowFigures(largeHome);
-  console.log(`  resume after SIGKILL           first call ${firstCall === null ? 'never' : `${(firstCall / 1000).toFixed(2)} s`} after the start  (goal: within 2 s: ${goal(firstCall !== null && firstCall < 2000)}); ${resumedFigures.sent - killedFigures.sent} more sent in 10 s, peak RSS ${resumed.peakMb} MB, WAL largest ${(resumed.walMax / MB).toFixed(1)} MB`);
+  console.log(`  resume after SIGKILL           first call ${firstCall === null ? 'never' : `${(firstCall / 1000).toFixed(2)} s`} after the start  (goal: within 2 s: ${goal(firstCall !== null && firstCall < 2000)}), first new create ${firstCreate === null ? 'never' : `${(firstCreate / 1000).toFixed(2)} s`}; ${resumedFigures.sent - killedFigures.sent} more sent in 10 s, peak RSS ${resumed.peakMb} MB, WAL largest ${(resumed.walMax / MB).toFixed(1)} MB`);
 
   // The daemon on the small batch to its end, then on the large one: a fresh workspace each, the large one's intake and
   // as long of sending, then SIGKILL.
