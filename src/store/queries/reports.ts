@@ -24,8 +24,10 @@ export async function ledgerRows(c: SqlConnection, scope: ReportScope): Promise<
 
 /** The same rows, a page of at most `limit` after `after` in the order (batch, line): a report read in pages by keyset. */
 export async function ledgerRowPage(c: SqlConnection, scope: ReportScope, after: { batch: string; line: number } | null, limit: number | null): Promise<LedgerRow[]> {
-  const keyset = after === null ? '' : ' AND (r.batch_id > ? OR (r.batch_id = ? AND r.line > ?))';
-  const afterValues = after === null ? [] : [after.batch, after.batch, after.line];
+  // A row value, which both databases take as where to start in the primary key. Written as `batch > ? OR (batch = ?
+  // AND line > ?)`, SQLite scanned from the first row for every page: a day's report of 200,000 rows read 4 million.
+  const keyset = after === null ? '' : ' AND (r.batch_id, r.line) > (?, ?)';
+  const afterValues = after === null ? [] : [after.batch, after.line];
   const page = limit === null ? '' : ` LIMIT ${Math.floor(limit)}`;
   if ('batch' in scope) {
     return c.all<LedgerRow>(`SELECT ${LEDGER_COLUMNS} FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.batch_id = ?${keyset} ORDER BY r.batch_id, r.line${page}`, [scope.batch, ...afterValues]);
