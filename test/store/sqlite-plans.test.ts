@@ -10,19 +10,25 @@ import type Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
-describe('plans of the queries run on each webhook', () => {
+/** Every statement the store prepares from now on (`seen`), and the database's own prepare, to ask for their plans. */
+function recordStatements(store: SqliteStore): { prepare: Database.Database['prepare']; seen: string[] } {
+  const db = (store as unknown as { db: Database.Database }).db;
+  const prepare = db.prepare.bind(db);
+  const seen: string[] = [];
+  db.prepare = ((sql: string) => {
+    seen.push(sql);
+    return prepare(sql);
+  }) as typeof db.prepare;
+  return { prepare, seen };
+}
+
+describe('plans of the queries run on each webhook, and of a report\'s pages', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-plans-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('rows waiting on a sender are found by the index of phases, not by reading the batch', async () => {
     const store = SqliteStore.open(join(dir, 'paybatch.db'));
-    const db = (store as unknown as { db: Database.Database }).db;
-    const prepare = db.prepare.bind(db);
-    const seen: string[] = [];
-    db.prepare = ((sql: string) => {
-      seen.push(sql);
-      return prepare(sql);
-    }) as typeof db.prepare;
+    const { prepare, seen } = recordStatements(store);
     await store.rowsWaitingOnSender('SND-1');
     const sql = seen.find((text) => text.includes('sender.external_id')) as string;
     const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all('SND-1') as { detail: string }[]).map((step) => step.detail).join('; ');
@@ -33,13 +39,7 @@ describe('plans of the queries run on each webhook', () => {
 
   it('a report\'s pages after the first start in the primary key where the last ended, for a day and for a batch', async () => {
     const store = SqliteStore.open(join(dir, 'report-pages.db'));
-    const db = (store as unknown as { db: Database.Database }).db;
-    const prepare = db.prepare.bind(db);
-    const seen: string[] = [];
-    db.prepare = ((sql: string) => {
-      seen.push(sql);
-      return prepare(sql);
-    }) as typeof db.prepare;
+    const { prepare, seen } = recordStatements(store);
     const after = { batch: 'B20260302-00000001', line: 5000 };
     await store.ledgerRowPage({ from: '2026-03-02T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' }, after, 5000);
     await store.ledgerRowPage({ batch: after.batch }, after, 5000);
