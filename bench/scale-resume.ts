@@ -9,6 +9,7 @@
  * the goal (first create within 1 s) is judged on the median round.
  */
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { generateBatch } from './generate-batch.js';
 import type { CallProxy } from './paybatch-run.js';
 import { rowFigures, runPaybatch, workspace } from './paybatch-run.js';
@@ -32,7 +33,7 @@ const seconds = (ms: number | null): string => (ms === null ? 'never' : `${(ms /
 
 /** Prints the figures; true when the goal is met. */
 export async function measureResume(dir: string, sandbox: SandboxProcess, proxy: CallProxy, settings: ResumeSettings): Promise<boolean> {
-  const file = `${dir}/resume.csv`;
+  const file = join(dir, 'resume.csv');
   await generateBatch(file, settings.rows);
   const home = workspace(dir, 'resume', file, proxy.url, sandbox);
   const createdBefore = proxy.creates();

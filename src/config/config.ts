@@ -256,6 +256,9 @@ const consoleSchema = z.strictObject({
   people: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, 'a name of letters, digits, dots, dashes, underscores'), z.strictObject({ role: z.enum(['viewer', 'operator']) })).default({}),
 });
 
+/** store.unrecorded_file_ms's default: ten minutes (also SharedWork's, for a worker joined without the configuration). */
+export const UNRECORDED_FILE_MS = 10 * 60_000;
+
 /** Where paybatch keeps its state: SQLite in the workspace (the default), or PostgreSQL shared by several workers. */
 const storeSchema = z.strictObject({
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE; PAYBATCH_DATABASE_URL overrides it. Unset: SQLite in the workspace. */
@@ -271,7 +274,7 @@ const storeSchema = z.strictObject({
    * claiming (between the claim and the record, a moment), and is put back in the inbox. A live worker records its batch
    * once the file is hashed: seconds, even for the largest file.
    */
-  unrecorded_file_ms: delayMs.min(10_000).default(600_000),
+  unrecorded_file_ms: delayMs.min(10_000).default(UNRECORDED_FILE_MS),
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
   /** SQLite: group commits in a second that move checkpoints to a thread of their own (lower: it starts on a slow machine). */

@@ -8,6 +8,7 @@
  * unfinished intakes go to the others, which resolve what it left in flight by
  * lookup, as a restart does.
  */
+import { UNRECORDED_FILE_MS } from '../config/config.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
@@ -25,9 +26,6 @@ function processAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
-
-/** store.unrecorded_file_ms's default. */
-export const UNRECORDED_FILE_MS = 10 * 60_000;
 
 export interface SharedWorkOptions {
   name: string;
