@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow } from '../store/port.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
-import { cancelOnRequest as cancelOnRequestDecision, cancelOnRequestUndone } from './decide.js';
+import { cancelOnRequest as cancelOnRequestDecision, cancelOnRequestUndone } from './step-decisions.js';
 import type { PipelineLog, RowSteps } from './steps.js';
 import { isUnpaidFinalState } from '../payout-states.js';
 

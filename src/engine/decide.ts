@@ -13,13 +13,13 @@
 import type { ServiceTransaction } from '../api/answers.js';
 import type { Issue } from '../validate/issue.js';
 import { duration, money } from './for-people.js';
-import type { CommitOutcome, ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/port.js';
+import type { ObservationSource, PipelineRow, RowAudit, RowChanges, RowPatch } from '../store/port.js';
 import type { Mismatch } from './answer-check.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
-import type { Phase, ReasonCode } from '../payout-states.js';
-import { REASONS, UNFUNDED_AT_SERVICE_PHASES, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
+import type { ReasonCode } from '../payout-states.js';
+import { REASONS, SERVICE_CANCELLABLE_STATES, UNFUNDED_AT_SERVICE_PHASES, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
 
 export { MAX_CLOCK_SKEW_MS } from '../payout-states.js';
 
@@ -41,6 +41,8 @@ export interface Policy {
   polling: PollingPolicy;
   /** Funding calls in a row while each outcome is unknown; then the next scheduled read tries again. */
   fundAttempts: number;
+  /** [D11] Cancellations sent for a row in all while its transaction stays cancellable (see cancelAgain). */
+  cancelSends: number;
 }
 
 /** What was asked when the service said this: it decides which checks apply, and how the change was learned. */
@@ -55,6 +57,8 @@ export type Action =
   | { kind: 'none' }
   | { kind: 'fund'; amount: string; currency: string }
   | { kind: 'cancel'; outcome: ReasonCode; detail: string }
+  /** The cancellation decided earlier, sent again (the `sends`th); or, with `sends` past the policy's, not sent: given up. */
+  | { kind: 'cancel_again'; sends: number; given_up: boolean }
   | { kind: 'hold'; detail: string; mismatches: readonly Mismatch[] };
 
 export interface Decision {
@@ -102,10 +106,30 @@ export function hold(row: PipelineRow, asked: Asked | string, mismatches: readon
 /** Ends a created row that will not be funded: its transaction is cancelled [D11], with the reason in words. */
 export function cancel(outcome: ReasonCode, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
   return {
-    patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling) } },
+    patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling), ...cancelSent(1, now) } },
     action: { kind: 'cancel', outcome, detail },
     label: 'applied',
   };
+}
+
+/** The count of cancellations sent since the row entered cancelling, and the time of the last one. */
+export const cancelSent = (sends: number, now: number): RowChanges => ({ cancels_sent: sends, cancel_sent_at: iso(now) });
+
+/**
+ * [D11] A row still cancelling while the service holds its transaction in a state it may be cancelled in (and does not
+ * say may_cancel false): the DELETE may never have reached the service (unanswered, or paybatch stopped between
+ * committing the intent and sending it), and nothing else would send it. It is sent again, no sooner than one first
+ * polling interval after the last, `policy.cancelSends` times in all; then given up once, said in the log and the
+ * audit trail, and the row is still followed. A second DELETE is harmless: answered 202 or 422 [D11].
+ */
+function cancelAgain(row: PipelineRow, state: string | null, mayCancel: unknown, now: number, policy: Policy, patch: RowPatch): Decision {
+  const sent = row.cancels_sent ?? 0;
+  const due = (SERVICE_CANCELLABLE_STATES as readonly string[]).includes(state ?? '') && mayCancel !== false && sent <= policy.cancelSends
+    && !(row.cancel_sent_at && now < Date.parse(row.cancel_sent_at) + firstInterval(policy.polling));
+  if (!due) return { patch, action: { kind: 'none' }, label: 'applied' };
+  const givenUp = sent >= policy.cancelSends;
+  const changes = { ...patch.changes, ...(givenUp ? { cancels_sent: sent + 1 } : cancelSent(sent + 1, now)) };
+  return { patch: { ...patch, changes }, action: { kind: 'cancel_again', sends: sent + 1, given_up: givenUp }, label: 'applied' };
 }
 
 /** The service's state and amounts, as a row stores them. */
@@ -224,6 +248,9 @@ export function intentAudits(row: PipelineRow, decision: Decision, at: string): 
   const transaction = decision.patch?.changes.transaction_id ?? row.transaction_id;
   if (action.kind === 'fund') return [{ action: 'fund_requested', at, details: { transaction, amount: action.amount, currency: action.currency } }];
   if (action.kind === 'cancel') return [{ action: 'cancel_requested', at, details: { transaction, outcome: action.outcome, reason: action.detail } }];
+  if (action.kind === 'cancel_again') {
+    return [{ action: action.given_up ? 'cancel_given_up' : 'cancel_requested', at, details: { transaction, outcome: row.outcome, sends: action.given_up ? action.sends - 1 : action.sends } }];
+  }
   if (action.kind === 'hold') return [{ action: 'answer_mismatch', at, details: { transaction, reason: action.detail } }];
   return [];
 }
@@ -302,90 +329,13 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
     }
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }
+  if (phase === 'cancelling') return cancelAgain(row, state, tx.raw.may_cancel, now, policy, follow(changes));
   return { patch: follow(changes), action: { kind: 'none' }, label: 'applied' };
 }
-
-/*
- * The decisions of the steps around the service's calls (steps.ts applies them). Each takes the row as stored now:
- * on a conflict the step reads it again and asks again. A decision that does not apply to the row as it is now is
- * 'stale' and changes nothing.
- */
-
-const stale = (): Decision => none('stale');
-const applied = (changes: RowChanges, audits?: RowAudit[]): Decision => ({ patch: { changes, ...(audits ? { audits } : {}) }, action: { kind: 'none' }, label: 'applied' });
 
 /** A decision made outside `decide` records the intents of its calls too (after `before`, the audits it carries over). */
 export function withIntentAudits(row: PipelineRow, decision: Decision, now: number, before: RowAudit[] = []): Decision {
   if (!decision.patch || decision.patch.audits) return decision;
   const audits = [...before, ...intentAudits(row, decision, iso(now))];
   return audits.length > 0 ? { ...decision, patch: { ...decision.patch, audits } } : decision;
-}
-
-/** [D7] A ready row claimed for its create: creating, from when paybatch asked (its transaction cannot be older). */
-export function claimForCreate(row: PipelineRow, now: number): Decision {
-  if (row.phase !== 'ready') return stale();
-  return applied({ phase: 'creating', created_at: iso(now) }, [{
-    action: 'create_requested', at: iso(now), details: { external_id: row.external_id, amount: row.request.output_amount_in_cents, currency: row.request.output_currency_code },
-  }]);
-}
-
-/** The service refused the create [7]: the row ends there, with its reasons. */
-export function refusedByService(row: PipelineRow, reasons: string, message: string): Decision {
-  return applied({ phase: 'final', outcome: REASONS.rejectedByService, outcome_detail: reasons, errors: [{ line: row.line, column: 'external_id', code: REASONS.rejectedByService, message }] });
-}
-
-/** A row not signed for: ready, it ends not sent; creating (a create may have gone out before a restart), it is held for a person. */
-export function refuseUnapproved(row: PipelineRow, reason: string): Decision {
-  if (row.phase === 'ready') return applied({ phase: 'not_sent', outcome: REASONS.approvalInvalid, outcome_detail: reason });
-  if (row.phase === 'creating') return { ...applied({ phase: 'held', outcome: REASONS.approvalInvalid, outcome_detail: reason, next_read_at: null }), label: 'held' };
-  return stale();
-}
-
-/** The service refused a funding paybatch sent: the row, if still being funded, is cancelled with the reason. */
-export function fundingCallRefused(row: PipelineRow, outcome: ReasonCode, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
-  return row.phase === 'funding' ? cancel(outcome, detail, now, polling, changes) : stale();
-}
-
-/**
- * A row ended by paybatch's own decision (a sender rejected, a stopped currency): cancelled, if in one of `phases`. With
- * `reasonIfCanceled`, a row the service cancelled meanwhile, unfunded and with no reason recorded, keeps this one.
- */
-export function endByPaybatch(row: PipelineRow, end: { outcome: ReasonCode; detail: string; phases: readonly Phase[]; reasonIfCanceled?: boolean }, now: number, polling: PollingPolicy): Decision {
-  if ((end.phases as readonly string[]).includes(row.phase)) return cancel(end.outcome, end.detail, now, polling);
-  if (end.reasonIfCanceled && row.phase === 'final' && row.state === 'canceled' && row.outcome === null && row.funded_at === null) {
-    return applied({ outcome: end.outcome, outcome_detail: end.detail });
-  }
-  return stale();
-}
-
-/** [D11] A person asked to cancel a row in phase `from`: cancelling, with who asked and what it was, read again soon. */
-export function cancelOnRequest(row: PipelineRow, from: string, request: { by: string | null; detail: string; state: string }, now: number, polling: PollingPolicy): Decision {
-  if (row.phase !== from) return stale();
-  return applied({ phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: request.detail, next_read_at: now + firstInterval(polling) }, [{
-    action: 'cancel_requested', at: iso(now), actor: request.by ?? 'unknown', details: { transaction: row.transaction_id, outcome: REASONS.cancelledOnRequest, state: request.state },
-  }]);
-}
-
-/** The service refused the cancellation asked for, or never answered: the row goes back to where it was, with its reason. */
-export function cancelOnRequestUndone(row: PipelineRow, before: Pick<PipelineRow, 'phase' | 'outcome' | 'outcome_detail'>): Decision {
-  return row.phase === 'cancelling' ? applied({ phase: before.phase, outcome: before.outcome, outcome_detail: before.outcome_detail }) : stale();
-}
-
-/**
- * The store refused a decision's commit: its reservation (over the budget, or the currency stopped), or the
- * transaction id it adopts (another row's). What to store instead: the funding refused, with the limit that
- * refused it and the states learned kept; or the row held for a person.
- */
-export function afterRefusedCommit(row: PipelineRow, decision: Decision, refusal: Exclude<CommitOutcome, { kind: 'applied' | 'moved' }>, now: number, policy: Policy): Decision {
-  if (refusal.kind === 'taken') {
-    const mismatch: Mismatch = { field: 'id', asked: 'a transaction of its own', answered: `${String(decision.patch?.changes.transaction_id)}, the transaction of batch ${refusal.batch_id} line ${refusal.line}` };
-    return withIntentAudits(row, hold(row, 'the answer', [mismatch]), now);
-  }
-  const learned = (decision.patch?.audits ?? []).filter((a) => a.action === 'state_learned');
-  if (refusal.kind === 'stopped') return withIntentAudits(row, refuseFunding(decision, REASONS.insufficientFunds, `not funded: ${refusal.detail}`, now, policy), now, learned);
-  const reserve = decision.patch?.reserve;
-  const currency = reserve?.currency ?? row.request.input_currency_code;
-  const amount = reserve?.amount ?? 0n;
-  const detail = `input ${money(amount, currency)} would take the batch to ${money(refusal.committed + amount, currency)}, over its budget ${money(reserve?.budget ?? 0n, currency)} (engine.batch_budget, or the ceiling approved)`;
-  return withIntentAudits(row, refuseFunding(decision, REASONS.overBudget, detail, now, policy), now, learned);
 }

@@ -45,6 +45,8 @@ export interface PipelineDeps {
 const PAGE = 500;
 /** Funding calls in a row while each outcome is unknown, before the next scheduled read tries again. */
 const FUND_ATTEMPTS = 3;
+/** [D11] Cancellations sent for a row in all while its transaction stays cancellable: the first, and two again. */
+const CANCEL_SENDS = 3;
 const HEARTBEAT = 'engine';
 
 export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
@@ -56,6 +58,7 @@ export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
     fundingDeadlineMs: engine.funding_deadline_ms,
     polling: engine.polling,
     fundAttempts: FUND_ATTEMPTS,
+    cancelSends: CANCEL_SENDS,
   };
 }
 

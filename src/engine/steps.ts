@@ -20,9 +20,8 @@ import { WHOLE_STEP_SLOT } from './call-slots.js';
 import type { PipelineRow, PipelineStore, RowPatch } from '../store/port.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
-import {
-  afterRefusedCommit, claimForCreate, decide, endByPaybatch, fundingCallRefused, fundingDeadline, hold, refuseUnapproved, refusedByService, withIntentAudits,
-} from './decide.js';
+import { decide, fundingDeadline, hold, withIntentAudits } from './decide.js';
+import { afterRefusedCommit, claimForCreate, endByPaybatch, fundingCallRefused, refuseUnapproved, refusedByService } from './step-decisions.js';
 import { money } from './for-people.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
 import { REASONS, isAttentionState } from '../payout-states.js';
@@ -109,6 +108,15 @@ export class RowSteps {
       if (action.outcome === REASONS.approvalInvalid) await this.deps.onUnapprovedRow(row.batch_id, action.detail);
       this.deps.log(action.outcome === REASONS.insufficientFunds || action.outcome === REASONS.fundRefused ? action.outcome : 'limit_refused', { ...where(row), transaction: row.transaction_id, outcome: action.outcome, detail: action.detail });
       await this.sendCancel(row, slot);
+    } else if (action.kind === 'cancel_again') {
+      // A cancellation decided earlier, still not taken by the service (see decide's cancelAgain).
+      const fields = { ...where(row), transaction: row.transaction_id, state: row.state, outcome: row.outcome };
+      if (action.given_up) {
+        this.deps.log('cancel_given_up', { ...fields, sends: action.sends - 1, reason: 'the service still holds the transaction as cancellable; a person should look' });
+      } else {
+        this.deps.log('cancel_sent_again', { ...fields, sends: action.sends });
+        await this.sendCancel(row, slot);
+      }
     } else if (action.kind === 'fund') {
       await this.fund(row, action.amount, action.currency, slot);
     } else if (decision.label === 'applied' && row.phase === 'final' && decision.patch) {
@@ -250,7 +258,7 @@ export class RowSteps {
 
   /**
    * Ends a created row with a decision of paybatch's own (a sender rejected, a stopped currency): cancelled, with the
-   * reason (see decide's endByPaybatch).
+   * reason (see step-decisions.ts, endByPaybatch).
    */
   async end(row: PipelineRow, outcome: ReasonCode, detail: string, phases: readonly Phase[] = ['created'], options: { reasonIfCanceled?: boolean } = {}): Promise<boolean> {
     const ended = await this.commit(row, (current) => endByPaybatch(current, { outcome, detail, phases, ...options }, this.deps.clock.now(), this.deps.policy.polling));

@@ -295,6 +295,16 @@ export const mayCancelAndBackfills: SchemaChange = () => `
       );
     `;
 
+/**
+ * [D11] The cancellations sent for a row: how many since it entered cancelling, and when the last one went. A DELETE
+ * that never reached the service (unanswered, or paybatch stopped between recording the intent and sending it) is sent
+ * again on a later read that finds the transaction still cancellable (src/engine/decide.ts, cancelAgain).
+ */
+export const cancelsSent: SchemaChange = () => `
+      ALTER TABLE rows ADD COLUMN cancels_sent INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE rows ADD COLUMN cancel_sent_at TEXT;
+    `;
+
 /** The batch an existing entry is about (src/audit/entry-batch.ts, the same rule), in each database's functions. */
 const ENTRY_BATCH: Record<Dialect, string> = {
   sqlite: `

@@ -17,7 +17,11 @@
  *       passes the guard (max_input_per_row, the batch's allowance), before the
  *       funding deadline;
  *   (5) money is exact (integer minor-unit strings, bigint);
- *   (6) a 200 to paybatch's own funding call is proof of funding.
+ *   (6) a 200 to paybatch's own funding call is proof of funding;
+ *   (7) a cancellation decided earlier is sent again only for a row still
+ *       cancelling, from a current observation of a transaction the service
+ *       may still cancel, no sooner than one first polling interval after the
+ *       last, at most the policy's number of times in all, then given up once.
  *
  * The oracle is written from the spec (states [3.1], D8, D10) rather than copied
  * from the code: times are compared as instants (Date.parse), not as strings.
@@ -76,6 +80,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const POLLING: PollingPolicy = { first_window_ms: 3_600_000, first_window_reads: 6, later_interval_ms: 3_600_000, reads_per_second: 5 };
 const DEADLINE_MS = 50 * MIN;
 const FUND_ATTEMPTS = 3;
+const CANCEL_SENDS = 3;
 const TWO_53 = 2n ** 53n;
 const MAX_18 = 999_999_999_999_999_999n;
 
@@ -92,12 +97,15 @@ function policyOf(maxInputPerRow: Record<string, string>, allowance: Allowance, 
     fundingDeadlineMs: DEADLINE_MS,
     polling: POLLING,
     fundAttempts: FUND_ATTEMPTS,
+    cancelSends: CANCEL_SENDS,
   };
 }
 
 // The spec's vocabulary [3.1], written here again so the oracle does not lean on the code under test.
 const KNOWN_STATES = ['initial', 'verified', 'approved', 'pending', 'mispaid', 'received', 'processing', 'manual', 'paid', 'canceled', 'refunded', 'exception', 'error', 'stuck'] as const;
 const SPEC_FUNDED = new Set(['pending', 'mispaid', 'received', 'processing', 'paid', 'manual', 'error', 'exception', 'stuck', 'refunded']);
+/** States the service still accepts a cancellation in (may_cancel) [3.1], [D11]: before payout, or stopped in error. */
+const SPEC_CANCELLABLE = new Set(['initial', 'verified', 'approved', 'pending', 'received', 'error', 'manual', 'exception']);
 const UNKNOWN_STATES = ['funded', 'paid_out', 'Paid', 'PAID', 'cancelled', 'approved ', '', 'settled', 'expired'];
 /** The order the spec's flow implies [3.1], [3.2], for observations made at the same instant. */
 const SPEC_ORDER: Record<string, number> = {
@@ -206,9 +214,19 @@ function makeScenario(g: Gen, phase: Phase): Scenario {
     case 'funded':
       Object.assign(base, { state: g.pick(['pending', 'received', 'processing', 'manual', 'error', 'stuck', 'exception', 'mispaid', 'canceled', 'approved']), funded_at: fundedAt(), fund_attempts: g.int(1, FUND_ATTEMPTS) });
       break;
-    case 'cancelling':
-      Object.assign(base, { state: g.pick(['initial', 'verified', 'approved']), outcome: g.pick(['quote_rejected', 'over_budget', 'funding_deadline', 'sender_not_approved', 'cancelled_on_request']), outcome_detail: 'why' });
+    case 'cancelling': {
+      // Some funded: a funding refused that the service made all the same, or a cancellation a person asked for.
+      const funded = g.chance(0.3);
+      const state = funded ? g.pick(['pending', 'received', 'error', 'manual', 'exception', 'processing']) : g.pick(['initial', 'verified', 'approved']);
+      // Cancellations sent so far, the last some minutes ago (or not recorded: a row stored before they were counted).
+      const sends = g.int(0, CANCEL_SENDS + 1);
+      const sentAt = sends === 0 || g.chance(0.1) ? null : iso(NOW - g.int(0, 2 * firstInterval(POLLING) / MIN) * MIN);
+      Object.assign(base, {
+        state, funded_at: funded ? fundedAt() : null, fund_attempts: funded ? 1 : 0, cancels_sent: sends, cancel_sent_at: sentAt,
+        outcome: g.pick(['quote_rejected', 'over_budget', 'funding_deadline', 'sender_not_approved', 'cancelled_on_request', 'fund_refused']), outcome_detail: 'why',
+      });
       break;
+    }
     case 'final': {
       const state = g.pick(['paid', 'refunded', 'canceled']);
       const funded = state !== 'canceled';
@@ -354,7 +372,7 @@ function makeObservation(g: Gen, row: PipelineRow, asked: Asked): Observation {
     created: ['approved', 'initial', 'verified', 'canceled', 'pending'],
     funding: ['approved', 'pending', 'processing', 'canceled', 'refunded', 'received'],
     funded: ['processing', 'paid', 'error', 'manual', 'canceled', 'refunded', 'pending', 'approved'],
-    cancelling: ['canceled', 'approved', 'initial', 'refunded'],
+    cancelling: ['canceled', 'approved', 'initial', 'refunded', 'error', 'pending'],
     final: ['processing', 'pending', 'approved', 'paid', 'canceled', 'refunded'],
   };
   const state = roll < 0.2 && row.state !== null ? row.state
@@ -509,7 +527,7 @@ function verify(c: Case): Violation[] {
         if (extra.length > 0) fail('(2) older stored by fund answer', `${why} stored ${extra.join(',')}`);
         if (changes.phase !== undefined && changes.phase !== 'funded') fail('(2) older moved the row', `${why} fund answer moved to ${changes.phase}`);
       }
-      if (action.kind === 'fund' || action.kind === 'cancel') fail('(2) older acted on', `${why} gave ${action.kind}`);
+      if (action.kind === 'fund' || action.kind === 'cancel' || action.kind === 'cancel_again') fail('(2) older acted on', `${why} gave ${action.kind}`);
     }
     // Conversely: a newer observation of a row in flight is not dropped as stale.
     const newer = seenMs !== null && (storedMs === null || seenMs > storedMs);
@@ -580,6 +598,26 @@ function verify(c: Case): Violation[] {
   // A cancel is one of paybatch's own limits, and never of a funded row.
   if (action.kind === 'cancel' && !['quote_rejected', 'funding_deadline', 'approval_invalid', 'sender_not_approved'].includes(action.outcome)) fail('cancel reason', action.outcome);
   if (action.kind === 'cancel' && (fundedBefore || fundedAfter)) fail('(4) cancel a funded row', `${row.phase}`);
+
+  // (7) A cancellation sent again.
+  const sends = row.cancels_sent ?? 0;
+  const lastSent = row.cancel_sent_at ? Date.parse(row.cancel_sent_at) : null;
+  const cancelDue = lastSent === null || NOW >= lastSent + firstInterval(POLLING);
+  const cancellable = SPEC_CANCELLABLE.has(after.state ?? '') && obs.raw.may_cancel !== false;
+  if (action.kind === 'cancel_again') {
+    if (row.phase !== 'cancelling' || after.phase !== 'cancelling') fail('(7) cancel again from phase', `${row.phase} -> ${after.phase}`);
+    if (!cancellable) fail('(7) cancel again, not cancellable', `state ${String(after.state)}, may_cancel ${String(obs.raw.may_cancel)}`);
+    if (!cancelDue) fail('(7) cancel again too soon', `last sent ${String(row.cancel_sent_at)}`);
+    if (sends > CANCEL_SENDS) fail('(7) given up twice', `${sends} sent`);
+    if (action.sends !== sends + 1 || after.cancels_sent !== sends + 1) fail('(7) sends counted', `${sends} -> ${String(after.cancels_sent)}, action ${action.sends}`);
+    if (action.given_up !== (sends >= CANCEL_SENDS)) fail('(7) sends beyond the policy', `${sends} sent, given_up ${action.given_up}`);
+    if (action.given_up ? 'cancel_sent_at' in changes : after.cancel_sent_at !== iso(NOW)) fail('(7) time of the send', String(changes.cancel_sent_at));
+    if (!patch?.audits?.some((a) => a.action === (action.given_up ? 'cancel_given_up' : 'cancel_requested'))) fail('audit', 'cancel again without its entry');
+  } else if (row.phase === 'cancelling' && label === 'applied' && after.phase === 'cancelling' && cancellable && cancelDue && sends <= CANCEL_SENDS) {
+    // Nor over-strict: a current observation of a cancellable transaction, once due, sends it (or gives up).
+    fail('(7) cancel not sent again', `${row.phase}/${row.state} -> ${String(after.state)}, ${sends} sent, last ${String(row.cancel_sent_at)}, action ${action.kind}`);
+  }
+  if (action.kind !== 'cancel_again' && action.kind !== 'cancel' && ('cancels_sent' in changes || 'cancel_sent_at' in changes)) fail('(7) sends counted', 'without a cancellation');
 
   // (5) Money is exact: amounts stored are integer strings, the ones the service said or the row had.
   for (const key of ['input_amount', 'output_amount', 'refunded_amount'] as const) {
@@ -672,7 +710,7 @@ describe('decide against generated lies (properties)', () => {
   it('the generator covers every label and action', () => {
     const tally = runCases(0x5eed_0007, propertyRuns(4_000), ALL_PHASES);
     expect(Object.keys(tally.labels).sort()).toEqual(['after_final', 'applied', 'held', 'mismatch', 'not_created_yet', 'not_in_flight', 'stale']);
-    expect(Object.keys(tally.actions).sort()).toEqual(['cancel', 'fund', 'hold', 'none']);
+    expect(Object.keys(tally.actions).sort()).toEqual(['cancel', 'cancel_again', 'fund', 'hold', 'none']);
   });
 });
 
@@ -711,7 +749,8 @@ describe('decide: focused properties', () => {
       const ms = NOW - g.int(1, 40 * MIN);
       const phase = g.pick<Phase>(['created', 'funded', 'cancelling']);
       const state = phase === 'funded' ? g.pick<TxState>(['pending', 'processing', 'error', 'manual']) : g.pick<TxState>(['initial', 'verified']);
-      const row = baseRow(phase, { state, observed_at: iso(ms), funded_at: phase === 'funded' ? iso(ms) : null, created_at: iso(NOW - 30 * MIN) });
+      // A cancelling row's cancellation sent a minute ago: not due again.
+      const row = baseRow(phase, { state, observed_at: iso(ms), funded_at: phase === 'funded' ? iso(ms) : null, created_at: iso(NOW - 30 * MIN), cancels_sent: 1, cancel_sent_at: iso(NOW - MIN) });
       const tx = txOf(row, { state, updated_at: spell(g, ms) });
       expect(tx.updated_at).toBe(row.observed_at);
       const d = decide(row, { tx, asked: g.pick(['read', 'webhook']) }, NOW, POLICY);

@@ -12,10 +12,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ServiceTransaction } from '../../src/api/answers.js';
 import { parseTransaction } from '../../src/api/answers.js';
 import type { PayoutClient } from '../../src/api/client.js';
+import { OutcomeUnknown } from '../../src/api/errors.js';
 import type { PayoutRequest } from '../../src/api/payout-request.js';
 import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { policyOf } from '../../src/engine/pipeline.js';
+import { firstInterval } from '../../src/engine/read-schedule.js';
 import { RowSteps } from '../../src/engine/steps.js';
 import type { PipelineRow } from '../../src/store/port.js';
 import type { Phase, TxState } from '../../src/payout-states.js';
@@ -204,6 +206,63 @@ describe('races of one row, on a manual clock', () => {
     const after = (await store.row(funded.batch_id, 2)) as PipelineRow;
     expect({ label, phase: after.phase, state: after.state }).toEqual({ label: 'applied', phase: 'final', state: 'paid' });
   });
+  it('a cancellation that never reached the service is sent again on a later read: one polling interval apart, three in all, then given up once', async () => {
+    // The chaos run's case: the funding was refused, yet the service holds the transaction funded, in error, cancellable.
+    const funded = await rowIn('funded', 'error', '2026-01-05T09:00:10.000Z', true);
+    const log: string[] = [];
+    const calls: string[] = [];
+    let reachable = false;
+    const steps = new RowSteps({
+      store, clock, policy: policyOf(engine), log: (event) => log.push(event), limits: () => ({}), onBalanceExhausted: async () => {}, onUnapprovedRow: async () => {},
+      client: {
+        async cancelTransaction(id: string) {
+          calls.push(`DELETE ${id}`);
+          if (!reachable) throw new OutcomeUnknown('connection reset');
+          return tx('error', '2026-01-05T09:00:10.000Z');
+        },
+      } as unknown as PayoutClient,
+    });
+    const interval = firstInterval(engine.polling);
+    const read = async (state = 'error', extra: Record<string, unknown> = {}): Promise<PipelineRow> => {
+      await steps.observe((await store.row(funded.batch_id, 2)) as PipelineRow, tx(state, '2026-01-05T09:00:10.000Z', extra), 'read');
+      return (await store.row(funded.batch_id, 2)) as PipelineRow;
+    };
+    expect(await steps.end(funded, 'cancelled_on_request', 'asked to', ['funded'])).toBe(true);
+    expect(calls).toEqual(['DELETE tr_1']);
+    expect(await store.row(funded.batch_id, 2)).toMatchObject({ phase: 'cancelling', cancels_sent: 1, cancel_sent_at: '2026-01-05T09:00:00.000Z' });
+
+    // Read at once, and just before the interval: not sent again yet.
+    await read();
+    clock.advance(interval - 1);
+    await read();
+    expect(calls).toHaveLength(1);
+    // The service says it may not be cancelled now: nothing is sent.
+    clock.advance(1);
+    await read('error', { may_cancel: false });
+    expect(calls).toHaveLength(1);
+    // Once due, a read that finds it still cancellable sends it again, and again one interval later: three in all.
+    expect(await read()).toMatchObject({ phase: 'cancelling', cancels_sent: 2, cancel_sent_at: new Date(clock.now()).toISOString() });
+    clock.advance(interval);
+    expect((await read()).cancels_sent).toBe(3);
+    expect(calls).toEqual(['DELETE tr_1', 'DELETE tr_1', 'DELETE tr_1']);
+    // Then given up, said once (log and audit trail), and the row still followed.
+    clock.advance(interval);
+    const given = await read();
+    clock.advance(interval);
+    await read();
+    expect(calls).toHaveLength(3);
+    expect(given).toMatchObject({ phase: 'cancelling', cancels_sent: 4 });
+    expect(given.next_read_at).not.toBeNull();
+    expect(log.filter((e) => e === 'cancel_sent_again')).toHaveLength(2);
+    expect(log.filter((e) => e === 'cancel_given_up')).toHaveLength(1);
+    const actions = (await store.auditEntries(0, 1_000)).map((entry) => entry.action);
+    expect(actions.filter((a) => a === 'cancel_requested')).toHaveLength(3);
+    expect(actions.filter((a) => a === 'cancel_given_up')).toHaveLength(1);
+    // The service cancels it and refunds it at last: the row ends.
+    reachable = true;
+    expect(await read('refunded', { updated_at: '2026-01-05T09:30:00.000Z' })).toMatchObject({ phase: 'final', state: 'refunded' });
+  });
+
   /** A second batch's row (another external id is not needed: the first batch is settled by then in spirit). */
   async function rowInFresh(phase: Phase): Promise<PipelineRow> {
     await store.close();
