@@ -62,7 +62,9 @@ async function startRound(dir: string, label: string, count: number, sandbox: Sa
     openWorkspace(home);
     writeFileSync(join(home, 'paybatch.config.json'), JSON.stringify({
       batch: { invalid_rows: 'skip_invalid' },
-      engine: { concurrency: CONCURRENCY, service_concurrency: 4 * CONCURRENCY },
+      // The calls in flight across all workers: every worker's C, so that the service is not the limit (a fixed 4·C
+      // held the 8-worker round to half its bound, 4 workers' worth).
+      engine: { concurrency: CONCURRENCY, service_concurrency: count * CONCURRENCY },
       watch: { listen: { port: 0 }, results_every_ms: 60_000 },
       store: { worker_lease_ms: LEASE_MS },
       service: { rate_limits: rateLimits },
