@@ -72,6 +72,12 @@ export const UNFUNDED_STATES: readonly TxState[] = ['initial', 'verified', 'appr
 /** States from which the service still accepts a cancellation (may_cancel) [3.1]: the sandbox's model of the service. */
 export const SERVICE_CANCELLABLE_STATES: readonly TxState[] = [...UNFUNDED_STATES, 'pending', 'received', 'error', 'manual', 'exception'];
 
+/** [D11] Cancellations sent for a row in all while its transaction stays cancellable: the first, and two again (decide.ts). */
+export const CANCEL_SENDS = 3;
+
+/** A row whose cancellation paybatch sent CANCEL_SENDS times and then gave up on, the service still holding it cancellable: for a person. */
+export const isCancelGivenUp = (row: { phase: string; cancels_sent?: number | null }): boolean => row.phase === 'cancelling' && (row.cancels_sent ?? 0) > CANCEL_SENDS;
+
 /** States in which a transaction's money did not reach, and will never reach, the recipient. */
 export const UNPAID_FINAL_STATES: readonly TxState[] = ['canceled', 'refunded'];
 export const isUnpaidFinalState = within(UNPAID_FINAL_STATES);

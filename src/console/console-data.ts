@@ -16,7 +16,7 @@ import type { BatchStatus } from '../engine/status.js';
 import { RECENT_MS } from '../engine/status.js';
 import type { BatchView } from '../engine/batch-view.js';
 import { batchView } from '../engine/batch-view.js';
-import { DUPLICATE_HOLD, FOLLOWED_PHASES, isAttentionState } from '../payout-states.js';
+import { DUPLICATE_HOLD, FOLLOWED_PHASES, isAttentionState, isCancelGivenUp } from '../payout-states.js';
 import type { ResultRow } from '../store/port.js';
 import { resultReason, resultState } from '../reports/results.js';
 import type { AuditPageFilter, AuditStore, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
@@ -143,7 +143,7 @@ export async function attentionRows(store: ConsoleReadStore, clock: Clock): Prom
   const rows = await store.allRowsInPhases([...FOLLOWED_PHASES, 'held', DUPLICATE_HOLD]);
   const now = clock.now();
   return rows
-    .filter((r) => r.phase === 'held' || r.phase === DUPLICATE_HOLD || isAttentionState(r.state))
+    .filter((r) => r.phase === 'held' || r.phase === DUPLICATE_HOLD || isAttentionState(r.state) || isCancelGivenUp(r))
     .map((r) => {
       const since = Date.parse(r.observed_at ?? r.heard_at ?? r.created_at ?? '') || now;
       const held = r.phase === 'held' || r.phase === DUPLICATE_HOLD;

@@ -16,7 +16,7 @@ import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
 import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
-import { REASONS, isWaitingForSender } from '../payout-states.js';
+import { CANCEL_SENDS, REASONS, isWaitingForSender } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -45,8 +45,6 @@ export interface PipelineDeps {
 const PAGE = 500;
 /** Funding calls in a row while each outcome is unknown, before the next scheduled read tries again. */
 const FUND_ATTEMPTS = 3;
-/** [D11] Cancellations sent for a row in all while its transaction stays cancellable: the first, and two again. */
-const CANCEL_SENDS = 3;
 const HEARTBEAT = 'engine';
 
 export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {

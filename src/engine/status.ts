@@ -7,7 +7,7 @@ import { BatchTally } from '../reports/batch-tally.js';
 import { REFUSAL_OUTCOMES } from '../payout-states.js';
 import { resultReason } from '../reports/results.js';
 import type { ApprovalStore, IntakeStore, NextRead, PipelineStore, ResultRow, SharedWorkStore, WebhookEventCounts, WebhookStore } from '../store/port.js';
-import { DUPLICATE_HOLD, isAttentionState } from '../payout-states.js';
+import { DUPLICATE_HOLD, isAttentionState, isCancelGivenUp } from '../payout-states.js';
 import { formatMoneyMap } from '../validate/money.js';
 import type { BatchStage } from './batch-stage.js';
 import { clockTime, stageWords } from './batch-stage.js';
@@ -113,7 +113,7 @@ export async function readStatus(
       eachRow?.(row);
       tally.add(row);
       const refused = row.outcome !== null && REFUSAL_OUTCOMES.has(row.outcome);
-      if (isAttentionState(row.state) || refused || row.phase === 'held' || row.phase === DUPLICATE_HOLD) {
+      if (isAttentionState(row.state) || refused || row.phase === 'held' || row.phase === DUPLICATE_HOLD || isCancelGivenUp(row)) {
         const { reason, code } = resultReason(row);
         attention.push({
           line: row.line, external_id: row.external_id, transaction_id: row.transaction_id, state: row.phase === 'held' ? (row.outcome ?? 'held') : (row.state ?? row.outcome ?? ''),

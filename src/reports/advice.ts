@@ -10,7 +10,7 @@
  * let paybatch stop (`may_cancel` false, or not known to be true for a state
  * that usually cannot be stopped) is said to be unstoppable: wait or ask.
  */
-import { DUPLICATE_HOLD, REASONS, UNSTOPPABLE_STATES, isBeforeSending, isNeverSentEnd } from '../payout-states.js';
+import { CANCEL_SENDS, DUPLICATE_HOLD, REASONS, UNSTOPPABLE_STATES, isBeforeSending, isCancelGivenUp, isNeverSentEnd } from '../payout-states.js';
 import type { Phase } from '../payout-states.js';
 
 export interface AdviceInput {
@@ -21,6 +21,8 @@ export interface AdviceInput {
   outcome: string | null;
   /** The service's may_cancel as last seen; null or absent when not known. */
   may_cancel?: boolean | null;
+  /** Cancellations paybatch sent while the row was cancelling (see isCancelGivenUp). */
+  cancels_sent?: number | null;
 }
 
 const CORRECT = (batch: string): string => `paybatch corrections ${batch}`;
@@ -39,6 +41,9 @@ export function adviceFor(row: AdviceInput, batchId?: string): string {
   }
   if (row.phase === 'held') {
     return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction. Do not pay it again: it may still pay out.';
+  }
+  if (isCancelGivenUp(row)) {
+    return `paybatch sent its cancellation ${CANCEL_SENDS} times and the service still holds the payout as cancellable: ask the service, with the transaction id, to cancel it or to say why not; paybatch keeps following it. Do not pay it again: it may still pay out.`;
   }
   if (isNeverSentEnd(row.phase)) {
     if (row.outcome === REASONS.possibleDuplicate) return 'Not sent: held as a possible duplicate and cancelled. If it is owed after all, pay it through corrections.';

@@ -272,7 +272,7 @@ export type ReportScope = { batch: string } | { from: string; to: string };
 /** The columns a row's result shows as the pipeline keeps them (PipelineRow). */
 type ResultColumns =
   | 'transaction_id' | 'phase' | 'outcome' | 'outcome_detail' | 'state' | 'state_reason' | 'state_reason_code'
-  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'funded_at' | 'settled_at' | 'may_cancel';
+  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'funded_at' | 'settled_at' | 'may_cancel' | 'cancels_sent';
 
 export interface ResultRow extends Pick<PipelineRow, ResultColumns> {
   line: number;

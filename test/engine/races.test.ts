@@ -18,6 +18,7 @@ import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
 import { policyOf } from '../../src/engine/pipeline.js';
 import { firstInterval } from '../../src/engine/read-schedule.js';
+import { readStatus } from '../../src/engine/status.js';
 import { RowSteps } from '../../src/engine/steps.js';
 import type { PipelineRow } from '../../src/store/port.js';
 import type { Phase, TxState } from '../../src/payout-states.js';
@@ -207,8 +208,9 @@ describe('races of one row, on a manual clock', () => {
     expect({ label, phase: after.phase, state: after.state }).toEqual({ label: 'applied', phase: 'final', state: 'paid' });
   });
   it('a cancellation that never reached the service is sent again on a later read: one polling interval apart, three in all, then given up once', async () => {
-    // The chaos run's case: the funding was refused, yet the service holds the transaction funded, in error, cancellable.
-    const funded = await rowIn('funded', 'error', '2026-01-05T09:00:10.000Z', true);
+    // As in a chaos run: paybatch decided to cancel, and the service holds the transaction funded, cancellable (there, in
+    // error; here pending, a state that needs no person by itself).
+    const funded = await rowIn('funded', 'pending', '2026-01-05T09:00:10.000Z', true);
     const log: string[] = [];
     const calls: string[] = [];
     let reachable = false;
@@ -218,12 +220,12 @@ describe('races of one row, on a manual clock', () => {
         async cancelTransaction(id: string) {
           calls.push(`DELETE ${id}`);
           if (!reachable) throw new OutcomeUnknown('connection reset');
-          return tx('error', '2026-01-05T09:00:10.000Z');
+          return tx('pending', '2026-01-05T09:00:10.000Z');
         },
       } as unknown as PayoutClient,
     });
     const interval = firstInterval(engine.polling);
-    const read = async (state = 'error', extra: Record<string, unknown> = {}): Promise<PipelineRow> => {
+    const read = async (state = 'pending', extra: Record<string, unknown> = {}): Promise<PipelineRow> => {
       await steps.observe((await store.row(funded.batch_id, 2)) as PipelineRow, tx(state, '2026-01-05T09:00:10.000Z', extra), 'read');
       return (await store.row(funded.batch_id, 2)) as PipelineRow;
     };
@@ -238,7 +240,7 @@ describe('races of one row, on a manual clock', () => {
     expect(calls).toHaveLength(1);
     // The service says it may not be cancelled now: nothing is sent.
     clock.advance(1);
-    await read('error', { may_cancel: false });
+    await read('pending', { may_cancel: false });
     expect(calls).toHaveLength(1);
     // Once due, a read that finds it still cancellable sends it again, and again one interval later: three in all.
     expect(await read()).toMatchObject({ phase: 'cancelling', cancels_sent: 2, cancel_sent_at: new Date(clock.now()).toISOString() });
@@ -246,6 +248,7 @@ describe('races of one row, on a manual clock', () => {
     expect((await read()).cancels_sent).toBe(3);
     expect(calls).toEqual(['DELETE tr_1', 'DELETE tr_1', 'DELETE tr_1']);
     // Then given up, said once (log and audit trail), and the row still followed.
+    expect((await readStatus(store, clock, funded.batch_id)).batches[0]?.attention).toEqual([]);
     clock.advance(interval);
     const given = await read();
     clock.advance(interval);
@@ -258,6 +261,9 @@ describe('races of one row, on a manual clock', () => {
     const actions = (await store.auditEntries(0, 1_000)).map((entry) => entry.action);
     expect(actions.filter((a) => a === 'cancel_requested')).toHaveLength(3);
     expect(actions.filter((a) => a === 'cancel_given_up')).toHaveLength(1);
+    // Where people look: status lists it among the rows needing a person, with what to do.
+    const status = await readStatus(store, clock, funded.batch_id);
+    expect(status.batches[0]?.attention.map((a) => [a.line, a.action.slice(0, 40)])).toEqual([[2, 'paybatch sent its cancellation 3 times a']]);
     // The service cancels it and refunds it at last: the row ends.
     reachable = true;
     expect(await read('refunded', { updated_at: '2026-01-05T09:30:00.000Z' })).toMatchObject({ phase: 'final', state: 'refunded' });

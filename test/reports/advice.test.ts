@@ -32,6 +32,15 @@ describe('advice by state, never leading to paying twice', () => {
     expect(adviceFor({ external_id: 'PAY-1', phase: 'funded', state: 'error', outcome: null })).toMatch(/paybatch cancel --batch BATCH --external-id PAY-1/);
   });
 
+  it('a row whose cancellation paybatch gave up sending: ask the service, never pay again; before that, in flight', () => {
+    const advice = adviceFor(row('cancelling', 'error', { may_cancel: true, cancels_sent: 4 }));
+    expect(advice).toMatch(/^paybatch sent its cancellation 3 times and the service still holds the payout as cancellable: ask the service/);
+    expect(advice).toMatch(/Do not pay it again: it may still pay out/);
+    expect(offers(advice)).not.toMatch(PAY_AGAIN);
+    // Still being sent (three in all): the advice of its state, as for any row.
+    expect(adviceFor(row('cancelling', 'error', { may_cancel: true, cancels_sent: 3 }))).toMatch(/^Failed at the service/);
+  });
+
   it('a stuck row the service says may be cancelled: cancel, then pay again only through corrections once refunded', () => {
     const advice = adviceFor(row('funded', 'stuck', { may_cancel: true }));
     expect(advice).toMatch(/paybatch cancel --batch B1 --external-id PAY-1/);
