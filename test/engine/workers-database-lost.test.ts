@@ -120,7 +120,7 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
     const homes = ['one', 'two', 'three'].map((n) => join(dir, n));
     for (const home of homes) configure(home);
     const started = homes.map((home, i) => startWorker(`w${i + 1}`, home));
-    await eventually(() => started.every((w) => w.stderr().includes('watching')), 20_000, 'three workers watching');
+    await eventually(() => started.every((w) => w.stderr().includes('watching')), 45_000, 'three workers watching');
     const ids = await dropBatch(homes[0] as string);
     // Cut while rows are being sent: some created, not all final.
     await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 20, 30_000, 'rows being created');
@@ -163,7 +163,7 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
     // use is never freed (the sweep leaves the rows a worker is working on), so the short time weakens nothing.
     for (const home of homes) configure(home, 60_000, 2_000);
     const started = homes.map((home, i) => startWorker(`w${i + 1}`, home));
-    await eventually(() => started.every((w) => w.stderr().includes('watching')), 20_000, 'three workers watching');
+    await eventually(() => started.every((w) => w.stderr().includes('watching')), 45_000, 'three workers watching');
     const ids = await dropBatch(homes[0] as string);
     await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 20, 30_000, 'rows being created');
     const before = started.map((w) => w.stderr().length);
