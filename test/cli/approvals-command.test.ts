@@ -36,7 +36,8 @@ describe('approvals as commands', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keys, preview, two approvals, and SIGKILLs after approval: each row funded once, no new approval asked', { timeout: 90_000 }, async () => {
+  // Some twenty commands one after another: 48 s on a quiet machine, past 90 s under two busy loops (test:busy).
+  it('keys, preview, two approvals, and SIGKILLs after approval: each row funded once, no new approval asked', { timeout: 240_000 }, async () => {
     for (const name of ['ada', 'grace', 'inbox']) {
       const made = await runCli(['keys', 'generate', name, '--dir', keys], { env });
       expect(made.code, made.stderr).toBe(0);
