@@ -78,12 +78,13 @@ describe('a file taken whole or not at all', () => {
   let ctx: DaemonContext;
   afterEach(async () => ctx.stop());
 
-  it('stalls at a row boundary and mid-amount, longer than the stability interval: no part of the file is ever sent', { timeout: 30_000 }, async () => {
+  // Bounds for a loaded machine: under two busy loops the whole file took more than 20 s to be paid (test:busy).
+  it('stalls at a row boundary and mid-amount, longer than the stability interval: no part of the file is ever sent', { timeout: 90_000 }, async () => {
     ctx = await daemonContext({ config: { watch: { stable_ms: STABLE_MS } } });
     const { text, amounts } = batchText(40);
     // 1.5 times the interval: a stability check alone is fooled at the row boundary; the watch after taking it is not.
     await slowWriter(join(ctx.workspace.folders.inbox, 'slow.csv'), stalledParts(text, STABLE_MS * 1.5));
-    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 20_000, 'the whole file paid');
+    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 60_000, 'the whole file paid');
     const batches = await ctx.store.recentBatches('2000-01-01');
     const settled = batches.filter((b) => b.status === 'settled');
     expect(settled).toHaveLength(1);
@@ -98,7 +99,7 @@ describe('a file taken whole or not at all', () => {
     expect(settled[0]?.sha256).toBe(createHash('sha256').update(text).digest('hex'));
   });
 
-  it('with intake.marker required, stalls of any length: nothing is taken before the marker', { timeout: 30_000 }, async () => {
+  it('with intake.marker required, stalls of any length: nothing is taken before the marker', { timeout: 90_000 }, async () => {
     ctx = await daemonContext({ config: { watch: { stable_ms: STABLE_MS }, intake: { marker: 'required' } } });
     const { text, amounts } = batchText(30);
     const file = join(ctx.workspace.folders.inbox, 'marked.csv');
@@ -108,7 +109,7 @@ describe('a file taken whole or not at all', () => {
       beforeMarker = await ctx.store.recentBatches('2000-01-01');
     });
     expect(beforeMarker).toEqual([]);
-    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 20_000, 'the marked file paid');
+    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 60_000, 'the marked file paid');
     expect(await ctx.store.recentBatches('2000-01-01')).toHaveLength(1);
     expect(paidAmounts(ctx.sandbox)).toEqual(amounts);
     // The marker went with its file: nothing is left in the inbox to say a later file of that name is complete.
@@ -116,20 +117,20 @@ describe('a file taken whole or not at all', () => {
     expect(readdirSync(ctx.workspace.folders.archive).some((f) => f.endsWith('marked.csv.done'))).toBe(true);
   });
 
-  it('with a required manifest: the file matching its control totals is paid; one that does not is refused with both figures', { timeout: 30_000 }, async () => {
+  it('with a required manifest: the file matching its control totals is paid; one that does not is refused with both figures', { timeout: 90_000 }, async () => {
     ctx = await daemonContext({ config: { watch: { stable_ms: STABLE_MS }, intake: { manifest: 'required' } } });
     const { text, amounts } = batchText(20);
     const total = [...amounts.values()].reduce((sum, v) => sum + BigInt(v), 0n);
     const manifest = (rows: number, gbp: bigint) => JSON.stringify({ rows, totals: { GBP: `${gbp / 100n}.${String(gbp % 100n).padStart(2, '0')}` }, sha256: createHash('sha256').update(text).digest('hex') });
     const good = join(ctx.workspace.folders.inbox, 'good.csv');
     await slowWriter(good, stalledParts(text, STABLE_MS * 4), [[`${good}.manifest.json`, manifest(20, total)]]);
-    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 20_000, 'the file with its manifest paid');
+    await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 60_000, 'the file with its manifest paid');
     expect(paidAmounts(ctx.sandbox)).toEqual(amounts);
 
     const bad = join(ctx.workspace.folders.inbox, 'bad.csv');
     const other = text.replaceAll('W-', 'V-');
     await slowWriter(bad, [[other, 0]], [[`${bad}.manifest.json`, JSON.stringify({ rows: 21, totals: { GBP: '1.00' } })]]);
-    await eventually(() => readdirSync(ctx.workspace.folders.failed).some((f) => f.endsWith('bad.csv.report.txt')), 10_000, 'the mismatch refused');
+    await eventually(() => readdirSync(ctx.workspace.folders.failed).some((f) => f.endsWith('bad.csv.report.txt')), 30_000, 'the mismatch refused');
     const report = readFileSync(join(ctx.workspace.folders.failed, readdirSync(ctx.workspace.folders.failed).find((f) => f.endsWith('bad.csv.report.txt')) as string), 'utf8');
     expect(report).toMatch(/rows: the manifest says 21, the file has 20/);
     expect(report).toMatch(/total in GBP: the manifest says 1\.00 GBP, the file has [\d,]+\.\d\d GBP/);
@@ -141,7 +142,7 @@ describe('paybatch run and a file still being written', () => {
   let ctx: EngineContext;
   afterEach(async () => ctx.stop());
 
-  it('never pays part of it: a run that took it too early puts it back, the next run pays it whole', { timeout: 30_000 }, async () => {
+  it('never pays part of it: a run that took it too early puts it back, the next run pays it whole', { timeout: 90_000 }, async () => {
     // The writer stalls in real time, and whether the file stayed unchanged is judged against its times on disk: the
     // engine is given the system's time (a SteppedClock), not the helper's manual clock, which its waits move on.
     ctx = await engineContext({}, { clock: new SteppedClock() });
