@@ -17,9 +17,9 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -92,15 +92,19 @@ const OUTCOME_SUFFIXES = ['55', '66', '44', '33'];
  * outcomes, so that every run has rows in manual, stuck and error.
  */
 async function batchFile(path: string, rows: number, prefix: string): Promise<number> {
-  await generateBatch(path, rows);
+  // Written beside the inbox, then moved in whole: a worker watching the inbox took a file being written here, and the
+  // read below failed (ENOENT) in a fresh clone's run.
+  const staging = join(dirname(dirname(path)), `${basename(path)}.staging`);
+  await generateBatch(staging, rows);
   let usd = 0;
-  const lines = readFileSync(path, 'utf8').replace(/^BENCH-/gm, `${prefix}-`).split('\n').map((line) => {
+  const lines = readFileSync(staging, 'utf8').replace(/^BENCH-/gm, `${prefix}-`).split('\n').map((line) => {
     if (!line.includes(',USD,USD,')) return line;
     const suffix = usd % 10 < OUTCOME_SUFFIXES.length * 2 && usd % 2 === 1 ? OUTCOME_SUFFIXES[Math.floor((usd % 10) / 2)] : undefined;
     usd += 1;
     return suffix ? line.replace(/,(1\d{6})\d\d,(savings|current),/, `,$1${suffix},$2,`) : line;
   });
-  writeFileSync(path, lines.join('\n'));
+  writeFileSync(staging, lines.join('\n'));
+  renameSync(staging, path);
   return rows;
 }
 
