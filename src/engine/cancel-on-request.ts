@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { EngineConfig } from '../config/config.js';
 import type { PipelineRow } from '../store/port.js';
 import { checkAnswer, describeMismatches } from './answer-check.js';
-import { cancelOnRequest as cancelOnRequestDecision, cancelOnRequestUndone } from './step-decisions.js';
+import { cancelAccepted, cancelOnRequest as cancelOnRequestDecision, cancelOnRequestUndone } from './step-decisions.js';
 import type { PipelineLog, RowSteps } from './steps.js';
 import { isUnpaidFinalState } from '../payout-states.js';
 
@@ -66,7 +66,9 @@ export async function cancelOnRequest(row: PipelineRow, by: string | null, deps:
   let failure: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
-      await client.cancelTransaction(id, limits);
+      const answer = await client.cancelTransaction(id, limits);
+      // Accepted for the row's own transaction: not sent again while the service carries it out (decide's cancelAgain).
+      if (checkAnswer(row, answer).length === 0) await steps.apply(cancelling, (current) => cancelAccepted(current, deps.clock.now()));
       return requested();
     } catch (error) {
       if (error instanceof Rejected) {

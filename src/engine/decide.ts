@@ -19,7 +19,7 @@ import { checkAnswer, describeMismatches } from './answer-check.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval, nextReadAt } from './read-schedule.js';
 import type { ReasonCode } from '../payout-states.js';
-import { REASONS, SERVICE_CANCELLABLE_STATES, UNFUNDED_AT_SERVICE_PHASES, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
+import { CANCEL_SENDS, REASONS, SERVICE_CANCELLABLE_STATES, UNFUNDED_AT_SERVICE_PHASES, isFinal, isFinalState, isFundedState, isInFlight, isNewer, isTxState, isWaitingForSender, trustedUpdatedAt } from '../payout-states.js';
 
 export { MAX_CLOCK_SKEW_MS } from '../payout-states.js';
 
@@ -41,8 +41,6 @@ export interface Policy {
   polling: PollingPolicy;
   /** Funding calls in a row while each outcome is unknown; then the next scheduled read tries again. */
   fundAttempts: number;
-  /** [D11] Cancellations sent for a row in all while its transaction stays cancellable (see cancelAgain). */
-  cancelSends: number;
 }
 
 /** What was asked when the service said this: it decides which checks apply, and how the change was learned. */
@@ -57,7 +55,7 @@ export type Action =
   | { kind: 'none' }
   | { kind: 'fund'; amount: string; currency: string }
   | { kind: 'cancel'; outcome: ReasonCode; detail: string }
-  /** The cancellation decided earlier, sent again (the `sends`th); or, with `sends` past the policy's, not sent: given up. */
+  /** The cancellation decided earlier, sent again (the `sends`th); or, given up, not sent (`sends` is the count sent). */
   | { kind: 'cancel_again'; sends: number; given_up: boolean }
   | { kind: 'hold'; detail: string; mismatches: readonly Mismatch[] };
 
@@ -78,7 +76,7 @@ const WHAT: Readonly<Record<Asked, string>> = {
   create: 'the create answer', lookup: 'the lookup by external_id', read: 'a read', resolve: 'a read', fund: 'the fund answer', cancel: 'the cancel answer', webhook: 'a webhook',
 };
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+export const iso = (ms: number): string => new Date(ms).toISOString();
 const none = (label: Decision['label']): Decision => ({ patch: null, action: { kind: 'none' }, label });
 
 /**
@@ -106,7 +104,7 @@ export function hold(row: PipelineRow, asked: Asked | string, mismatches: readon
 /** Ends a created row that will not be funded: its transaction is cancelled [D11], with the reason in words. */
 export function cancel(outcome: ReasonCode, detail: string, now: number, polling: PollingPolicy, changes: RowChanges = {}): Decision {
   return {
-    patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling), ...cancelSent(1, now) } },
+    patch: { changes: { ...changes, phase: 'cancelling', outcome, outcome_detail: detail, next_read_at: now + firstInterval(polling), ...cancelSent(1, now), cancel_accepted_at: null } },
     action: { kind: 'cancel', outcome, detail },
     label: 'applied',
   };
@@ -119,17 +117,24 @@ export const cancelSent = (sends: number, now: number): RowChanges => ({ cancels
  * [D11] A row still cancelling while the service holds its transaction in a state it may be cancelled in (and does not
  * say may_cancel false): the DELETE may never have reached the service (unanswered, or paybatch stopped between
  * committing the intent and sending it), and nothing else would send it. It is sent again, no sooner than one first
- * polling interval after the last, `policy.cancelSends` times in all; then given up once, said in the log and the
- * audit trail, and the row is still followed. A second DELETE is harmless: answered 202 or 422 [D11].
+ * polling interval after the last, CANCEL_SENDS times in all; then given up once (the count goes one past, which is
+ * how a person is shown it), said in the log and the audit trail, and the row is still followed. A second DELETE is
+ * harmless: answered 202 or 422 [D11]. A cancellation the service accepted (cancel_accepted_at) is not sent again:
+ * it proceeds asynchronously [D11], however long the service takes.
+ *
+ * A missing may_cancel counts as allowed here, unlike a person's request (cancel-on-request.ts), which is refused
+ * unless the service says true: this cancellation is already decided and a refused DELETE costs nothing, while a row
+ * never sent again nor given up would stay cancelling with no one told.
  */
-function cancelAgain(row: PipelineRow, state: string | null, mayCancel: unknown, now: number, policy: Policy, patch: RowPatch): Decision {
+function cancelAgain(row: PipelineRow, state: string | null, mayCancel: unknown, now: number, polling: PollingPolicy, patch: RowPatch): Decision {
   const sent = row.cancels_sent ?? 0;
-  const due = (SERVICE_CANCELLABLE_STATES as readonly string[]).includes(state ?? '') && mayCancel !== false && sent <= policy.cancelSends
-    && !(row.cancel_sent_at && now < Date.parse(row.cancel_sent_at) + firstInterval(policy.polling));
+  const due = !row.cancel_accepted_at && (SERVICE_CANCELLABLE_STATES as readonly string[]).includes(state ?? '') && mayCancel !== false && sent <= CANCEL_SENDS
+    && !(row.cancel_sent_at && now < Date.parse(row.cancel_sent_at) + firstInterval(polling));
   if (!due) return { patch, action: { kind: 'none' }, label: 'applied' };
-  const givenUp = sent >= policy.cancelSends;
-  const changes = { ...patch.changes, ...(givenUp ? { cancels_sent: sent + 1 } : cancelSent(sent + 1, now)) };
-  return { patch: { ...patch, changes }, action: { kind: 'cancel_again', sends: sent + 1, given_up: givenUp }, label: 'applied' };
+  if (sent >= CANCEL_SENDS) {
+    return { patch: { ...patch, changes: { ...patch.changes, cancels_sent: sent + 1 } }, action: { kind: 'cancel_again', sends: sent, given_up: true }, label: 'applied' };
+  }
+  return { patch: { ...patch, changes: { ...patch.changes, ...cancelSent(sent + 1, now) } }, action: { kind: 'cancel_again', sends: sent + 1, given_up: false }, label: 'applied' };
 }
 
 /** The service's state and amounts, as a row stores them. */
@@ -249,7 +254,7 @@ export function intentAudits(row: PipelineRow, decision: Decision, at: string): 
   if (action.kind === 'fund') return [{ action: 'fund_requested', at, details: { transaction, amount: action.amount, currency: action.currency } }];
   if (action.kind === 'cancel') return [{ action: 'cancel_requested', at, details: { transaction, outcome: action.outcome, reason: action.detail } }];
   if (action.kind === 'cancel_again') {
-    return [{ action: action.given_up ? 'cancel_given_up' : 'cancel_requested', at, details: { transaction, outcome: row.outcome, sends: action.given_up ? action.sends - 1 : action.sends } }];
+    return [{ action: action.given_up ? 'cancel_given_up' : 'cancel_requested', at, details: { transaction, outcome: row.outcome, sends: action.sends } }];
   }
   if (action.kind === 'hold') return [{ action: 'answer_mismatch', at, details: { transaction, reason: action.detail } }];
   return [];
@@ -329,7 +334,7 @@ function decideChange(row: PipelineRow, seen: Seen, now: number, policy: Policy)
     }
     return { patch: follow({ ...changes, phase: 'created' }), action: { kind: 'none' }, label: 'applied' };
   }
-  if (phase === 'cancelling') return cancelAgain(row, state, tx.raw.may_cancel, now, policy, follow(changes));
+  if (phase === 'cancelling') return cancelAgain(row, state, tx.raw.may_cancel, now, policy.polling, follow(changes));
   return { patch: follow(changes), action: { kind: 'none' }, label: 'applied' };
 }
 

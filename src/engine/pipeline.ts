@@ -16,7 +16,7 @@ import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
 import { RowSteps } from './steps.js';
 import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
-import { CANCEL_SENDS, REASONS, isWaitingForSender } from '../payout-states.js';
+import { REASONS, isWaitingForSender } from '../payout-states.js';
 import { firstInterval } from './read-schedule.js';
 import type { CancelAnswer } from './cancel-on-request.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -56,7 +56,6 @@ export function policyOf(engine: EngineConfig, gate?: ApprovalGate): Policy {
     fundingDeadlineMs: engine.funding_deadline_ms,
     polling: engine.polling,
     fundAttempts: FUND_ATTEMPTS,
-    cancelSends: CANCEL_SENDS,
   };
 }
 

@@ -7,13 +7,12 @@ import { money } from './for-people.js';
 import type { CommitOutcome, PipelineRow, RowAudit, RowChanges } from '../store/port.js';
 import type { Mismatch } from './answer-check.js';
 import type { Decision, Policy } from './decide.js';
-import { cancel, cancelSent, hold, refuseFunding, withIntentAudits } from './decide.js';
+import { cancel, cancelSent, hold, iso, refuseFunding, withIntentAudits } from './decide.js';
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval } from './read-schedule.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
 import { REASONS } from '../payout-states.js';
 
-const iso = (ms: number): string => new Date(ms).toISOString();
 const stale = (): Decision => ({ patch: null, action: { kind: 'none' }, label: 'stale' });
 const applied = (changes: RowChanges, audits?: RowAudit[]): Decision => ({ patch: { changes, ...(audits ? { audits } : {}) }, action: { kind: 'none' }, label: 'applied' });
 
@@ -57,9 +56,17 @@ export function endByPaybatch(row: PipelineRow, end: { outcome: ReasonCode; deta
 /** [D11] A person asked to cancel a row in phase `from`: cancelling, with who asked and what it was, read again soon. */
 export function cancelOnRequest(row: PipelineRow, from: string, request: { by: string | null; detail: string; state: string }, now: number, polling: PollingPolicy): Decision {
   if (row.phase !== from) return stale();
-  return applied({ phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: request.detail, next_read_at: now + firstInterval(polling), ...cancelSent(1, now) }, [{
+  return applied({ phase: 'cancelling', outcome: REASONS.cancelledOnRequest, outcome_detail: request.detail, next_read_at: now + firstInterval(polling), ...cancelSent(1, now), cancel_accepted_at: null }, [{
     action: 'cancel_requested', at: iso(now), actor: request.by ?? 'unknown', details: { transaction: row.transaction_id, outcome: REASONS.cancelledOnRequest, state: request.state },
   }]);
+}
+
+/**
+ * [D11] The service accepted a row's cancellation (answered 202 with the row's own transaction): recorded, so that it
+ * is not sent again while the service carries it out. Once: a later 202 keeps the first time.
+ */
+export function cancelAccepted(row: PipelineRow, now: number): Decision {
+  return row.phase === 'cancelling' && !row.cancel_accepted_at ? applied({ cancel_accepted_at: iso(now) }) : stale();
 }
 
 /** The service refused the cancellation asked for, or never answered: the row goes back to where it was, with its reason. */

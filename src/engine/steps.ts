@@ -21,7 +21,7 @@ import type { PipelineRow, PipelineStore, RowPatch } from '../store/port.js';
 import { checkAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
 import { decide, fundingDeadline, hold, withIntentAudits } from './decide.js';
-import { afterRefusedCommit, claimForCreate, endByPaybatch, fundingCallRefused, refuseUnapproved, refusedByService } from './step-decisions.js';
+import { afterRefusedCommit, cancelAccepted, claimForCreate, endByPaybatch, fundingCallRefused, refuseUnapproved, refusedByService } from './step-decisions.js';
 import { money } from './for-people.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
 import { REASONS, isAttentionState } from '../payout-states.js';
@@ -112,7 +112,7 @@ export class RowSteps {
       // A cancellation decided earlier, still not taken by the service (see decide's cancelAgain).
       const fields = { ...where(row), transaction: row.transaction_id, state: row.state, outcome: row.outcome };
       if (action.given_up) {
-        this.deps.log('cancel_given_up', { ...fields, sends: action.sends - 1, reason: 'the service still holds the transaction as cancellable; a person should look' });
+        this.deps.log('cancel_given_up', { ...fields, sends: action.sends, reason: `paybatch sent its cancellation ${action.sends} times and the service still holds the transaction as cancellable: ask the service to cancel it or to say why not` });
       } else {
         this.deps.log('cancel_sent_again', { ...fields, sends: action.sends });
         await this.sendCancel(row, slot);
@@ -177,7 +177,7 @@ export class RowSteps {
     const found = await slot.call(() => this.deps.client.findTransactions(row.external_id, this.deps.limits()));
     const hit = lookupHit({ external_id: row.external_id, request: row.request, transaction_id: null }, found);
     if (hit.mismatches.length > 0) {
-      const held = await this.commit(row, (now) => hold(now, 'lookup', hit.mismatches));
+      const held = await this.commit(row, (current) => hold(current, 'lookup', hit.mismatches));
       if (held) await this.act(held.row, held.decision, 'lookup', slot);
       return true;
     }
@@ -246,8 +246,10 @@ export class RowSteps {
       const answer = await slot.call(() => this.deps.client.cancelTransaction(row.transaction_id as string, this.deps.limits()));
       const mismatches = checkAnswer(row, answer);
       if (mismatches.length > 0) {
-        const held = await this.commit(row, (now) => hold(now, 'cancel', mismatches));
+        const held = await this.commit(row, (current) => hold(current, 'cancel', mismatches));
         if (held) await this.act(held.row, held.decision, 'cancel', slot);
+      } else {
+        await this.commit(row, (current) => cancelAccepted(current, this.deps.clock.now()));
       }
     } catch (error) {
       if (error instanceof AuthenticationRefused) throw error;

@@ -43,6 +43,8 @@ const TOLD: Readonly<Record<string, NotificationEvent>> = {
   approval_requested: 'approval_requested',
   batch_settled: 'batch_settled',
   row_attention: 'row_attention',
+  // A cancellation sent three times that the service still holds cancellable (decide's cancelAgain): a person asks the service.
+  cancel_given_up: 'row_attention',
   balance_exhausted: 'balance_exhausted',
   intake_rejected: 'file_rejected',
   intake_unreadable: 'file_rejected',
@@ -80,7 +82,7 @@ export function notificationFor(logEvent: string, fields: Record<string, unknown
   switch (notificationEventOf(logEvent)) {
     case 'approval_requested': return approvalRequested(fields);
     case 'batch_settled': return batchSettled(fields, summary);
-    case 'row_attention': return rowAttention(fields);
+    case 'row_attention': return rowAttention(fields, logEvent === 'cancel_given_up');
     case 'balance_exhausted': return balanceExhausted(fields);
     case 'file_rejected': return fileRejected(logEvent, fields);
     case 'reconciliation_differences': return reconciliationDifferences(fields);
@@ -128,7 +130,7 @@ function batchSettled(fields: Record<string, unknown>, summary: BatchSummary | n
   };
 }
 
-function rowAttention(fields: Record<string, unknown>): Notification | null {
+function rowAttention(fields: Record<string, unknown>, cancelGivenUp: boolean): Notification | null {
   const batch = text(fields.batch);
   const line = count(fields.line);
   const state = text(fields.state);
@@ -137,8 +139,9 @@ function rowAttention(fields: Record<string, unknown>): Notification | null {
   const reason = text(fields.reason);
   return {
     event: 'row_attention',
-    dedupe_key: `row_attention:${batch}:${line}:${state}`,
-    subject: `Row ${line} of batch ${batch} needs a person: ${state}`,
+    // A given-up cancellation is its own fact: the row may have needed a person in this state before, for another reason.
+    dedupe_key: `row_attention:${batch}:${line}:${cancelGivenUp ? 'cancel_given_up' : state}`,
+    subject: `Row ${line} of batch ${batch} needs a person: ${cancelGivenUp ? `its cancellation was not taken (${state})` : state}`,
     text: `Line ${line}${externalId ? ` (external_id ${externalId})` : ''} of batch ${batch} is ${state}${reason ? `: ${withoutAccountNumbers(reason)}` : ''}.\nSee paybatch status ${batch}`,
     data: { batch, line, external_id: externalId, state, reason: reason ? withoutAccountNumbers(reason) : null },
   };

@@ -157,6 +157,8 @@ export interface PipelineRow {
   cancels_sent?: number;
   /** When the last of them was sent (paybatch's clock); null when none was recorded. */
   cancel_sent_at?: string | null;
+  /** When the service accepted the cancellation (answered 202): it proceeds on its own and is not sent again. */
+  cancel_accepted_at?: string | null;
   /** Bumped by every committed change: a decision is applied only if the row has not moved since it was read. */
   revision: number;
   /** A correction: the row it pays again (see engine/corrections.ts). */
@@ -172,7 +174,7 @@ export type RowChanges = Partial<Pick<PipelineRow,
   | 'phase' | 'outcome' | 'outcome_detail' | 'transaction_id' | 'state' | 'state_reason' | 'state_reason_code'
   | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'refunded_amount'
   | 'created_at' | 'funded_at' | 'paid_at' | 'refunded_at' | 'settled_at' | 'observed_at' | 'may_cancel' | 'heard_at'
-  | 'next_read_at' | 'fund_attempts' | 'cancels_sent' | 'cancel_sent_at'>> & {
+  | 'next_read_at' | 'fund_attempts' | 'cancels_sent' | 'cancel_sent_at' | 'cancel_accepted_at'>> & {
   /** Replaces the row's errors (paybatch's reasons, the service's refusal, the fields that did not match). */
   errors?: Issue[];
 };

@@ -305,6 +305,17 @@ export const cancelsSent: SchemaChange = () => `
       ALTER TABLE rows ADD COLUMN cancel_sent_at TEXT;
     `;
 
+/**
+ * [D11] When the service accepted a row's cancellation (answered 202): it then proceeds on its own, and is not sent
+ * again however long the service takes. And the count of rows already cancelling before the count was kept: their
+ * first DELETE went when they entered cancelling, at a time not recorded; the last time the service was heard of them
+ * stands for it, so that a send again waits its interval and three sends stay three.
+ */
+export const cancelAccepted: SchemaChange = () => `
+      ALTER TABLE rows ADD COLUMN cancel_accepted_at TEXT;
+      UPDATE rows SET cancels_sent = 1, cancel_sent_at = COALESCE(heard_at, observed_at, created_at) WHERE phase = 'cancelling' AND cancels_sent = 0;
+    `;
+
 /** The batch an existing entry is about (src/audit/entry-batch.ts, the same rule), in each database's functions. */
 const ENTRY_BATCH: Record<Dialect, string> = {
   sqlite: `

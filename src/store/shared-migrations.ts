@@ -29,6 +29,7 @@ const SHARED_MIGRATIONS: readonly SharedMigration[] = [
   { sqlite: 17, postgres: 12, name: 'the service\'s may_cancel per row, and one-time fills of data older than its column', change: change.mayCancelAndBackfills },
   { sqlite: 18, postgres: 13, name: 'audit pages by keyset: entries by batch and by action, and the verification kept', change: change.auditPages },
   { sqlite: 19, postgres: 14, name: 'the cancellations sent for a row, and when the last one went', change: change.cancelsSent },
+  { sqlite: 20, postgres: 15, name: 'a cancellation the service accepted, and the sends of rows cancelling before they were counted', change: change.cancelAccepted },
 ];
 
 /** A database's migrations: its own and the shared ones, in order of version. PostgreSQL's ledger names the SQLite migration each shared one is. */

@@ -50,7 +50,7 @@ export const ACCEPTED_ONCE = statusList(['accepted', 'settled']);
 /** The columns of a pipeline row (PipelineRow), in both databases. */
 export const PIPELINE_COLUMNS = `batch_id, line, external_id, request, phase, outcome, outcome_detail, transaction_id, state, state_reason, state_reason_code,
   input_amount, input_currency, output_amount, output_currency, refunded_amount, created_at, funded_at, paid_at, refunded_at, settled_at,
-  observed_at, may_cancel, heard_at, reads, next_read_at, fund_attempts, cancels_sent, cancel_sent_at, revision, original_batch, original_line`;
+  observed_at, may_cancel, heard_at, reads, next_read_at, fund_attempts, cancels_sent, cancel_sent_at, cancel_accepted_at, revision, original_batch, original_line`;
 
 /** The columns of a row as the intake port gives it (RowRecord), in both databases. */
 export const ROW_RECORD_COLUMNS = 'batch_id, line, external_id, phase, outcome, errors, request, outcome_detail, state, state_reason, state_reason_code, invalid_fields, original_batch, original_line';

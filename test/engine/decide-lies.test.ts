@@ -97,7 +97,6 @@ function policyOf(maxInputPerRow: Record<string, string>, allowance: Allowance, 
     fundingDeadlineMs: DEADLINE_MS,
     polling: POLLING,
     fundAttempts: FUND_ATTEMPTS,
-    cancelSends: CANCEL_SENDS,
   };
 }
 
@@ -221,8 +220,10 @@ function makeScenario(g: Gen, phase: Phase): Scenario {
       // Cancellations sent so far, the last some minutes ago (or not recorded: a row stored before they were counted).
       const sends = g.int(0, CANCEL_SENDS + 1);
       const sentAt = sends === 0 || g.chance(0.1) ? null : iso(NOW - g.int(0, 2 * firstInterval(POLLING) / MIN) * MIN);
+      // Some accepted by the service (answered 202): it carries them out on its own, however long it takes.
+      const acceptedAt = sends > 0 && g.chance(0.2) ? iso(NOW - g.int(0, 4 * firstInterval(POLLING) / MIN) * MIN) : null;
       Object.assign(base, {
-        state, funded_at: funded ? fundedAt() : null, fund_attempts: funded ? 1 : 0, cancels_sent: sends, cancel_sent_at: sentAt,
+        state, funded_at: funded ? fundedAt() : null, fund_attempts: funded ? 1 : 0, cancels_sent: sends, cancel_sent_at: sentAt, cancel_accepted_at: acceptedAt,
         outcome: g.pick(['quote_rejected', 'over_budget', 'funding_deadline', 'sender_not_approved', 'cancelled_on_request', 'fund_refused']), outcome_detail: 'why',
       });
       break;
@@ -604,16 +605,19 @@ function verify(c: Case): Violation[] {
   const lastSent = row.cancel_sent_at ? Date.parse(row.cancel_sent_at) : null;
   const cancelDue = lastSent === null || NOW >= lastSent + firstInterval(POLLING);
   const cancellable = SPEC_CANCELLABLE.has(after.state ?? '') && obs.raw.may_cancel !== false;
+  const accepted = Boolean(row.cancel_accepted_at);
   if (action.kind === 'cancel_again') {
     if (row.phase !== 'cancelling' || after.phase !== 'cancelling') fail('(7) cancel again from phase', `${row.phase} -> ${after.phase}`);
+    if (accepted) fail('(7) cancel again after the service accepted it', `accepted ${String(row.cancel_accepted_at)}`);
     if (!cancellable) fail('(7) cancel again, not cancellable', `state ${String(after.state)}, may_cancel ${String(obs.raw.may_cancel)}`);
     if (!cancelDue) fail('(7) cancel again too soon', `last sent ${String(row.cancel_sent_at)}`);
     if (sends > CANCEL_SENDS) fail('(7) given up twice', `${sends} sent`);
-    if (action.sends !== sends + 1 || after.cancels_sent !== sends + 1) fail('(7) sends counted', `${sends} -> ${String(after.cancels_sent)}, action ${action.sends}`);
+    // Given up, the action says how many were sent; the count goes one past, which marks the give-up for a person.
+    if (action.sends !== (action.given_up ? sends : sends + 1) || after.cancels_sent !== sends + 1) fail('(7) sends counted', `${sends} -> ${String(after.cancels_sent)}, action ${action.sends}`);
     if (action.given_up !== (sends >= CANCEL_SENDS)) fail('(7) sends beyond the policy', `${sends} sent, given_up ${action.given_up}`);
     if (action.given_up ? 'cancel_sent_at' in changes : after.cancel_sent_at !== iso(NOW)) fail('(7) time of the send', String(changes.cancel_sent_at));
     if (!patch?.audits?.some((a) => a.action === (action.given_up ? 'cancel_given_up' : 'cancel_requested'))) fail('audit', 'cancel again without its entry');
-  } else if (row.phase === 'cancelling' && label === 'applied' && after.phase === 'cancelling' && cancellable && cancelDue && sends <= CANCEL_SENDS) {
+  } else if (row.phase === 'cancelling' && label === 'applied' && after.phase === 'cancelling' && cancellable && cancelDue && !accepted && sends <= CANCEL_SENDS) {
     // Nor over-strict: a current observation of a cancellable transaction, once due, sends it (or gives up).
     fail('(7) cancel not sent again', `${row.phase}/${row.state} -> ${String(after.state)}, ${sends} sent, last ${String(row.cancel_sent_at)}, action ${action.kind}`);
   }

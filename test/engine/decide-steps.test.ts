@@ -14,7 +14,7 @@ import type { PipelineRow } from '../../src/store/port.js';
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 const POLLING: PollingPolicy = { first_window_ms: 3_600_000, first_window_reads: 6, later_interval_ms: 3_600_000, reads_per_second: 5 };
-const POLICY: Policy = { maxInputPerRow: {}, allowance: () => null, unapprovedRow: () => null, fundingDeadlineMs: 50 * 60_000, polling: POLLING, fundAttempts: 3, cancelSends: 3 };
+const POLICY: Policy = { maxInputPerRow: {}, allowance: () => null, unapprovedRow: () => null, fundingDeadlineMs: 50 * 60_000, polling: POLLING, fundAttempts: 3 };
 
 const row = (over: Partial<PipelineRow>): PipelineRow => ({
   batch_id: 'B1', line: 2, external_id: 'X-1', phase: 'created', outcome: null, outcome_detail: null, transaction_id: 'tx-1', state: 'approved', state_reason: null,

@@ -269,6 +269,39 @@ describe('races of one row, on a manual clock', () => {
     expect(await read('refunded', { updated_at: '2026-01-05T09:30:00.000Z' })).toMatchObject({ phase: 'final', state: 'refunded' });
   });
 
+  it('a cancellation the service accepted (202) is not sent again nor given up, however long the service takes to carry it out', async () => {
+    const funded = await rowIn('funded', 'pending', '2026-01-05T09:00:10.000Z', true);
+    const log: string[] = [];
+    const calls: string[] = [];
+    const steps = new RowSteps({
+      store, clock, policy: policyOf(engine), log: (event) => log.push(event), limits: () => ({}), onBalanceExhausted: async () => {}, onUnapprovedRow: async () => {},
+      client: {
+        // [D11] 202 with the transaction as it stands: still pending, the cancellation proceeding on its own.
+        async cancelTransaction(id: string) { calls.push(`DELETE ${id}`); return tx('pending', '2026-01-05T09:00:10.000Z'); },
+      } as unknown as PayoutClient,
+    });
+    expect(await steps.end(funded, 'cancelled_on_request', 'asked to', ['funded'])).toBe(true);
+    const accepted = (await store.row(funded.batch_id, 2)) as PipelineRow;
+    expect(accepted).toMatchObject({ phase: 'cancelling', cancels_sent: 1, cancel_accepted_at: '2026-01-05T09:00:00.000Z' });
+    // Ten intervals of reads that find it still pending (cancellable): nothing sent again, nothing given up, no one told.
+    for (let i = 0; i < 10; i++) {
+      clock.advance(firstInterval(engine.polling));
+      await steps.observe((await store.row(funded.batch_id, 2)) as PipelineRow, tx('pending', '2026-01-05T09:00:10.000Z'), 'read');
+    }
+    expect(calls).toEqual(['DELETE tr_1']);
+    expect(log.filter((e) => e.startsWith('cancel_'))).toEqual([]);
+    expect(await store.row(funded.batch_id, 2)).toMatchObject({ phase: 'cancelling', cancels_sent: 1 });
+    expect((await readStatus(store, clock, funded.batch_id)).batches[0]?.attention).toEqual([]);
+    // A 202 naming another transaction is no acceptance of this one: a row whose answer lies is held, not marked accepted.
+    const other = await rowInFresh('funded');
+    const lying = new RowSteps({
+      store, clock, policy: policyOf(engine), log: (event) => log.push(event), limits: () => ({}), onBalanceExhausted: async () => {}, onUnapprovedRow: async () => {},
+      client: { async cancelTransaction() { return tx('pending', '2026-01-05T09:00:10.000Z', { id: 'tr_other' }); } } as unknown as PayoutClient,
+    });
+    expect(await lying.end(other, 'cancelled_on_request', 'asked to', ['funded'])).toBe(true);
+    expect(await store.row(other.batch_id, 2)).toMatchObject({ phase: 'held', cancel_accepted_at: null });
+  });
+
   /** A second batch's row (another external id is not needed: the first batch is settled by then in spirit). */
   async function rowInFresh(phase: Phase): Promise<PipelineRow> {
     await store.close();

@@ -48,6 +48,18 @@ describe('notifications from log events', () => {
     expect(notificationFor('balance_exhausted', { currency: 'USD', detail: 'another funding refused' })?.dedupe_key).not.toBe(made[3]?.dedupe_key);
   });
 
+  it('tells a person of a cancellation given up (sent three times, still cancellable at the service), as a fact of its own', () => {
+    // The fields as steps.ts logs them.
+    const fields = { batch: BATCH, line: 7, external_id: 'PAY-7', transaction: 'tr_7', state: 'error', outcome: 'cancelled_on_request', sends: 3, reason: 'paybatch sent its cancellation 3 times and the service still holds the transaction as cancellable: ask the service to cancel it or to say why not' };
+    const n = notificationFor('cancel_given_up', fields);
+    expect(n).toMatchObject({ event: 'row_attention', dedupe_key: `row_attention:${BATCH}:7:cancel_given_up`, subject: `Row 7 of batch ${BATCH} needs a person: its cancellation was not taken (error)` });
+    expect(n?.text).toContain('sent its cancellation 3 times');
+    // Not the same fact as the row needing a person in that state for another reason.
+    expect(n?.dedupe_key).not.toBe(notificationFor('row_attention', FACTS[2]?.fields ?? {})?.dedupe_key);
+    // The one that is sent again is not news.
+    expect(notificationFor('cancel_sent_again', fields)).toBeNull();
+  });
+
   it('says who may approve a batch waiting for approval: the stage\'s words, when run gave them', () => {
     const stage = 'awaiting approval by ada or grace: nothing is sent before it; the request expires 2026-01-06T09:00:00.000Z';
     const n = notificationFor('approval_requested', { batch: BATCH, file: 'payroll.csv', stage }, null);

@@ -187,11 +187,18 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       const results = [];
       for await (const r of store.resultRows(old)) results.push(r.may_cancel);
       expect(results).toEqual([false, null, null]);
+      // A row cancelling before its cancellations were counted (SQLite 19, PostgreSQL 14).
+      const o3 = await store.row(old, 4);
+      await store.commitRow(old, 4, o3?.revision as number, { changes: { phase: 'cancelling', state: 'pending', transaction_id: 'tr_o3', created_at: '2026-03-02T09:01:00.000Z', heard_at: '2026-03-02T09:05:00.000Z' } });
       // The database as the version before the check left it: its tables and columns gone, its ledger at the version before.
       await rewindBeforeDuplicateCheck.call(opened);
       const since = '2026-02-01T00:00:00.000Z';
 
       store = await reopen();
+      // Its first DELETE counted, the last time the service was heard of it standing for when it went: a send again
+      // waits its interval, and three sends stay three. Rows not cancelling count none.
+      expect(await store.row(old, 4)).toMatchObject({ phase: 'cancelling', cancels_sent: 1, cancel_sent_at: '2026-03-02T09:05:00.000Z', cancel_accepted_at: null });
+      expect(await store.row(old, 2)).toMatchObject({ cancels_sent: 0, cancel_sent_at: null });
       expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => [t.batch_id, t.line, t.external_id, t.state])).toEqual([[old, 2, 'O-1', 'paid']]);
       expect((await store.twinsOf({ batch_id: '', line: 0, key: 'iban:DE44500105175407324931', currency: 'EUR', amount: '10000' }, since, 10)).map((t) => t.line)).toEqual([3]);
       // Once per database: an entry lost after it is not filled again at the next open.

@@ -15,7 +15,7 @@ import { INTAKE_SQL, PAGE_ROWS } from './intake.js';
 export const CHANGEABLE: readonly string[] = [
   'phase', 'outcome', 'outcome_detail', 'transaction_id', 'state', 'state_reason', 'state_reason_code', 'input_amount', 'input_currency',
   'output_amount', 'output_currency', 'refunded_amount', 'created_at', 'funded_at', 'paid_at', 'refunded_at', 'settled_at', 'observed_at',
-  'may_cancel', 'heard_at', 'next_read_at', 'fund_attempts', 'cancels_sent', 'cancel_sent_at', 'errors',
+  'may_cancel', 'heard_at', 'next_read_at', 'fund_attempts', 'cancels_sent', 'cancel_sent_at', 'cancel_accepted_at', 'errors',
 ];
 
 /** A changed column's value as stored: errors as JSON (none: null), the rest as they are. */
