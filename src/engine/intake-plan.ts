@@ -70,7 +70,8 @@ export function planIntake(facts: IntakeFacts): IntakePlan {
   if (facts.earlier && !facts.force) {
     const { earlier } = facts;
     return refuse({
-      kind: 'duplicate', reason: `the same content as batch ${earlier.id}`, rejectBatch: null,
+      // Found at acceptance (another copy accepted while this one was read), this copy's batch, begun, ends rejected.
+      kind: 'duplicate', reason: `the same content as batch ${earlier.id}`, rejectBatch: facts.batch ? `the same content as batch ${earlier.id}, accepted while this copy was read` : null,
       files: [{ suffix: '.duplicate.txt', text: `${name} was not taken: it has the same content (SHA-256 ${facts.sha256 ?? ''}) as batch ${earlier.id}, taken from ${earlier.file_name} at ${earlier.received_at}.\nNothing of it was sent. To take it all the same, run again with --force.\n` }],
     });
   }

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileSafely } from '../workspace/safe-files.js';
 import { companionOf } from '../workspace/arrival.js';
-import type { BatchRecord } from '../store/port.js';
+import type { BatchRecord, PipelineStore } from '../store/port.js';
 import type { SharedWork } from './shared-work.js';
 import type { IntakeDeps } from './intake.js';
 import { moveWithCompanions } from './intake.js';
@@ -22,7 +22,7 @@ import { restoreKeptFile } from './file-bytes-in-database.js';
  * a batch is accepted, which is the last step of intake. With several workers,
  * only intakes whose taker is dead are recovered (see recoverShared).
  */
-export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspace' | 'store' | 'shared'> & { knownBatches(): Promise<BatchRecord[]>; atStart?: boolean }): Promise<string[]> {
+export async function recoverInterruptedIntakes(deps: RecoveryDeps & Pick<IntakeDeps, 'shared'> & { atStart?: boolean }): Promise<string[]> {
   if (deps.shared) return recoverShared(deps, deps.shared, deps.atStart ?? true);
   const recovered: string[] = [];
   // A file claimed just before the process died, before its batch was recorded, belongs to no
@@ -37,18 +37,67 @@ export async function recoverInterruptedIntakes(deps: Pick<IntakeDeps, 'workspac
   return recovered;
 }
 
-/** Files in processing/ that no batch knows (claimed by a process that died before recording it), chosen by `old`, moved back to the inbox. */
-async function putBackUnrecorded(deps: Pick<IntakeDeps, 'workspace'> & { knownBatches(): Promise<BatchRecord[]> }, old: (claimedAt: number) => boolean): Promise<string[]> {
+type RecoveryStore = IntakeDeps['store'] & Pick<PipelineStore, 'recentBatches'>;
+
+interface RecoveryDeps extends Pick<IntakeDeps, 'workspace'> {
+  store: RecoveryStore;
+  /** The batches whose files are, or may be, in processing/ (being taken in, or accepted). */
+  knownBatches(): Promise<BatchRecord[]>;
+  /** Where a copy set aside is said (intake_copy_set_aside). */
+  log?: (event: string, fields: Record<string, unknown>) => void;
+}
+
+/** What becomes of a file in processing/ that no batch being taken in or accepted claims (see strayClaim). */
+type StrayClaim = { kind: 'put_back' } | { kind: 'archive' } | { kind: 'set_aside'; own: BatchRecord; again: BatchRecord };
+
+/**
+ * A file in processing/ that no batch in intake or accepted claims: claimed by a process that died before recording
+ * it (put back: no batch knows it), or whose batch has ended. Its batch settled (by another worker, this one down):
+ * archived. Its intake interrupted and recovered while it lay here: by another worker, which wrote the file again
+ * from the bytes kept in the database and took it in again, when a later batch has its content: this copy is set
+ * aside in failed/, not put back, for putting it back would take the same file in twice. Else (the recovery was this
+ * worker's own, cut short before the file moved; or the copy taken again is not recorded yet) put back: a copy too
+ * many is then refused at acceptance, as the same content as the batch accepted first.
+ */
+async function strayClaim(store: RecoveryStore, name: string, claimedAt: number): Promise<StrayClaim> {
+  const receivedAt = new Date(claimedAt).toISOString();
+  const since = await store.recentBatches(receivedAt);
+  const own = since.find((b) => b.received_at === receivedAt && claimName(b.file_name, claimedAt) === name);
+  if (!own) return { kind: 'put_back' };
+  if (own.status === 'settled') return { kind: 'archive' };
+  const again = own.status === 'rejected' ? since.find((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status !== 'rejected') : undefined;
+  return again ? { kind: 'set_aside', own, again } : { kind: 'put_back' };
+}
+
+/**
+ * Files in processing/ that no batch being taken in or accepted claims, chosen by `old`: moved back to the inbox,
+ * archived or set aside (strayClaim). Returns those put back.
+ */
+async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) => boolean): Promise<string[]> {
   const moved: string[] = [];
   const known = new Set((await deps.knownBatches()).map((b) => claimName(b.file_name, Date.parse(b.received_at))));
   const names = await readdir(deps.workspace.folders.processing);
   const present = new Set(names);
+  const { folders, home } = deps.workspace;
   for (const name of names) {
     const owner = companionOf(name);
     // A marker or manifest goes back with its file, not as a file of its own.
     if (known.has(name) || known.has(owner ?? '') || (owner !== null && present.has(owner))) continue;
     const claimedAt = claimedAtOf(name);
     if (claimedAt === null || !old(claimedAt)) continue;
+    const stray = await strayClaim(deps.store, name, claimedAt);
+    if (stray.kind === 'archive') {
+      await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).catch(ignoreGone);
+      continue;
+    }
+    if (stray.kind === 'set_aside') {
+      const reason = `its intake (batch ${stray.own.id}) was interrupted and recovered by another worker, which took the same content in again as batch ${stray.again.id}; this copy was set aside, not put back`;
+      const report = join(folders.failed, `${name}.report.txt`);
+      await moveWithCompanions(join(folders.processing, name), join(folders.failed, name), home).catch(ignoreGone);
+      await writeFileSafely(home, report, `${stray.own.file_name}: ${reason}.\nNothing of this copy was sent; batch ${stray.again.id} pays the file.\n`);
+      deps.log?.('intake_copy_set_aside', { file: join(folders.failed, name), batch: stray.own.id, taken_again_as: stray.again.id, report });
+      continue;
+    }
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
     const back = join(deps.workspace.folders.inbox, original);
     try {
@@ -59,6 +108,11 @@ async function putBackUnrecorded(deps: Pick<IntakeDeps, 'workspace'> & { knownBa
     }
   }
   return moved;
+}
+
+/** Moved already (another worker sharing the folder): nothing to do. */
+function ignoreGone(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
 }
 
 /**
@@ -90,7 +144,7 @@ async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchR
  * largest file; the folder may be shared, so its claimer is not known). Its own
  * intakes count only at its start (`atStart`): later, they are running.
  */
-async function recoverShared(deps: Pick<IntakeDeps, 'workspace' | 'store'> & { knownBatches(): Promise<BatchRecord[]> }, shared: SharedWork, atStart: boolean): Promise<string[]> {
+async function recoverShared(deps: RecoveryDeps, shared: SharedWork, atStart: boolean): Promise<string[]> {
   const now = shared.clock.now();
   const recovered = await putBackUnrecorded(deps, (claimedAt) => now - claimedAt > Math.max(shared.leaseMs, shared.unrecordedFileMs));
   for (const batch of await shared.store.orphanedIntakes(shared.name, now, atStart)) {

@@ -183,12 +183,8 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     if (duplicates.held + duplicates.warned > 0) deps.log?.('possible_duplicates', { batch, file: name, held: duplicates.held, warned: duplicates.warned, action: `paybatch preview ${batch} lists them; paybatch allow ${batch} --external-id ID --reason TEXT --as NAME sends one` });
     // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
-    const counts = await deps.store.acceptBatch(batch);
-    if (!counts) {
-      // Recovered as interrupted by another worker meanwhile: its rows held as possible duplicates end with this copy.
-      await deps.store.endHeldDuplicates(batch, null, null);
-      return applyRefusal(refusalOf({ ...facts, recoveredElsewhere: true }), claimed, facts, deps);
-    }
+    const counts = await deps.store.acceptBatch(batch, { refuseSameContent: !facts.force });
+    if (!counts || 'sameContentAs' in counts) return notAccepted(counts, claimed, facts, deps);
     // Nothing to send (every row invalid, or its external_id used by an earlier batch): nothing for anyone to approve.
     // A row held as a possible duplicate may be sent once allowed: its batch still needs its approval.
     if (deps.approval && counts.ready === 0 && (duplicates.held === 0 || (await deps.store.unsettledRows(batch)) === 0)) {
@@ -201,6 +197,18 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     await deps.store.suspendIntake(batch).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * A batch the acceptance did not accept: recovered as interrupted by another worker meanwhile (null), or another copy
+ * of the same content accepted while this one was read (two copies taken in at once: one written back after a
+ * takeover, one its worker had claimed). Its rows held as possible duplicates end with this copy, and the batch with
+ * them. One content, one batch.
+ */
+async function notAccepted(outcome: { sameContentAs: BatchRecord } | null, claimed: string, facts: IntakeFacts, deps: IntakeDeps): Promise<IntakeOutcome> {
+  await deps.store.endHeldDuplicates(facts.batch as string, null, null);
+  if (outcome) facts.earlier = outcome.sameContentAs;
+  return applyRefusal(refusalOf(outcome ? facts : { ...facts, recoveredElsewhere: true }), claimed, facts, deps);
 }
 
 /** What reading a file into the store found: its report, and its figures for a manifest; or why it cannot be read at all. */

@@ -10,7 +10,7 @@ import type { Phase, ReasonCode } from '../payout-states.js';
 import type { AuditEntry, NewAuditEntry } from '../audit/chain.js';
 import type { RangeSummary } from '../audit/chain-range.js';
 import type {
-  BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, CorrectionLink, LedgerRow, MetricsFigures, NewBatch, NewRow, NextRead, PipelineRow,
+  AcceptOutcome, BatchCorridor, BatchProgress, BatchRecord, CommitOutcome, CorrectionLink, LedgerRow, MetricsFigures, NewBatch, NewRow, NextRead, PipelineRow,
   ReleaseSeal, ReportScope, ResultRow, RowPatch, RowRecord, RowSeen,
 } from './rows.js';
 import type {
@@ -65,9 +65,12 @@ export interface IntakeStore {
    * Accepts a batch in intake: rows whose external_id an earlier batch already
    * used are refused, the other valid rows become ready to send. Returns the
    * counts; null when the batch is no longer in intake (recovered as
-   * interrupted meanwhile): nothing is accepted then.
+   * interrupted meanwhile): nothing is accepted then. With `refuseSameContent`,
+   * a batch whose file has the content (SHA-256) of a batch accepted before it
+   * is not accepted either: that batch is returned, checked in the acceptance's
+   * own transaction, so that of two copies taken in at once one is accepted.
    */
-  acceptBatch(batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null>;
+  acceptBatch(batchId: string, options?: { refuseSameContent?: boolean }): Promise<AcceptOutcome>;
   batch(id: string): Promise<BatchRecord | undefined>;
   /** Batches whose file is, or may still be, in processing/ (taken in, or being taken in). */
   batchesInProcessing(): Promise<BatchRecord[]>;

@@ -11,6 +11,9 @@ import type { Phase, ReasonCode } from '../payout-states.js';
 export type BatchStatus = 'intake' | 'accepted' | 'rejected' | 'settled';
 export type IntakePolicy = 'reject_file' | 'skip_invalid';
 
+/** What an acceptance came to (IntakeStore.acceptBatch): the counts, or the batch accepted before with the same content, or null. */
+export type AcceptOutcome = { ready: number; refused: number; invalid: number } | { sameContentAs: BatchRecord } | null;
+
 export interface BatchRecord {
   id: string;
   file_name: string;

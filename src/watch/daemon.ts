@@ -270,7 +270,7 @@ export class Daemon {
   /** At start, what a crash left of intakes (this worker's own included); later, with several workers, what dead workers left. */
   private async recoverIntakes(atStart: boolean): Promise<void> {
     const { store, workspace, log } = this.deps;
-    for (const batch of await recoverInterruptedIntakes({ workspace, store, shared: this.deps.shared, atStart, knownBatches: () => store.batchesInProcessing() })) {
+    for (const batch of await recoverInterruptedIntakes({ workspace, store, shared: this.deps.shared, atStart, log, knownBatches: () => store.batchesInProcessing() })) {
       log('intake_interrupted', { batch, action: 'file put back in the inbox' });
     }
   }

@@ -149,4 +149,79 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     expect(await store.keptManifest(batch?.id as string)).toBeNull();
     expect(readdirSync(workspace.folders.failed)).toContainEqual(expect.stringMatching(/eur\.csv$/));
   }));
+
+  it('a copy its worker had claimed, when another worker recovered the intake and took the file in again: set aside in failed/, not put back; a settled batch\'s file archived', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    // As a chaos run left it: 'gone' claimed eur.csv and began its batch, then was killed; 'alive' recovered the intake
+    // from the bytes kept and took the file in again.
+    const config = configSchema.parse({ intake: { marker: 'required' } });
+    const gone = openWorkspace(join(dir, 'gone'));
+    const alive = openWorkspace(join(dir, 'alive'));
+    const claim = claimName('eur.csv', clock.now());
+    copyFileSync(template, join(gone.folders.processing, claim));
+    const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
+    const first = await store.beginBatch({ file_name: 'eur.csv', sha256, size_bytes: statSync(template).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'gone' });
+    expect(await keepFileBytes(store, first, join(gone.folders.processing, claim))).toBe(sha256);
+    clock.advance(1_000);
+    const other = await worker('alive');
+    expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([first]);
+    const again = await takeFile(join(alive.folders.inbox, 'eur.csv'), { workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other });
+    expect(again).toMatchObject({ kind: 'accepted', ready: 3 });
+
+    // 'gone' starts again, long after: its claimed copy belongs to a batch recovered elsewhere, whose content is taken.
+    clock.advance(120_000);
+    const logged: [string, Record<string, unknown>][] = [];
+    const me = await worker('gone', 60_000);
+    const recover = () => recoverInterruptedIntakes({ workspace: gone, store, shared: me, log: (event, fields) => logged.push([event, fields]), knownBatches: () => store.batchesInProcessing() });
+    expect(await recover()).toEqual([]);
+    expect(readdirSync(gone.folders.inbox)).toEqual([]);
+    expect(readdirSync(gone.folders.failed).sort()).toEqual([claim, `${claim}.report.txt`]);
+    expect(readFileSync(join(gone.folders.failed, `${claim}.report.txt`), 'utf8')).toMatch(new RegExp(`^eur\\.csv: its intake \\(batch ${first}\\) was interrupted and recovered by another worker, which took the same content in again as batch ${(again as { batch: string }).batch}`));
+    expect(logged.map(([event, fields]) => [event, fields.batch, fields.taken_again_as])).toEqual([['intake_copy_set_aside', first, (again as { batch: string }).batch]]);
+
+    // A file of a batch settled while its worker was down (settled by another): archived, not put back.
+    clock.advance(1_000);
+    const settledClaim = claimName('eur.csv', clock.now());
+    copyFileSync(template, join(gone.folders.processing, settledClaim));
+    const settled = await store.beginBatch({ file_name: 'eur.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'gone' });
+    expect(await store.acceptBatch(settled)).toMatchObject({ ready: 0 });
+    await store.settleBatch(settled, new Date(clock.now()).toISOString());
+    clock.advance(120_000);
+    expect(await recover()).toEqual([]);
+    expect(readdirSync(gone.folders.inbox)).toEqual([]);
+    expect(readdirSync(gone.folders.archive)).toEqual([settledClaim]);
+  }));
+
+  it('two copies of one file taken in at once, by two workers: one accepted, the other refused at acceptance as the same content, its batch rejected, nothing of it sendable', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    // Marked complete: taken at the first look.
+    const config = configSchema.parse({ intake: { marker: 'required' } });
+    const [a, b] = [openWorkspace(join(dir, 'a')), openWorkspace(join(dir, 'b'))];
+    for (const home of [a, b]) {
+      copyFileSync(template, join(home.folders.inbox, 'eur.csv'));
+      writeFileSync(join(home.folders.inbox, 'eur.csv.done'), '');
+    }
+    const [wa, wb] = [await worker('a'), await worker('b')];
+    // a's acceptance waits until b's copy is accepted: both read the file while neither was accepted.
+    let bAccepted!: () => void;
+    const bDone = new Promise<void>((resolve) => { bAccepted = resolve; });
+    const held = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'acceptBatch') return async (...args: Parameters<PostgresStore['acceptBatch']>) => { await bDone; return target.acceptBatch(...args); };
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const deps = (home: typeof a, store: PostgresStore, shared: SharedWork) => ({ workspace: home, store, batch: config.batch, intake: config.intake, policy: 'reject_file' as const, clock, shared });
+    const first = takeFile(join(a.folders.inbox, 'eur.csv'), deps(a, held, wa));
+    const second = await takeFile(join(b.folders.inbox, 'eur.csv'), deps(b, store, wb));
+    bAccepted();
+    expect(second).toMatchObject({ kind: 'accepted', ready: 3 });
+    const refused = await first;
+    expect(refused).toMatchObject({ kind: 'duplicate', earlier: { id: (second as { batch: string }).batch } });
+    expect(readdirSync(a.folders.failed).filter((f) => f.endsWith('.duplicate.txt'))).toHaveLength(1);
+    const batches = await store.recentBatches('2026-01-01T00:00:00.000Z');
+    expect(batches.map((x) => x.status).sort()).toEqual(['accepted', 'rejected']);
+    const rejected = batches.find((x) => x.status === 'rejected') as { id: string; reason: string | null };
+    expect(rejected.reason).toMatch(/^the same content as batch .+, accepted while this copy was read$/);
+    expect(await store.unsettledRows(rejected.id)).toBe(0);
+  }));
 });

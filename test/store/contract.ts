@@ -53,6 +53,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       expect((await store.acceptedBatchWithContent('a'.repeat(64)))?.id).toBe(first);
       await store.addRows(again, [newRow(2, 'B'), newRow(3, 'C'), { line: 4, external_id: 'D', request: null, errors: [{ line: 4, column: 'type', code: 'required', message: 'm' }] }]);
       await store.invalidateRow(again, 3, { line: 3, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
+      // Asked to refuse the same content (intake, without --force): the batch accepted before is named, nothing accepted.
+      expect(await store.acceptBatch(again, { refuseSameContent: true })).toEqual({ sameContentAs: expect.objectContaining({ id: first, status: 'accepted' }) });
+      expect(await store.batch(again)).toMatchObject({ status: 'intake' });
       expect(await store.acceptBatch(again)).toEqual({ ready: 0, refused: 1, invalid: 2 });
       const rows = [];
       for await (const r of store.rows(again)) rows.push([r.line, r.phase, r.outcome, r.errors.map((e) => e.code)]);

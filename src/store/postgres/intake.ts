@@ -5,7 +5,7 @@
  */
 import type { Issue } from '../../validate/issue.js';
 import { PG_CORRIDORS } from '../corridor-sql.js';
-import type { NewBatch, NewRow, StoredRequest } from '../port.js';
+import type { AcceptOutcome, BatchRecord, NewBatch, NewRow, StoredRequest } from '../port.js';
 import { INTAKE_SQL, batchIdStem } from '../queries/intake.js';
 import { recipientEntryOf, storedOf } from '../row-record.js';
 import type { PgConnection } from './client.js';
@@ -112,12 +112,15 @@ export async function withdrawBatch(c: PgConnection, batchId: string, outcome: s
   });
 }
 
-export async function acceptBatch(c: PgConnection, batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
+export async function acceptBatch(c: PgConnection, batchId: string, options: { refuseSameContent?: boolean } = {}): Promise<AcceptOutcome> {
   return c.tx(async (tx) => {
-    // One acceptance at a time: two batches with the same external_id accepted at once by two workers would both pass the check.
+    // One acceptance at a time: two batches with the same external_id, or the same content, accepted at once by two
+    // workers would both pass the check.
     await tx.lockForTransaction(ACCEPT_LOCK);
     // Only a batch still in intake: one recovered as interrupted meanwhile (by another worker) is not accepted.
     if ((await tx.first<{ status: string }>(`${INTAKE_SQL.batchStatus} FOR UPDATE`, [batchId]))?.status !== 'intake') return null;
+    const earlier = options.refuseSameContent ? await tx.first<BatchRecord>(INTAKE_SQL.sameContentAccepted, [batchId]) : undefined;
+    if (earlier) return { sameContentAs: earlier };
     const refused = await tx.run(`UPDATE rows SET ${INTAKE_SQL.refuseUsed} WHERE batch_id = ? AND phase = 'checking' AND ${INTAKE_SQL.usedElsewhere('rows')}`, [batchId]);
     const ready = await tx.run("UPDATE rows SET phase = 'ready' WHERE batch_id = ? AND phase = 'checking'", [batchId]);
     // The corridors of the rows made ready, with them: the check before sending reads these, not the rows.

@@ -38,7 +38,7 @@ export function dialectBindings<C>(c: C, queries: DialectQueries<C>): Pick<Store
     invalidateRow: (batchId, line, error) => invalidateRow(c, batchId, line, error),
     rejectBatch: (batchId, reason) => rejectBatch(c, batchId, reason),
     withdrawBatch: (batchId, outcome, reason) => withdrawBatch(c, batchId, outcome, reason),
-    acceptBatch: (batchId) => acceptBatch(c, batchId),
+    acceptBatch: (batchId, options) => acceptBatch(c, batchId, options),
     // the pipeline
     stopCurrency: (currency, detail, at) => stopCurrency(c, currency, detail, at),
     batchCorridors: (batchId) => batchCorridors(c, batchId),

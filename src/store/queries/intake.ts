@@ -18,6 +18,9 @@ export const batchIdStem = (receivedAt: string, sha256: string): string => `B${r
 export const INTAKE_SQL = {
   /** Param: batch. */
   batchStatus: 'SELECT status FROM batches WHERE id = ?',
+  /** Param: batch. The earliest other batch accepted with its content (SHA-256), if any: checked at acceptance. */
+  sameContentAccepted: `SELECT o.* FROM batches b JOIN batches o ON o.sha256 = b.sha256 AND o.id <> b.id
+    WHERE b.id = ? AND o.status IN ${ACCEPTED_ONCE} ORDER BY o.received_at LIMIT 1`,
   addToTotal: 'UPDATE batches SET rows_total = rows_total + ? WHERE id = ?',
   /** Params: errors (JSON), batch, line. A finding across rows made it invalid. */
   invalidate: "UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?",

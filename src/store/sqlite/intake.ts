@@ -6,7 +6,7 @@
 import type { Issue } from '../../validate/issue.js';
 import { CorridorCounts } from '../corridor-counts.js';
 import { SQLITE_CORRIDORS } from '../corridor-sql.js';
-import type { NewBatch, NewRow, RecipientEntry } from '../port.js';
+import type { AcceptOutcome, BatchRecord, NewBatch, NewRow, RecipientEntry } from '../port.js';
 import { INTAKE_SQL, batchIdStem } from '../queries/intake.js';
 import { recipientEntryOf, storedOf } from '../row-record.js';
 import { recordRecipientsSqlite } from './duplicates.js';
@@ -103,7 +103,10 @@ export async function withdrawBatch(c: SqliteConnection, batchId: string, outcom
  * another batch has sent or will send it, else made ready, their corridors
  * added to the batch's summary. The last transaction accepts the batch.
  */
-export async function acceptBatch(c: SqliteConnection, batchId: string): Promise<{ ready: number; refused: number; invalid: number } | null> {
+export async function acceptBatch(c: SqliteConnection, batchId: string, options: { refuseSameContent?: boolean } = {}): Promise<AcceptOutcome> {
+  const sameContent = (): BatchRecord | undefined => (options.refuseSameContent ? c.sql(INTAKE_SQL.sameContentAccepted).get(batchId) as BatchRecord | undefined : undefined);
+  const before = sameContent();
+  if (before) return { sameContentAs: before };
   const lastLine = (c.sql('SELECT MAX(line) FROM rows WHERE batch_id = ?').pluck().get(batchId) as number | null) ?? 0;
   for (let after = 0; after < lastLine; after += ACCEPT_CHUNK_LINES) {
     const accepted = c.atomic(() => {
@@ -124,6 +127,9 @@ export async function acceptBatch(c: SqliteConnection, batchId: string): Promise
   }
   return c.atomic(() => {
     if (!inIntake(c, batchId)) return null;
+    // Again in the transaction that accepts: another copy accepted meanwhile (the write lock is held from here).
+    const earlier = sameContent();
+    if (earlier) return { sameContentAs: earlier };
     const count = (phase: string): number => (c.sql(INTAKE_SQL.countInPhase).get(batchId, phase) as { n: number }).n;
     const counts = { ready: count('ready'), refused: count('refused'), invalid: count('invalid') };
     c.sql(INTAKE_SQL.accept).run(counts.ready, batchId);
