@@ -28,6 +28,14 @@ export interface Mismatch {
 /** A value the service gave, as people read it: an account number quoted in it is shortened. */
 const shown = (value: string | null): string => (value === null ? '(absent)' : redactAccountNumbers(value));
 
+/**
+ * A stored row's answer to a call made outside decide (a cancellation's, a read before one), checked as decide checks
+ * a read of it: once funded, its input amount may not change either [D10].
+ */
+export function checkRowAnswer(row: Omit<Asked, 'committed_input_amount'> & { funded_at: string | null; input_amount: string | null }, tx: ServiceTransaction): Mismatch[] {
+  return checkAnswer({ external_id: row.external_id, request: row.request, transaction_id: row.transaction_id, committed_input_amount: row.funded_at !== null ? row.input_amount : null }, tx);
+}
+
 /** The fields of `tx` that differ from the row; empty when the answer is the row's own transaction. */
 export function checkAnswer(asked: Asked, tx: ServiceTransaction): Mismatch[] {
   const mismatches: Mismatch[] = [];

@@ -120,7 +120,8 @@ export const cancelSent = (sends: number, now: number): RowChanges => ({ cancels
  * polling interval after the last, CANCEL_SENDS times in all; then given up once (the count goes one past, which is
  * how a person is shown it), said in the log and the audit trail, and the row is still followed. A second DELETE is
  * harmless: answered 202 or 422 [D11]. A cancellation the service accepted (cancel_accepted_at) is not sent again:
- * it proceeds asynchronously [D11], however long the service takes.
+ * it proceeds asynchronously [D11]; but still cancellable CANCEL_SENDS intervals after the acceptance, it is given up
+ * the same way (not sent), for a person to ask the service why it was not carried out.
  *
  * A missing may_cancel counts as allowed here, unlike a person's request (cancel-on-request.ts), which is refused
  * unless the service says true: this cancellation is already decided and a refused DELETE costs nothing, while a row
@@ -128,8 +129,13 @@ export const cancelSent = (sends: number, now: number): RowChanges => ({ cancels
  */
 function cancelAgain(row: PipelineRow, state: string | null, mayCancel: unknown, now: number, polling: PollingPolicy, patch: RowPatch): Decision {
   const sent = row.cancels_sent ?? 0;
-  const due = !row.cancel_accepted_at && (SERVICE_CANCELLABLE_STATES as readonly string[]).includes(state ?? '') && mayCancel !== false && sent <= CANCEL_SENDS
-    && !(row.cancel_sent_at && now < Date.parse(row.cancel_sent_at) + firstInterval(polling));
+  const cancellable = (SERVICE_CANCELLABLE_STATES as readonly string[]).includes(state ?? '') && mayCancel !== false && sent <= CANCEL_SENDS;
+  if (cancellable && row.cancel_accepted_at) {
+    // Accepted: never sent again; given up once it has had CANCEL_SENDS intervals to be carried out.
+    if (now < Date.parse(row.cancel_accepted_at) + CANCEL_SENDS * firstInterval(polling)) return { patch, action: { kind: 'none' }, label: 'applied' };
+    return { patch: { ...patch, changes: { ...patch.changes, cancels_sent: CANCEL_SENDS + 1 } }, action: { kind: 'cancel_again', sends: sent, given_up: true }, label: 'applied' };
+  }
+  const due = cancellable && !row.cancel_accepted_at && !(row.cancel_sent_at && now < Date.parse(row.cancel_sent_at) + firstInterval(polling));
   if (!due) return { patch, action: { kind: 'none' }, label: 'applied' };
   if (sent >= CANCEL_SENDS) {
     return { patch: { ...patch, changes: { ...patch.changes, cancels_sent: sent + 1 } }, action: { kind: 'cancel_again', sends: sent, given_up: true }, label: 'applied' };
@@ -254,7 +260,7 @@ export function intentAudits(row: PipelineRow, decision: Decision, at: string): 
   if (action.kind === 'fund') return [{ action: 'fund_requested', at, details: { transaction, amount: action.amount, currency: action.currency } }];
   if (action.kind === 'cancel') return [{ action: 'cancel_requested', at, details: { transaction, outcome: action.outcome, reason: action.detail } }];
   if (action.kind === 'cancel_again') {
-    return [{ action: action.given_up ? 'cancel_given_up' : 'cancel_requested', at, details: { transaction, outcome: row.outcome, sends: action.sends } }];
+    return [{ action: action.given_up ? 'cancel_given_up' : 'cancel_requested', at, details: { transaction, outcome: row.outcome, sends: action.sends, ...(action.given_up && row.cancel_accepted_at ? { accepted_at: row.cancel_accepted_at } : {}) } }];
   }
   if (action.kind === 'hold') return [{ action: 'answer_mismatch', at, details: { transaction, reason: action.detail } }];
   return [];

@@ -11,7 +11,7 @@ import { cancel, cancelSent, hold, iso, refuseFunding, withIntentAudits } from '
 import type { PollingPolicy } from './read-schedule.js';
 import { firstInterval } from './read-schedule.js';
 import type { Phase, ReasonCode } from '../payout-states.js';
-import { REASONS } from '../payout-states.js';
+import { CANCEL_SENDS, REASONS } from '../payout-states.js';
 
 const stale = (): Decision => ({ patch: null, action: { kind: 'none' }, label: 'stale' });
 const applied = (changes: RowChanges, audits?: RowAudit[]): Decision => ({ patch: { changes, ...(audits ? { audits } : {}) }, action: { kind: 'none' }, label: 'applied' });
@@ -63,15 +63,21 @@ export function cancelOnRequest(row: PipelineRow, from: string, request: { by: s
 
 /**
  * [D11] The service accepted a row's cancellation (answered 202 with the row's own transaction): recorded, so that it
- * is not sent again while the service carries it out. Once: a later 202 keeps the first time.
+ * is not sent again while the service carries it out. Once: a later 202 keeps the first time. An acceptance come after
+ * paybatch gave up sending (a DELETE answered slowly) takes the give-up back: the service has it after all, and is
+ * given its own while to carry it out (decide's cancelAgain).
  */
 export function cancelAccepted(row: PipelineRow, now: number): Decision {
-  return row.phase === 'cancelling' && !row.cancel_accepted_at ? applied({ cancel_accepted_at: iso(now) }) : stale();
+  if (row.phase !== 'cancelling' || row.cancel_accepted_at) return stale();
+  return applied({ cancel_accepted_at: iso(now), ...((row.cancels_sent ?? 0) > CANCEL_SENDS ? { cancels_sent: CANCEL_SENDS } : {}) }, [{
+    action: 'cancel_accepted', at: iso(now), details: { transaction: row.transaction_id, outcome: row.outcome },
+  }]);
 }
 
 /** The service refused the cancellation asked for, or never answered: the row goes back to where it was, with its reason. */
 export function cancelOnRequestUndone(row: PipelineRow, before: Pick<PipelineRow, 'phase' | 'outcome' | 'outcome_detail'>): Decision {
-  return row.phase === 'cancelling' ? applied({ phase: before.phase, outcome: before.outcome, outcome_detail: before.outcome_detail }) : stale();
+  // A cancellation of it the service accepted meanwhile (the engine's, sent again) stands: the row stays cancelling.
+  return row.phase === 'cancelling' && !row.cancel_accepted_at ? applied({ phase: before.phase, outcome: before.outcome, outcome_detail: before.outcome_detail }) : stale();
 }
 
 /**

@@ -18,7 +18,7 @@ import type { Clock } from '../clock.js';
 import type { Slot } from './call-slots.js';
 import { WHOLE_STEP_SLOT } from './call-slots.js';
 import type { PipelineRow, PipelineStore, RowPatch } from '../store/port.js';
-import { checkAnswer, lookupHit } from './answer-check.js';
+import { checkRowAnswer, lookupHit } from './answer-check.js';
 import type { Asked, Decision, Policy } from './decide.js';
 import { decide, fundingDeadline, hold, withIntentAudits } from './decide.js';
 import { afterRefusedCommit, cancelAccepted, claimForCreate, endByPaybatch, fundingCallRefused, refuseUnapproved, refusedByService } from './step-decisions.js';
@@ -112,7 +112,10 @@ export class RowSteps {
       // A cancellation decided earlier, still not taken by the service (see decide's cancelAgain).
       const fields = { ...where(row), transaction: row.transaction_id, state: row.state, outcome: row.outcome };
       if (action.given_up) {
-        this.deps.log('cancel_given_up', { ...fields, sends: action.sends, reason: `paybatch sent its cancellation ${action.sends} times and the service still holds the transaction as cancellable: ask the service to cancel it or to say why not` });
+        const what = row.cancel_accepted_at
+          ? `the service accepted paybatch's cancellation at ${row.cancel_accepted_at} and still holds the transaction as cancellable`
+          : `paybatch sent its cancellation ${action.sends} times and the service still holds the transaction as cancellable`;
+        this.deps.log('cancel_given_up', { ...fields, sends: action.sends, accepted_at: row.cancel_accepted_at ?? null, reason: `${what}: ask the service to cancel it or to say why not` });
       } else {
         this.deps.log('cancel_sent_again', { ...fields, sends: action.sends });
         await this.sendCancel(row, slot);
@@ -244,7 +247,7 @@ export class RowSteps {
   private async sendCancel(row: PipelineRow, slot: Slot): Promise<void> {
     try {
       const answer = await slot.call(() => this.deps.client.cancelTransaction(row.transaction_id as string, this.deps.limits()));
-      const mismatches = checkAnswer(row, answer);
+      const mismatches = checkRowAnswer(row, answer);
       if (mismatches.length > 0) {
         const held = await this.commit(row, (current) => hold(current, 'cancel', mismatches));
         if (held) await this.act(held.row, held.decision, 'cancel', slot);

@@ -82,7 +82,7 @@ export function notificationFor(logEvent: string, fields: Record<string, unknown
   switch (notificationEventOf(logEvent)) {
     case 'approval_requested': return approvalRequested(fields);
     case 'batch_settled': return batchSettled(fields, summary);
-    case 'row_attention': return rowAttention(fields, logEvent === 'cancel_given_up');
+    case 'row_attention': return rowAttention(fields, logEvent === 'cancel_given_up' ? (text(fields.accepted_at) ? 'cancel_not_carried_out' : 'cancel_given_up') : null);
     case 'balance_exhausted': return balanceExhausted(fields);
     case 'file_rejected': return fileRejected(logEvent, fields);
     case 'reconciliation_differences': return reconciliationDifferences(fields);
@@ -130,7 +130,8 @@ function batchSettled(fields: Record<string, unknown>, summary: BatchSummary | n
   };
 }
 
-function rowAttention(fields: Record<string, unknown>, cancelGivenUp: boolean): Notification | null {
+/** `cancel`: a cancellation given up (sent three times, or accepted and not carried out), a fact of its own; else null. */
+function rowAttention(fields: Record<string, unknown>, cancel: 'cancel_given_up' | 'cancel_not_carried_out' | null): Notification | null {
   const batch = text(fields.batch);
   const line = count(fields.line);
   const state = text(fields.state);
@@ -140,8 +141,8 @@ function rowAttention(fields: Record<string, unknown>, cancelGivenUp: boolean): 
   return {
     event: 'row_attention',
     // A given-up cancellation is its own fact: the row may have needed a person in this state before, for another reason.
-    dedupe_key: `row_attention:${batch}:${line}:${cancelGivenUp ? 'cancel_given_up' : state}`,
-    subject: `Row ${line} of batch ${batch} needs a person: ${cancelGivenUp ? `its cancellation was not taken (${state})` : state}`,
+    dedupe_key: `row_attention:${batch}:${line}:${cancel ?? state}`,
+    subject: `Row ${line} of batch ${batch} needs a person: ${cancel ? `its cancellation was not ${cancel === 'cancel_given_up' ? 'taken' : 'carried out'} (${state})` : state}`,
     text: `Line ${line}${externalId ? ` (external_id ${externalId})` : ''} of batch ${batch} is ${state}${reason ? `: ${withoutAccountNumbers(reason)}` : ''}.\nSee paybatch status ${batch}`,
     data: { batch, line, external_id: externalId, state, reason: reason ? withoutAccountNumbers(reason) : null },
   };

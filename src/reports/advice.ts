@@ -23,6 +23,8 @@ export interface AdviceInput {
   may_cancel?: boolean | null;
   /** Cancellations paybatch sent while the row was cancelling (see isCancelGivenUp). */
   cancels_sent?: number | null;
+  /** When the service accepted its cancellation (202), if it did. */
+  cancel_accepted_at?: string | null;
 }
 
 const CORRECT = (batch: string): string => `paybatch corrections ${batch}`;
@@ -43,7 +45,8 @@ export function adviceFor(row: AdviceInput, batchId?: string): string {
     return 'The service answered with another transaction, amount or currency than asked: compare with the service before anything else; cancel once a read returns the row\'s own transaction. Do not pay it again: it may still pay out.';
   }
   if (isCancelGivenUp(row)) {
-    return `paybatch sent its cancellation ${CANCEL_SENDS} times and the service still holds the payout as cancellable: ask the service, with the transaction id, to cancel it or to say why not; paybatch keeps following it. Do not pay it again: it may still pay out.`;
+    const sent = row.cancel_accepted_at ? `The service accepted paybatch's cancellation (${row.cancel_accepted_at}) but has not carried it out` : `paybatch sent its cancellation ${CANCEL_SENDS} times and the service still holds the payout as cancellable`;
+    return `${sent}: ask the service, with the transaction id, to cancel it or to say why not; paybatch keeps following it. Do not pay it again: it may still pay out.`;
   }
   if (isNeverSentEnd(row.phase)) {
     if (row.outcome === REASONS.possibleDuplicate) return 'Not sent: held as a possible duplicate and cancelled. If it is owed after all, pay it through corrections.';

@@ -156,7 +156,11 @@ export interface PipelineRow {
   reads: number;
   next_read_at: number | null;
   fund_attempts: number;
-  /** [D11] Cancellations sent since the row entered cancelling (0 in a row stored before they were counted). */
+  /**
+   * [D11] Cancellations sent since the row entered cancelling (0 in a row stored before they were counted). One past
+   * CANCEL_SENDS marks the give-up (payout-states.ts isCancelGivenUp), whether after three sends or after an accepted
+   * cancellation left undone.
+   */
   cancels_sent?: number;
   /** When the last of them was sent (paybatch's clock); null when none was recorded. */
   cancel_sent_at?: string | null;
@@ -277,7 +281,7 @@ export type ReportScope = { batch: string } | { from: string; to: string };
 /** The columns a row's result shows as the pipeline keeps them (PipelineRow). */
 type ResultColumns =
   | 'transaction_id' | 'phase' | 'outcome' | 'outcome_detail' | 'state' | 'state_reason' | 'state_reason_code'
-  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'funded_at' | 'settled_at' | 'may_cancel' | 'cancels_sent';
+  | 'input_amount' | 'input_currency' | 'output_amount' | 'output_currency' | 'funded_at' | 'settled_at' | 'may_cancel' | 'cancels_sent' | 'cancel_accepted_at';
 
 export interface ResultRow extends Pick<PipelineRow, ResultColumns> {
   line: number;

@@ -61,5 +61,5 @@ export const ROW_RECORD_COLUMNS = 'batch_id, line, external_id, phase, outcome, 
  * fields as read, so that its result still names its amount, currency and recipient.
  */
 export const RESULT_ROW_COLUMNS = `line, external_id, transaction_id, phase, outcome, outcome_detail, state, state_reason, state_reason_code,
-  input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line, invalid_fields, may_cancel, cancels_sent,
+  input_amount, input_currency, output_amount, output_currency, funded_at, errors, recipient_name, settled_at, original_batch, original_line, invalid_fields, may_cancel, cancels_sent, cancel_accepted_at,
   (SELECT COALESCE(b.settled_at, b.received_at) FROM batches b WHERE b.id = rows.batch_id) AS batch_time`;

@@ -606,9 +606,16 @@ function verify(c: Case): Violation[] {
   const cancelDue = lastSent === null || NOW >= lastSent + firstInterval(POLLING);
   const cancellable = SPEC_CANCELLABLE.has(after.state ?? '') && obs.raw.may_cancel !== false;
   const accepted = Boolean(row.cancel_accepted_at);
-  if (action.kind === 'cancel_again') {
+  // Accepted: never sent again; given up, unsent, once it has had three intervals to be carried out.
+  const acceptedLongAgo = accepted && NOW >= Date.parse(row.cancel_accepted_at as string) + CANCEL_SENDS * firstInterval(POLLING);
+  if (action.kind === 'cancel_again' && accepted) {
+    if (!action.given_up) fail('(7) cancel sent again after the service accepted it', `accepted ${String(row.cancel_accepted_at)}`);
+    if (!acceptedLongAgo) fail('(7) accepted cancellation given up too soon', `accepted ${String(row.cancel_accepted_at)}`);
+    if (!cancellable || sends > CANCEL_SENDS) fail('(7) accepted cancellation given up, not cancellable or given up before', `state ${String(after.state)}, ${sends} sent`);
+    if (action.sends !== sends || after.cancels_sent !== CANCEL_SENDS + 1 || 'cancel_sent_at' in changes) fail('(7) accepted give-up counted', `${sends} -> ${String(after.cancels_sent)}, action ${action.sends}`);
+    if (!patch?.audits?.some((a) => a.action === 'cancel_given_up' && (a.details as { accepted_at?: unknown }).accepted_at === row.cancel_accepted_at)) fail('audit', 'accepted give-up without its entry');
+  } else if (action.kind === 'cancel_again') {
     if (row.phase !== 'cancelling' || after.phase !== 'cancelling') fail('(7) cancel again from phase', `${row.phase} -> ${after.phase}`);
-    if (accepted) fail('(7) cancel again after the service accepted it', `accepted ${String(row.cancel_accepted_at)}`);
     if (!cancellable) fail('(7) cancel again, not cancellable', `state ${String(after.state)}, may_cancel ${String(obs.raw.may_cancel)}`);
     if (!cancelDue) fail('(7) cancel again too soon', `last sent ${String(row.cancel_sent_at)}`);
     if (sends > CANCEL_SENDS) fail('(7) given up twice', `${sends} sent`);
@@ -617,9 +624,9 @@ function verify(c: Case): Violation[] {
     if (action.given_up !== (sends >= CANCEL_SENDS)) fail('(7) sends beyond the policy', `${sends} sent, given_up ${action.given_up}`);
     if (action.given_up ? 'cancel_sent_at' in changes : after.cancel_sent_at !== iso(NOW)) fail('(7) time of the send', String(changes.cancel_sent_at));
     if (!patch?.audits?.some((a) => a.action === (action.given_up ? 'cancel_given_up' : 'cancel_requested'))) fail('audit', 'cancel again without its entry');
-  } else if (row.phase === 'cancelling' && label === 'applied' && after.phase === 'cancelling' && cancellable && cancelDue && !accepted && sends <= CANCEL_SENDS) {
+  } else if (row.phase === 'cancelling' && label === 'applied' && after.phase === 'cancelling' && cancellable && (accepted ? acceptedLongAgo : cancelDue) && sends <= CANCEL_SENDS) {
     // Nor over-strict: a current observation of a cancellable transaction, once due, sends it (or gives up).
-    fail('(7) cancel not sent again', `${row.phase}/${row.state} -> ${String(after.state)}, ${sends} sent, last ${String(row.cancel_sent_at)}, action ${action.kind}`);
+    fail('(7) cancel not sent again', `${row.phase}/${row.state} -> ${String(after.state)}, ${sends} sent, last ${String(row.cancel_sent_at)}, accepted ${String(row.cancel_accepted_at)}, action ${action.kind}`);
   }
   if (action.kind !== 'cancel_again' && action.kind !== 'cancel' && ('cancels_sent' in changes || 'cancel_sent_at' in changes)) fail('(7) sends counted', 'without a cancellation');
 

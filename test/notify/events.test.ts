@@ -56,6 +56,9 @@ describe('notifications from log events', () => {
     expect(n?.text).toContain('sent its cancellation 3 times');
     // Not the same fact as the row needing a person in that state for another reason.
     expect(n?.dedupe_key).not.toBe(notificationFor('row_attention', FACTS[2]?.fields ?? {})?.dedupe_key);
+    // Accepted by the service and not carried out: another fact, in other words.
+    const undone = notificationFor('cancel_given_up', { ...fields, sends: 1, accepted_at: '2026-01-05T09:00:00.000Z' });
+    expect(undone).toMatchObject({ dedupe_key: `row_attention:${BATCH}:7:cancel_not_carried_out`, subject: `Row 7 of batch ${BATCH} needs a person: its cancellation was not carried out (error)` });
     // The one that is sent again is not news.
     expect(notificationFor('cancel_sent_again', fields)).toBeNull();
   });
