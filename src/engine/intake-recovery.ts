@@ -14,6 +14,7 @@ import type { IntakeDeps } from './intake.js';
 import { moveWithCompanions } from './intake.js';
 import { claimName, claimedAtOf } from './claim-names.js';
 import { restoreKeptFile } from './file-bytes-in-database.js';
+import { fileSha256 } from '../batch/file-hash.js';
 
 /**
  * A batch whose intake never finished (the process died while taking it in) is
@@ -48,25 +49,30 @@ interface RecoveryDeps extends Pick<IntakeDeps, 'workspace'> {
 }
 
 /** What becomes of a file in processing/ that no batch being taken in or accepted claims (see strayClaim). */
-type StrayClaim = { kind: 'put_back' } | { kind: 'archive' } | { kind: 'set_aside'; own: BatchRecord; again: BatchRecord };
+type StrayClaim = { kind: 'put_back' } | { kind: 'leave' } | { kind: 'archive' } | { kind: 'set_aside'; own: BatchRecord; again: BatchRecord };
 
 /**
  * A file in processing/ that no batch in intake or accepted claims: claimed by a process that died before recording
- * it (put back: no batch knows it), or whose batch has ended. Its batch settled (by another worker, this one down):
- * archived. Its intake interrupted and recovered while it lay here: by another worker, which wrote the file again
- * from the bytes kept in the database and took it in again, when a later batch has its content: this copy is set
- * aside in failed/, not put back, for putting it back would take the same file in twice. Else (the recovery was this
- * worker's own, cut short before the file moved; or the copy taken again is not recorded yet) put back: a copy too
- * many is then refused at acceptance, as the same content as the batch accepted first.
+ * it (put back: no batch knows it), or whose batch has ended. Its batch is the one of its claim (name and time) and of
+ * its content: two files of one name claimed in the same millisecond by two workers are not taken for each other.
+ * Its batch settled (by another worker, this one down): archived. Its batch rejected (its intake interrupted and
+ * recovered meanwhile, by another worker that wrote the file again from the bytes kept and took it in again) while
+ * a batch of the same content is accepted: this copy is set aside in failed/, not put back, for putting it back would
+ * take the same file in twice. While one of the same content is still being taken in (it may yet fail): left, and
+ * looked at again later. Else put back.
  */
-async function strayClaim(store: RecoveryStore, name: string, claimedAt: number): Promise<StrayClaim> {
+async function strayClaim(store: RecoveryStore, path: string, name: string, claimedAt: number): Promise<StrayClaim> {
   const receivedAt = new Date(claimedAt).toISOString();
   const since = await store.recentBatches(receivedAt);
   const own = since.find((b) => b.received_at === receivedAt && claimName(b.file_name, claimedAt) === name);
-  if (!own) return { kind: 'put_back' };
+  if (!own || (await fileSha256(path)) !== own.sha256) return { kind: 'put_back' };
   if (own.status === 'settled') return { kind: 'archive' };
-  const again = own.status === 'rejected' ? since.find((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status !== 'rejected') : undefined;
-  return again ? { kind: 'set_aside', own, again } : { kind: 'put_back' };
+  if (own.status !== 'rejected') return { kind: 'put_back' };
+  const again = await store.acceptedBatchWithContent(own.sha256);
+  if (again) return { kind: 'set_aside', own, again };
+  // Batches in intake or accepted, whatever their date (recentBatches lists those always).
+  const open = await store.recentBatches('9999-12-31T23:59:59.999Z');
+  return open.some((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status === 'intake') ? { kind: 'leave' } : { kind: 'put_back' };
 }
 
 /**
@@ -85,15 +91,17 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
     if (known.has(name) || known.has(owner ?? '') || (owner !== null && present.has(owner))) continue;
     const claimedAt = claimedAtOf(name);
     if (claimedAt === null || !old(claimedAt)) continue;
-    const stray = await strayClaim(deps.store, name, claimedAt);
+    const stray = await strayClaim(deps.store, join(folders.processing, name), name, claimedAt);
+    if (stray.kind === 'leave') continue;
     if (stray.kind === 'archive') {
       await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).catch(ignoreGone);
       continue;
     }
     if (stray.kind === 'set_aside') {
-      const reason = `its intake (batch ${stray.own.id}) was interrupted and recovered by another worker, which took the same content in again as batch ${stray.again.id}; this copy was set aside, not put back`;
+      const reason = `its batch ${stray.own.id} was rejected (${stray.own.reason ?? 'no reason recorded'}), and the same content is batch ${stray.again.id}, ${stray.again.status}; this copy was set aside, not put back`;
       const report = join(folders.failed, `${name}.report.txt`);
-      await moveWithCompanions(join(folders.processing, name), join(folders.failed, name), home).catch(ignoreGone);
+      // Moved by another worker sharing the folder first: said by that one.
+      if (!(await moveWithCompanions(join(folders.processing, name), join(folders.failed, name), home).then(() => true, (error: NodeJS.ErrnoException) => (ignoreGone(error), false)))) continue;
       await writeFileSafely(home, report, `${stray.own.file_name}: ${reason}.\nNothing of this copy was sent; batch ${stray.again.id} pays the file.\n`);
       deps.log?.('intake_copy_set_aside', { file: join(folders.failed, name), batch: stray.own.id, taken_again_as: stray.again.id, report });
       continue;

@@ -183,7 +183,12 @@ export async function takeFile(inboxPath: string, deps: IntakeDeps, before?: See
     if (duplicates.held + duplicates.warned > 0) deps.log?.('possible_duplicates', { batch, file: name, held: duplicates.held, warned: duplicates.warned, action: `paybatch preview ${batch} lists them; paybatch allow ${batch} --external-id ID --reason TEXT --as NAME sends one` });
     // Before it is accepted: a crash in between leaves an interrupted intake, never a batch sendable without approval.
     if (deps.approval) await deps.store.requestApproval(batch, deps.approval.submitter, new Date(at + deps.approval.expiresAfterMs).toISOString());
-    const counts = await deps.store.acceptBatch(batch, { refuseSameContent: !facts.force });
+    // The same content refused again at acceptance only where rows wait unsendable until then (PostgreSQL, several
+    // workers). On SQLite rows are made sendable as they are stored, and of two copies read at once each holds some
+    // of them: refusing one would leave its share unpaid. There both are accepted and each row is paid once (its
+    // external_id is another batch's in the other: refused); two copies at once there come only from a file dropped
+    // twice, the recovery that wrote copies being the workers' own.
+    const counts = await deps.store.acceptBatch(batch, { refuseSameContent: !facts.force && deps.shared !== undefined });
     if (!counts || 'sameContentAs' in counts) return notAccepted(counts, claimed, facts, deps);
     // Nothing to send (every row invalid, or its external_id used by an earlier batch): nothing for anyone to approve.
     // A row held as a possible duplicate may be sent once allowed: its batch still needs its approval.

@@ -69,6 +69,8 @@ export interface IntakeStore {
    * a batch whose file has the content (SHA-256) of a batch accepted before it
    * is not accepted either: that batch is returned, checked in the acceptance's
    * own transaction, so that of two copies taken in at once one is accepted.
+   * Only where rows are stored unsendable until acceptance (PostgreSQL): on
+   * SQLite a copy refused this way would leave unpaid the rows it took first.
    */
   acceptBatch(batchId: string, options?: { refuseSameContent?: boolean }): Promise<AcceptOutcome>;
   batch(id: string): Promise<BatchRecord | undefined>;

@@ -175,19 +175,32 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     expect(await recover()).toEqual([]);
     expect(readdirSync(gone.folders.inbox)).toEqual([]);
     expect(readdirSync(gone.folders.failed).sort()).toEqual([claim, `${claim}.report.txt`]);
-    expect(readFileSync(join(gone.folders.failed, `${claim}.report.txt`), 'utf8')).toMatch(new RegExp(`^eur\\.csv: its intake \\(batch ${first}\\) was interrupted and recovered by another worker, which took the same content in again as batch ${(again as { batch: string }).batch}`));
+    expect(readFileSync(join(gone.folders.failed, `${claim}.report.txt`), 'utf8')).toMatch(new RegExp(`^eur\\.csv: its batch ${first} was rejected \\(interrupted during intake \\(worker gone stopped\\).*\\), and the same content is batch ${(again as { batch: string }).batch}, accepted; this copy was set aside`));
     expect(logged.map(([event, fields]) => [event, fields.batch, fields.taken_again_as])).toEqual([['intake_copy_set_aside', first, (again as { batch: string }).batch]]);
 
     // A file of a batch settled while its worker was down (settled by another): archived, not put back.
     clock.advance(1_000);
     const settledClaim = claimName('eur.csv', clock.now());
     copyFileSync(template, join(gone.folders.processing, settledClaim));
-    const settled = await store.beginBatch({ file_name: 'eur.csv', sha256: 'b'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'gone' });
+    const settled = await store.beginBatch({ file_name: 'eur.csv', sha256, size_bytes: 1, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'gone' });
     expect(await store.acceptBatch(settled)).toMatchObject({ ready: 0 });
     await store.settleBatch(settled, new Date(clock.now()).toISOString());
     clock.advance(120_000);
     expect(await recover()).toEqual([]);
     expect(readdirSync(gone.folders.inbox)).toEqual([]);
+    expect(readdirSync(gone.folders.archive)).toEqual([settledClaim]);
+
+    // Another worker's eur.csv claimed in the same millisecond, its batch settled; this one's, of other content, never
+    // recorded: not taken for that one (not archived), put back.
+    clock.advance(1_000);
+    const twinClaim = claimName('eur.csv', clock.now());
+    copyFileSync(fileURLToPath(new URL('../../fixtures/templates/gbr-bank.csv', import.meta.url)), join(gone.folders.processing, twinClaim));
+    const twin = await store.beginBatch({ file_name: 'eur.csv', sha256, size_bytes: 1, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'alive' });
+    expect(await store.acceptBatch(twin)).toMatchObject({ ready: 0 });
+    await store.settleBatch(twin, new Date(clock.now()).toISOString());
+    clock.advance(120_000);
+    expect(await recover()).toEqual([twinClaim]);
+    expect(readdirSync(gone.folders.inbox)).toEqual(['eur.csv']);
     expect(readdirSync(gone.folders.archive)).toEqual([settledClaim]);
   }));
 
