@@ -10,12 +10,19 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/config.js';
-import type { IntakeDeps } from '../../src/engine/intake.js';
+import type { IntakeDeps, IntakeOutcome } from '../../src/engine/intake.js';
 import { takeFile } from '../../src/engine/intake.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { batchConfig } from '../helpers/validation.js';
+
+/** Takes a.csv and b.csv of `workspace` at once (their markers required), each through its own view of the store. */
+async function takeBoth(workspace: Workspace, storeFor: (role: 'a' | 'b') => SqliteStore, clock: ManualClock): Promise<[IntakeOutcome, IntakeOutcome]> {
+  const intake = configSchema.parse({ intake: { marker: 'required' } }).intake;
+  const deps = (role: 'a' | 'b'): IntakeDeps => ({ workspace, store: storeFor(role) as unknown as IntakeDeps['store'], batch: batchConfig(), intake, policy: 'reject_file', clock });
+  return Promise.all([takeFile(join(workspace.folders.inbox, 'a.csv'), deps('a')), takeFile(join(workspace.folders.inbox, 'b.csv'), deps('b'))]);
+}
 
 const template = fileURLToPath(new URL('../../fixtures/templates/gbr-bank.csv', import.meta.url));
 
@@ -35,7 +42,6 @@ describe('two copies of one content read at once, on SQLite', () => {
   });
 
   it('copy A stores its rows first, copy B is accepted first: every row sendable once', async () => {
-    const config = configSchema.parse({ intake: { marker: 'required' } });
     for (const name of ['a.csv', 'b.csv']) {
       copyFileSync(template, join(workspace.folders.inbox, name));
       writeFileSync(join(workspace.folders.inbox, `${name}.done`), '');
@@ -61,11 +67,7 @@ describe('two copies of one content read at once, on SQLite', () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const deps = (role: 'a' | 'b'): IntakeDeps => ({ workspace, store: proxy(role) as unknown as IntakeDeps['store'], batch: batchConfig(), intake: config.intake, policy: 'reject_file', clock });
-    const [a, b] = await Promise.all([
-      takeFile(join(workspace.folders.inbox, 'a.csv'), deps('a')),
-      takeFile(join(workspace.folders.inbox, 'b.csv'), deps('b')),
-    ]);
+    const [a, b] = await takeBoth(workspace, proxy, clock);
     expect([a.kind, b.kind]).toEqual(['accepted', 'accepted']);
     const sendable = await store.allRowsInPhases(['ready']);
     expect(sendable.length).toBe(2);
@@ -104,12 +106,7 @@ describe('two copies of one content read at once, on SQLite, their chunks interl
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },
       });
-      const config = configSchema.parse({ intake: { marker: 'required' } });
-      const deps = (role: 'a' | 'b'): IntakeDeps => ({ workspace, store: proxy(role) as unknown as IntakeDeps['store'], batch: batchConfig(), intake: config.intake, policy: 'reject_file', clock });
-      const [a, b] = await Promise.all([
-        takeFile(join(workspace.folders.inbox, 'a.csv'), deps('a')),
-        takeFile(join(workspace.folders.inbox, 'b.csv'), deps('b')),
-      ]);
+      const [a, b] = await takeBoth(workspace, proxy, clock);
       expect([a.kind, b.kind]).toEqual(['accepted', 'accepted']);
       const sendable = await store.allRowsInPhases(['ready']);
       expect(sendable.length).toBe(500);
