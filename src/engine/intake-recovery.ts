@@ -15,6 +15,7 @@ import { moveWithCompanions } from './intake.js';
 import { claimName, claimedAtOf } from './claim-names.js';
 import { restoreKeptFile } from './file-bytes-in-database.js';
 import { fileSha256 } from '../batch/file-hash.js';
+import { endedAtRelease, setAsideEndedFile } from './ended-at-release.js';
 
 /**
  * A batch whose intake never finished (the process died while taking it in) is
@@ -44,21 +45,23 @@ interface RecoveryDeps extends Pick<IntakeDeps, 'workspace'> {
   store: RecoveryStore;
   /** The batches whose files are, or may be, in processing/ (being taken in, or accepted). */
   knownBatches(): Promise<BatchRecord[]>;
-  /** Where a copy set aside is said (intake_copy_set_aside). */
+  /** Where a copy archived as paid by another batch is said (intake_copy_archived). */
   log?: (event: string, fields: Record<string, unknown>) => void;
 }
 
 /** What becomes of a file in processing/ that no batch being taken in or accepted claims (see strayClaim). */
-type StrayClaim = { kind: 'put_back' } | { kind: 'leave' } | { kind: 'archive' } | { kind: 'set_aside'; own: BatchRecord; again: BatchRecord };
+type StrayClaim = { kind: 'put_back' } | { kind: 'leave' } | { kind: 'archive' } | { kind: 'ended'; own: BatchRecord } | { kind: 'paid_as'; own: BatchRecord; again: BatchRecord };
 
 /**
  * A file in processing/ that no batch in intake or accepted claims: claimed by a process that died before recording
  * it (put back: no batch knows it), or whose batch has ended. Its batch is the one of its claim (name and time) and of
  * its content: two files of one name claimed in the same millisecond by two workers are not taken for each other.
- * Its batch settled (by another worker, this one down): archived. Its batch rejected (its intake interrupted and
+ * Its batch settled (by another worker, this one down): archived. Its batch ended at release (its approval rejected,
+ * expired or not verifying; the process died before the file was moved): set aside in failed/ with a report. Its batch rejected (its intake interrupted and
  * recovered meanwhile, by another worker that wrote the file again from the bytes kept and took it in again) while
- * a batch of the same content is accepted: this copy is set aside in failed/, not put back, for putting it back would
- * take the same file in twice. While one of the same content is still being taken in (it may yet fail): left, and
+ * a batch of the same content is accepted or settled: this copy is archived with a note naming the batch that pays
+ * it, not put back, for putting it back would take the same file in twice (nor in failed/: nothing is wrong with it,
+ * and it is paid). While one of the same content is still being taken in (it may yet fail): left, and
  * looked at again later. Else put back.
  */
 async function strayClaim(store: RecoveryStore, path: string, name: string, claimedAt: number): Promise<StrayClaim> {
@@ -68,8 +71,9 @@ async function strayClaim(store: RecoveryStore, path: string, name: string, clai
   if (!own || (await fileSha256(path)) !== own.sha256) return { kind: 'put_back' };
   if (own.status === 'settled') return { kind: 'archive' };
   if (own.status !== 'rejected') return { kind: 'put_back' };
+  if (endedAtRelease(own)) return { kind: 'ended', own };
   const again = await store.acceptedBatchWithContent(own.sha256);
-  if (again) return { kind: 'set_aside', own, again };
+  if (again) return { kind: 'paid_as', own, again };
   // Batches in intake or accepted, whatever their date (recentBatches lists those always).
   const open = await store.recentBatches('9999-12-31T23:59:59.999Z');
   return open.some((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status === 'intake') ? { kind: 'leave' } : { kind: 'put_back' };
@@ -97,13 +101,16 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
       await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).catch(ignoreGone);
       continue;
     }
-    if (stray.kind === 'set_aside') {
-      const reason = `its batch ${stray.own.id} was rejected (${stray.own.reason ?? 'no reason recorded'}), and the same content is batch ${stray.again.id}, ${stray.again.status}; this copy was set aside, not put back`;
-      const report = join(folders.failed, `${name}.report.txt`);
+    if (stray.kind === 'ended') {
+      await setAsideEndedFile(deps.workspace, stray.own, stray.own.reason ?? 'its approval ended');
+      continue;
+    }
+    if (stray.kind === 'paid_as') {
+      const note = join(folders.archive, `${name}.note.txt`);
       // Moved by another worker sharing the folder first: said by that one.
-      if (!(await moveWithCompanions(join(folders.processing, name), join(folders.failed, name), home).then(() => true, (error: NodeJS.ErrnoException) => (ignoreGone(error), false)))) continue;
-      await writeFileSafely(home, report, `${stray.own.file_name}: ${reason}.\nNothing of this copy was sent; batch ${stray.again.id} pays the file.\n`);
-      deps.log?.('intake_copy_set_aside', { file: join(folders.failed, name), batch: stray.own.id, taken_again_as: stray.again.id, report });
+      if (!(await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).then(() => true, (error: NodeJS.ErrnoException) => (ignoreGone(error), false)))) continue;
+      await writeFileSafely(home, note, `${stray.own.file_name}: its batch ${stray.own.id} was rejected (${stray.own.reason ?? 'no reason recorded'}); the same content is batch ${stray.again.id}, ${stray.again.status}, which pays the file.\nNothing of this copy was sent; it was archived, not put back (that would take the file in twice).\n`);
+      deps.log?.('intake_copy_archived', { file: join(folders.archive, name), batch: stray.own.id, paid_as: stray.again.id, note });
       continue;
     }
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');

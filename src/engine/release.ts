@@ -15,6 +15,7 @@ import type { ApprovalGate } from './approval-gate.js';
 import { REASONS } from '../payout-states.js';
 import { existsSync } from 'node:fs';
 import type { SharedWork } from './shared-work.js';
+import { setAsideEndedFile } from './ended-at-release.js';
 
 export type Release =
   | { kind: 'released' }
@@ -41,7 +42,9 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
       // Some of it sent already: the gate holds it, and what is not sent ends (see Pipeline.prepare). Rows held as
       // possible duplicates end first: never sent, they must not count as sent.
       await deps.store.endHeldDuplicates(batch.id, verdict.outcome, verdict.reason);
-      await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason);
+      // Ended with nothing sent: its file is done with (failed/, with a report), not left in processing/ to be
+      // put back and taken again at the next start. Some of it sent: it stays, and settles as its rows end.
+      if (await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason)) await setAsideEndedFile(deps.workspace, batch, verdict.reason);
       return { kind: 'withdrawn', reason: verdict.reason };
     }
     if (batch.released === 1) return { kind: 'released' };

@@ -6,7 +6,7 @@
  * the database, or a file changed after approval, holds the batch; the approved
  * ceiling is the budget.
  */
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -108,6 +108,13 @@ describe('four-eyes approval before money moves', () => {
     expect((await results('expiring.csv')).map((r) => [r.state, r.state_reason_code])).toEqual([['approval_expired', 'approval_expired'], ['approval_expired', 'approval_expired']]);
     expect((await results('rejected.csv'))[0]).toMatchObject({ state: 'approval_rejected', state_reason: 'rejected by grace: wrong month' });
     expect(sentToService()).toBe(0);
+    // Their files are done with: in failed/ with a report, not left in processing/ to be taken again at the next start.
+    expect(readdirSync(ctx.workspace.folders.processing)).toEqual([]);
+    const failed = readdirSync(ctx.workspace.folders.failed);
+    expect(failed.filter((f) => f.endsWith('.csv')).map((f) => f.replace(/^.*--/, '')).sort()).toEqual(['expiring.csv', 'rejected.csv']);
+    const report = readFileSync(join(ctx.workspace.folders.failed, failed.find((f) => f.endsWith('--rejected.csv.report.txt')) as string), 'utf8');
+    expect(report).toMatch(new RegExp(`^rejected\\.csv: batch ${rejected} ended before anything of it was sent: rejected by grace: wrong month\\.\nNothing of this file was sent`));
+    expect((await ctx.run(config({ expires_after_ms: 1500 }), 200)).batches).toEqual([]);
   });
 
   it('an approval edited, or inserted, in SQLite does not verify: the batch is held, nothing sent', async () => {

@@ -150,7 +150,7 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     expect(readdirSync(workspace.folders.failed)).toContainEqual(expect.stringMatching(/eur\.csv$/));
   }));
 
-  it('a copy its worker had claimed, when another worker recovered the intake and took the file in again: set aside in failed/, not put back; a settled batch\'s file archived', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+  it('a copy its worker had claimed, when another worker recovered the intake and took the file in again: archived with a note naming the batch that pays it, not put back; a settled batch\'s file archived', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
     // As a chaos run left it: 'gone' claimed eur.csv and began its batch, then was killed; 'alive' recovered the intake
     // from the bytes kept and took the file in again.
     const config = configSchema.parse({ intake: { marker: 'required' } });
@@ -174,9 +174,10 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     const recover = () => recoverInterruptedIntakes({ workspace: gone, store, shared: me, log: (event, fields) => logged.push([event, fields]), knownBatches: () => store.batchesInProcessing() });
     expect(await recover()).toEqual([]);
     expect(readdirSync(gone.folders.inbox)).toEqual([]);
-    expect(readdirSync(gone.folders.failed).sort()).toEqual([claim, `${claim}.report.txt`]);
-    expect(readFileSync(join(gone.folders.failed, `${claim}.report.txt`), 'utf8')).toMatch(new RegExp(`^eur\\.csv: its batch ${first} was rejected \\(interrupted during intake \\(worker gone stopped\\).*\\), and the same content is batch ${(again as { batch: string }).batch}, accepted; this copy was set aside`));
-    expect(logged.map(([event, fields]) => [event, fields.batch, fields.taken_again_as])).toEqual([['intake_copy_set_aside', first, (again as { batch: string }).batch]]);
+    expect(readdirSync(gone.folders.failed)).toEqual([]);
+    expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`]);
+    expect(readFileSync(join(gone.folders.archive, `${claim}.note.txt`), 'utf8')).toMatch(new RegExp(`^eur\\.csv: its batch ${first} was rejected \\(interrupted during intake \\(worker gone stopped\\).*\\); the same content is batch ${(again as { batch: string }).batch}, accepted, which pays the file\\.\nNothing of this copy was sent; it was archived`));
+    expect(logged.map(([event, fields]) => [event, fields.batch, fields.paid_as])).toEqual([['intake_copy_archived', first, (again as { batch: string }).batch]]);
 
     // A file of a batch settled while its worker was down (settled by another): archived, not put back.
     clock.advance(1_000);
@@ -188,7 +189,7 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     clock.advance(120_000);
     expect(await recover()).toEqual([]);
     expect(readdirSync(gone.folders.inbox)).toEqual([]);
-    expect(readdirSync(gone.folders.archive)).toEqual([settledClaim]);
+    expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`, settledClaim].sort());
 
     // Another worker's eur.csv claimed in the same millisecond, its batch settled; this one's, of other content, never
     // recorded: not taken for that one (not archived), put back.
@@ -201,7 +202,7 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     clock.advance(120_000);
     expect(await recover()).toEqual([twinClaim]);
     expect(readdirSync(gone.folders.inbox)).toEqual(['eur.csv']);
-    expect(readdirSync(gone.folders.archive)).toEqual([settledClaim]);
+    expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`, settledClaim].sort());
   }));
 
   it('two copies of one file taken in at once, by two workers: one accepted, the other refused at acceptance as the same content, its batch rejected, nothing of it sendable', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
