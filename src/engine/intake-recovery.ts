@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileSafely } from '../workspace/safe-files.js';
 import { companionOf } from '../workspace/arrival.js';
-import type { BatchRecord, PipelineStore } from '../store/port.js';
+import type { BatchRecord, IntakeStore, PipelineStore } from '../store/port.js';
 import type { SharedWork } from './shared-work.js';
 import type { IntakeDeps } from './intake.js';
 import { moveWithCompanions } from './intake.js';
@@ -39,7 +39,7 @@ export async function recoverInterruptedIntakes(deps: RecoveryDeps & Pick<Intake
   return recovered;
 }
 
-type RecoveryStore = IntakeDeps['store'] & Pick<PipelineStore, 'recentBatches'>;
+type RecoveryStore = IntakeDeps['store'] & Pick<PipelineStore, 'recentBatches'> & Pick<IntakeStore, 'batchesInProcessing'>;
 
 interface RecoveryDeps extends Pick<IntakeDeps, 'workspace'> {
   store: RecoveryStore;
@@ -74,8 +74,7 @@ async function strayClaim(store: RecoveryStore, path: string, name: string, clai
   if (endedAtRelease(own)) return { kind: 'ended', own };
   const again = await store.acceptedBatchWithContent(own.sha256);
   if (again) return { kind: 'paid_as', own, again };
-  // Batches in intake or accepted, whatever their date (recentBatches lists those always).
-  const open = await store.recentBatches('9999-12-31T23:59:59.999Z');
+  const open = await store.batchesInProcessing();
   return open.some((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status === 'intake') ? { kind: 'leave' } : { kind: 'put_back' };
 }
 

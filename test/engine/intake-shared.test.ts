@@ -205,6 +205,31 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`, settledClaim].sort());
   }));
 
+  it('a copy whose content is still being taken in by another worker: left in processing/ while that intake may fail, archived once it is accepted', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    const gone = openWorkspace(join(dir, 'gone'));
+    const claim = claimName('eur.csv', clock.now());
+    copyFileSync(template, join(gone.folders.processing, claim));
+    const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
+    const begin = (takenBy: string) => store.beginBatch({ file_name: 'eur.csv', sha256, size_bytes: statSync(template).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: takenBy });
+    const first = await begin('gone');
+    expect(await store.rejectBatch(first, 'interrupted during intake (worker gone stopped)')).toBeTruthy();
+    clock.advance(1_000);
+    await worker('alive');
+    const again = await begin('alive');
+    // Past the lease (30 s) since the claim, within alive's: the claim is old enough to be looked at (its unrecorded
+    // wait set shorter than the lease), alive still lives.
+    clock.advance(29_500);
+    const me = await worker('gone', 1_000);
+    const recover = () => recoverInterruptedIntakes({ workspace: gone, store, shared: me, knownBatches: () => store.batchesInProcessing() });
+    expect(await recover()).toEqual([]);
+    expect(readdirSync(gone.folders.processing)).toEqual([claim]);
+    expect(readdirSync(gone.folders.inbox)).toEqual([]);
+    expect(await store.acceptBatch(again)).toMatchObject({ ready: 0 });
+    expect(await recover()).toEqual([]);
+    expect(readdirSync(gone.folders.processing)).toEqual([]);
+    expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`]);
+  }));
+
   it('two copies of one file taken in at once, by two workers: one accepted, the other refused at acceptance as the same content, its batch rejected, nothing of it sendable', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
     // Marked complete: taken at the first look.
     const config = configSchema.parse({ intake: { marker: 'required' } });
