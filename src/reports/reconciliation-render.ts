@@ -7,10 +7,10 @@
  * Amounts appear twice: in minor units, and in major units with the currency's
  * decimals [D9], formatted from the integer, never through a float.
  */
-import { stringify } from 'csv-stringify/sync';
 import { currencyDecimals, formatMinor, formatMoney } from '../validate/money.js';
 import type { Cell } from './cells.js';
 import { csvField, instant, integer, major, minor, text } from './cells.js';
+import { csvLine } from './csv-line.js';
 import type { Difference } from './reconciliation-checks.js';
 import type { ExceptionLine, Movement, Reconciliation } from './reconciliation.js';
 import type { CheckRun, Verdict } from './reconciliation-verdict.js';
@@ -66,9 +66,7 @@ const IDS = { batch: 20, external_id: 20, transaction_id: 24 };
 const TIMES = { funded_at: 20, paid_at: 20, refunded_at: 20 };
 
 function csv(table: ReportTable, options: RenderOptions): string {
-  const fields = (cells: Cell[]): string[] => cells.map((cell) => csvField(cell, { decimalComma: options.spreadsheet }));
-  const body = stringify([table.columns.map((c) => c.header), ...table.rows.map(fields)], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' });
-  return options.spreadsheet ? `\uFEFF${body}` : body;
+  return `${csvHeader(table, options)}${table.rows.map((cells) => csvRecord(cells, options)).join('')}`;
 }
 
 /** The report's verdict: "0 differences" only when every check ran and found none. */
@@ -105,11 +103,12 @@ export function lineageTable(lineages: readonly LineageRow[]): ReportTable {
 
 /** One record of a CSV file, as the whole file's rendering writes it. */
 export function csvRecord(cells: Cell[], options: RenderOptions): string {
-  return stringify([cells.map((cell) => csvField(cell, { decimalComma: options.spreadsheet }))], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' });
+  const csv = { decimalComma: options.spreadsheet };
+  return csvLine(cells.map((cell) => csvField(cell, csv)), options.spreadsheet ? ';' : ',');
 }
 
 export const csvHeader = (table: Pick<ReportTable, 'columns'>, options: RenderOptions): string =>
-  `${options.spreadsheet ? '\uFEFF' : ''}${stringify([table.columns.map((c) => c.header)], { delimiter: options.spreadsheet ? ';' : ',', record_delimiter: '\n' })}`;
+  `${options.spreadsheet ? '\uFEFF' : ''}${csvLine(table.columns.map((c) => c.header), options.spreadsheet ? ';' : ',')}`;
 
 /** The report's four parts, in the order of their files. */
 export function reportTables(rec: Reconciliation, checks: CheckSummary): ReportTable[] {

@@ -106,8 +106,13 @@ export function reconcileRow(row: LedgerRow, period: Period, options: ReconcileO
   if (debitedNow || refundedNow || paidNow) {
     const debited = debitedNow ? money(row.input_amount) : null;
     const refunded = refundedNow ? money(row.refunded_amount ?? row.input_amount) : null;
+    // Written out, not spread from `base`: a literal that spreads one object and adds ten properties to it was built
+    // property by property, about 5 µs a row, most of a million-row report's time in this function.
     movement = {
-      ...base,
+      batch: base.batch,
+      line: base.line,
+      external_id: base.external_id,
+      transaction_id: base.transaction_id,
       state: row.state ?? '',
       funded_at: row.funded_at ?? '',
       debited,
@@ -131,22 +136,26 @@ export function reconcileRow(row: LedgerRow, period: Period, options: ReconcileO
   if (inFlight && row.input_amount) totals.currency(currency).in_flight += BigInt(row.input_amount);
 
   if (isAttentionState(row.state) && (inFlight || debitedNow)) {
-    exceptions.push({ ...base, kind: 'attention', state: row.state, reason: [row.state_reason_code, row.state_reason].filter(Boolean).join(': ') });
+    exceptions.push(exceptionOf(base, 'attention', row.state, [row.state_reason_code, row.state_reason].filter(Boolean).join(': ')));
   } else if (inFlight && period.to !== null && row.funded_at !== null && row.funded_at < longAgo(period.to, options.inFlightDays)) {
-    exceptions.push({ ...base, kind: 'long_in_flight', state: row.state ?? '', reason: `funded ${row.funded_at}, not final after ${options.inFlightDays} days` });
+    exceptions.push(exceptionOf(base, 'long_in_flight', row.state ?? '', `funded ${row.funded_at}, not final after ${options.inFlightDays} days`));
   }
   if (row.outcome && REFUSAL_OUTCOMES.has(row.outcome) && inPeriod(row.created_at, period)) {
-    exceptions.push({ ...base, kind: 'refused', state: row.state ?? row.phase, reason: [row.outcome, row.outcome_detail].filter(Boolean).join(': ') });
+    exceptions.push(exceptionOf(base, 'refused', row.state ?? row.phase, [row.outcome, row.outcome_detail].filter(Boolean).join(': ')));
   }
   // Held: an answer did not match what was asked; nothing more was done with the row.
   if (row.phase === 'held' && (period.from === null || inPeriod(row.created_at, period))) {
-    exceptions.push({ ...base, kind: 'held', state: row.outcome ?? 'held', reason: row.outcome_detail ?? '' });
+    exceptions.push(exceptionOf(base, 'held', row.outcome ?? 'held', row.outcome_detail ?? ''));
   }
   return { movement, exceptions: exceptions.sort(byKind) };
 }
 
 /** The instant `days` before `end`: asked only of a row still in flight, not made for each of a million rows. */
 const longAgo = (end: string, days: number): string => new Date(Date.parse(end) - days * 86_400_000).toISOString();
+
+/** An exception of a row, its fields written out (not spread from `base`: see the movement in reconcileRow). */
+const exceptionOf = (base: Pick<ExceptionLine, 'batch' | 'line' | 'external_id' | 'transaction_id'>, kind: ExceptionLine['kind'], state: string, reason: string): ExceptionLine =>
+  ({ batch: base.batch, line: base.line, external_id: base.external_id, transaction_id: base.transaction_id, kind, state, reason });
 
 const byKind = (a: ExceptionLine, b: ExceptionLine): number => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0);
 
