@@ -4,6 +4,7 @@
  * to failed/ with a report saying why, never back to the inbox, where it would
  * be taken again as a new batch and asked to be approved again.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BatchRecord } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -20,18 +21,22 @@ export function endedAtRelease(batch: BatchRecord): boolean {
 }
 
 /**
- * Moves the batch's claimed file to failed/, with its companions and a report; the path in failed/, or null when
- * the file is not in this workspace's processing/ (moved already, or on another worker's disk: that worker sets it
- * aside when it next looks at its processing/).
+ * Moves the file `claimed` took into processing/ to failed/, with its companions and a report of why `ended` ended
+ * (the same batch, or a later copy of the same content that ended at release). The report is written first: a
+ * crash between the two leaves the file in processing/, set aside again at the next start, never a file in failed/
+ * without its report. The path in failed/, or null when the file is not in this workspace's processing/ (moved
+ * already, or on another worker's disk: that worker sets it aside when it next looks at its processing/).
  */
-export async function setAsideEndedFile(workspace: Workspace, batch: BatchRecord, reason: string): Promise<string | null> {
-  const name = claimName(batch.file_name, Date.parse(batch.received_at));
+export async function setAsideEndedFile(workspace: Workspace, claimed: BatchRecord, ended: BatchRecord = claimed): Promise<string | null> {
+  const name = claimName(claimed.file_name, Date.parse(claimed.received_at));
+  const from = join(workspace.folders.processing, name);
+  if (!existsSync(from)) return null;
   const failed = join(workspace.folders.failed, name);
-  const moved = await moveWithCompanions(join(workspace.folders.processing, name), failed, workspace.home).then(() => true, (error: NodeJS.ErrnoException) => {
+  const copy = claimed.id === ended.id ? '' : ` This copy was claimed for batch ${claimed.id} (${claimed.reason ?? 'no reason recorded'}), whose file was taken in again as batch ${ended.id}.`;
+  await writeFileSafely(workspace.home, `${failed}.report.txt`, `${claimed.file_name}: batch ${ended.id} ended before anything of it was sent: ${ended.reason ?? 'its approval ended'}.${copy}\nNothing of this file was sent. To pay it, drop it in the inbox again: it is taken as a new batch.\n`);
+  const moved = await moveWithCompanions(from, failed, workspace.home).then(() => true, (error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error;
     return false;
   });
-  if (!moved) return null;
-  await writeFileSafely(workspace.home, `${failed}.report.txt`, `${batch.file_name}: batch ${batch.id} ended before anything of it was sent: ${reason}.\nNothing of this file was sent. To pay it, drop it in the inbox again: it is taken as a new batch.\n`);
-  return failed;
+  return moved ? failed : null;
 }

@@ -50,19 +50,23 @@ interface RecoveryDeps extends Pick<IntakeDeps, 'workspace'> {
 }
 
 /** What becomes of a file in processing/ that no batch being taken in or accepted claims (see strayClaim). */
-type StrayClaim = { kind: 'put_back' } | { kind: 'leave' } | { kind: 'archive' } | { kind: 'ended'; own: BatchRecord } | { kind: 'paid_as'; own: BatchRecord; again: BatchRecord };
+type StrayClaim = { kind: 'put_back' } | { kind: 'leave' } | { kind: 'archive' } | { kind: 'ended'; own: BatchRecord; ended: BatchRecord } | { kind: 'paid_as'; own: BatchRecord; again: BatchRecord };
 
 /**
  * A file in processing/ that no batch in intake or accepted claims: claimed by a process that died before recording
  * it (put back: no batch knows it), or whose batch has ended. Its batch is the one of its claim (name and time) and of
  * its content: two files of one name claimed in the same millisecond by two workers are not taken for each other.
- * Its batch settled (by another worker, this one down): archived. Its batch ended at release (its approval rejected,
- * expired or not verifying; the process died before the file was moved): set aside in failed/ with a report. Its batch rejected (its intake interrupted and
- * recovered meanwhile, by another worker that wrote the file again from the bytes kept and took it in again) while
- * a batch of the same content is accepted or settled: this copy is archived with a note naming the batch that pays
- * it, not put back, for putting it back would take the same file in twice (nor in failed/: nothing is wrong with it,
- * and it is paid). While one of the same content is still being taken in (it may yet fail): left, and
- * looked at again later. Else put back.
+ * - Its batch settled (by another worker, this one down): archived.
+ * - Its batch rejected (its intake interrupted and recovered meanwhile by another worker, which wrote the file again
+ *   from the bytes kept and took it in again; or ended at release) while a batch of the same content is accepted or
+ *   settled: archived with a note naming the batch that pays it. Put back, it would be taken in twice; in failed/, its
+ *   report would ask for it to be dropped in again, and paid twice.
+ * - Its batch ended at release (its approval rejected, expired or not verifying; the process died before the file
+ *   was moved): set aside in failed/ with a report.
+ * - While one of the same content is still being taken in (it may yet fail): left, and looked at again later.
+ * - A later copy of the same content (its intake taken over by another worker) ended at release: set aside in
+ *   failed/ with that batch's report, not put back to be approved again.
+ * - Else put back.
  */
 async function strayClaim(store: RecoveryStore, path: string, name: string, claimedAt: number): Promise<StrayClaim> {
   const receivedAt = new Date(claimedAt).toISOString();
@@ -71,11 +75,13 @@ async function strayClaim(store: RecoveryStore, path: string, name: string, clai
   if (!own || (await fileSha256(path)) !== own.sha256) return { kind: 'put_back' };
   if (own.status === 'settled') return { kind: 'archive' };
   if (own.status !== 'rejected') return { kind: 'put_back' };
-  if (endedAtRelease(own)) return { kind: 'ended', own };
   const again = await store.acceptedBatchWithContent(own.sha256);
   if (again) return { kind: 'paid_as', own, again };
+  if (endedAtRelease(own)) return { kind: 'ended', own, ended: own };
   const open = await store.batchesInProcessing();
-  return open.some((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status === 'intake') ? { kind: 'leave' } : { kind: 'put_back' };
+  if (open.some((b) => b.id !== own.id && b.sha256 === own.sha256 && b.status === 'intake')) return { kind: 'leave' };
+  const ended = await store.endedBatchWithContent(own.sha256, own.received_at);
+  return ended ? { kind: 'ended', own, ended } : { kind: 'put_back' };
 }
 
 /**
@@ -101,14 +107,17 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
       continue;
     }
     if (stray.kind === 'ended') {
-      await setAsideEndedFile(deps.workspace, stray.own, stray.own.reason ?? 'its approval ended');
+      // Moved by another worker sharing the folder first: said by that one.
+      const failed = await setAsideEndedFile(deps.workspace, stray.own, stray.ended);
+      if (failed) deps.log?.('ended_file_set_aside', { file: failed, batch: stray.own.id, ended: stray.ended.id, report: `${failed}.report.txt` });
       continue;
     }
     if (stray.kind === 'paid_as') {
       const note = join(folders.archive, `${name}.note.txt`);
+      // The note first: a crash between the two leaves the file in processing/, archived again at the next start.
+      await writeFileSafely(home, note, `${stray.own.file_name}: its batch ${stray.own.id} was rejected (${stray.own.reason ?? 'no reason recorded'}); the same content is batch ${stray.again.id}, ${stray.again.status}, which pays the file.\nNothing of this copy was sent; it was archived, not put back (that would take the file in twice).\n`);
       // Moved by another worker sharing the folder first: said by that one.
       if (!(await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).then(() => true, (error: NodeJS.ErrnoException) => (ignoreGone(error), false)))) continue;
-      await writeFileSafely(home, note, `${stray.own.file_name}: its batch ${stray.own.id} was rejected (${stray.own.reason ?? 'no reason recorded'}); the same content is batch ${stray.again.id}, ${stray.again.status}, which pays the file.\nNothing of this copy was sent; it was archived, not put back (that would take the file in twice).\n`);
       deps.log?.('intake_copy_archived', { file: join(folders.archive, name), batch: stray.own.id, paid_as: stray.again.id, note });
       continue;
     }

@@ -12,7 +12,7 @@ import { printableName } from '../workspace/arrival.js';
 import type { PipelineLog } from './pipeline.js';
 
 const HUMAN: ReadonlySet<string> = new Set([
-  'intake_accepted', 'intake_rejected', 'intake_unreadable', 'intake_duplicate', 'intake_not_read', 'intake_gone', 'intake_failed', 'intake_waiting', 'intake_interrupted', 'intake_copy_archived', 'scratch_in_memory',
+  'intake_accepted', 'intake_rejected', 'intake_unreadable', 'intake_duplicate', 'intake_not_read', 'intake_gone', 'intake_failed', 'intake_waiting', 'intake_interrupted', 'intake_copy_archived', 'ended_file_set_aside', 'scratch_in_memory',
   'balance_exhausted', 'batch_settled', 'corridor_inactive', 'answer_mismatch', 'fund_refused', 'insufficient_funds', 'limit_refused',
   'retry_after_capped', 'catch_up_reads', 'row_busy', 'row_attention', 'cancel_sent_again', 'cancel_given_up', 'database_unhealthy', 'approval_requested', 'approval_held', 'intake_withdrawn', 'intake_changed', 'archived_file_changed',
   'webhooks_synced', 'webhooks_not_synced', 'webhook_held_elsewhere', 'webhook_refused', 'inbox_file_ignored', 'schedule_ran', 'sender_stopped', 'watch_loop_error',

@@ -8,7 +8,7 @@
  * validated: they come from the store, never from the file again.
  */
 import type { Clock } from '../clock.js';
-import type { BatchRecord, DuplicateStore, IntakeStore } from '../store/port.js';
+import type { BatchRecord, DuplicateStore, IntakeStore, PipelineStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { changedSince, claimName, putBack } from './intake.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -20,7 +20,9 @@ import { setAsideEndedFile } from './ended-at-release.js';
 export type Release =
   | { kind: 'released' }
   | { kind: 'wait'; untilMs: number; reason?: string; on?: 'approval' }
-  | { kind: 'withdrawn'; reason: string };
+  | { kind: 'withdrawn'; reason: string }
+  /** Its approval ended after some of it was sent: nothing more of it is sent, and its rows not sent ended. */
+  | { kind: 'held'; reason: string; notSent: number };
 
 /** How often a batch awaiting approval is looked at again. */
 const APPROVAL_POLL_MS = 2_000;
@@ -28,7 +30,7 @@ const APPROVAL_POLL_MS = 2_000;
 /** How often a batch whose taker (another live worker) is to release it is looked at again. */
 const TAKER_POLL_MS = 2_000;
 
-export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore & Pick<DuplicateStore, 'endHeldDuplicates'>; clock: Clock; gate?: ApprovalGate; shared?: SharedWork | null }): Promise<Release> {
+export async function releaseBatch(batch: BatchRecord, deps: { workspace: Workspace; store: IntakeStore & Pick<DuplicateStore, 'endHeldDuplicates'> & Pick<PipelineStore, 'endReadyRows'>; clock: Clock; gate?: ApprovalGate; shared?: SharedWork | null }): Promise<Release> {
   // With approvals on, `released` is no shortcut (a column anyone with the database can set): the gate decides from
   // the signatures, and the time now or of the release it sealed.
   const gate = deps.gate?.enabled ? deps.gate : undefined;
@@ -43,9 +45,15 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
       // possible duplicates end first: never sent, they must not count as sent.
       await deps.store.endHeldDuplicates(batch.id, verdict.outcome, verdict.reason);
       // Ended with nothing sent: its file is done with (failed/, with a report), not left in processing/ to be
-      // put back and taken again at the next start. Some of it sent: it stays, and settles as its rows end.
-      if (await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason)) await setAsideEndedFile(deps.workspace, batch, verdict.reason);
-      return { kind: 'withdrawn', reason: verdict.reason };
+      // put back and taken again at the next start.
+      if (await deps.store.withdrawBatch(batch.id, verdict.outcome, verdict.reason)) {
+        await setAsideEndedFile(deps.workspace, { ...batch, status: 'rejected', reason: verdict.reason });
+        return { kind: 'withdrawn', reason: verdict.reason };
+      }
+      // Some of it sent: it stays open, and settles as its rows end; what is not sent ends now (as Pipeline.prepare
+      // ends it at a start).
+      const notSent = await deps.store.endReadyRows(batch.id, verdict.outcome, verdict.reason);
+      return { kind: 'held', reason: verdict.reason, notSent };
     }
     if (batch.released === 1) return { kind: 'released' };
   }

@@ -165,6 +165,7 @@ async function sendWhenReleased(pipeline: Pipeline, gate: ApprovalGate, batchId:
     if (!batch || batch.status !== 'accepted') return;
     const release = await releaseBatch(batch, { ...deps, gate });
     if (release.kind === 'withdrawn') deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
+    if (release.kind === 'held') deps.log('approval_held', { batch: batchId, reason: release.reason, not_sent: release.notSent });
     if (release.kind !== 'wait') break;
     // Awaiting approval: nothing of it moves before a person signs; `run` does not wait for that (see runOnce).
     if (release.on === 'approval') return;

@@ -25,6 +25,11 @@ export type * from './duplicate-records.js';
 export interface IntakeStore {
   /** The accepted batch with this content, if any (a file taken twice is refused). */
   acceptedBatchWithContent(sha256: string): Promise<BatchRecord | undefined>;
+  /**
+   * The latest batch of this content received after `after` (an instant) that ended at its release: a copy of its
+   * file is not taken in again (src/engine/intake-recovery.ts).
+   */
+  endedBatchWithContent(sha256: string, after: string): Promise<BatchRecord | undefined>;
   /** Records a new batch being taken in; returns its id, unique even for the same content taken with --force. */
   beginBatch(batch: NewBatch): Promise<string>;
   /**

@@ -258,6 +258,7 @@ export class Daemon {
     const release = await releaseBatch(batch, { ...this.deps, gate: this.gate });
     if (release.kind === 'wait') this.after(release.untilMs - this.deps.clock.now(), () => this.submit(batchId));
     if (release.kind === 'withdrawn') this.deps.log('intake_withdrawn', { batch: batchId, file: batch.file_name, reason: release.reason });
+    if (release.kind === 'held') this.deps.log('approval_held', { batch: batchId, reason: release.reason, not_sent: release.notSent });
     return release.kind === 'released';
   }
 

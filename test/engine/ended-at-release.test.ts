@@ -12,6 +12,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { claimName } from '../../src/engine/claim-names.js';
 import { recoverInterruptedIntakes } from '../../src/engine/intake-recovery.js';
+import type { ApprovalGate } from '../../src/engine/approval-gate.js';
+import { releaseBatch } from '../../src/engine/release.js';
+import type { BatchRecord } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
@@ -60,6 +63,26 @@ describe('a file whose batch ended at release, left in processing/ by a crash', 
     expect(await store.withdrawBatch(id, 'file_changed', 'it changed after it was taken in')).toBe(true);
     expect(await recover()).toEqual([claim]);
     expect(readdirSync(workspace.folders.inbox)).toEqual(['pay.csv']);
+    expect(readdirSync(workspace.folders.failed)).toEqual([]);
+  });
+
+  it('its approval ended after some of it was sent (withdrawBatch refuses): held, its rows not sent ended, its file left in processing/ to settle', async () => {
+    const { id, claim } = await accepted();
+    const batch = (await store.batch(id)) as BatchRecord;
+    const gate = { enabled: true, check: async () => ({ kind: 'ended', outcome: 'approval_invalid', reason: 'an approval does not verify' }) } as unknown as ApprovalGate;
+    const ended: string[] = [];
+    // As the store answers when a row of the batch is at the service: nothing withdrawn.
+    const sentSome = new Proxy(store, {
+      get(target, key) {
+        if (key === 'withdrawBatch') return async () => false;
+        if (key === 'endReadyRows') return async (batchId: string, outcome: string) => (ended.push(`${batchId} ${outcome}`), 2);
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    expect(await releaseBatch(batch, { workspace, store: sentSome, clock, gate })).toEqual({ kind: 'held', reason: 'an approval does not verify', notSent: 2 });
+    expect(ended).toEqual([`${id} approval_invalid`]);
+    expect(readdirSync(workspace.folders.processing)).toEqual([claim]);
     expect(readdirSync(workspace.folders.failed)).toEqual([]);
   });
 });

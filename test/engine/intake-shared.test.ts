@@ -16,6 +16,8 @@ import { claimName, takeFile } from '../../src/engine/intake.js';
 import { recoverInterruptedIntakes } from '../../src/engine/intake-recovery.js';
 import { keepFileBytes, keepManifest } from '../../src/engine/file-bytes-in-database.js';
 import { SharedWork } from '../../src/engine/shared-work.js';
+import { setAsideEndedFile } from '../../src/engine/ended-at-release.js';
+import type { BatchRecord } from '../../src/store/port.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openWorkspace } from '../../src/workspace/workspace.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
@@ -228,6 +230,57 @@ describe.skipIf(!available)('an intake a worker died in, on PostgreSQL', () => {
     expect(await recover()).toEqual([]);
     expect(readdirSync(gone.folders.processing)).toEqual([]);
     expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`]);
+  }));
+
+  it('a copy whose intake another worker took over, the file taken in again and its approval rejected: set aside in failed/ with that batch\'s reason, not put back to be approved again', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    const config = configSchema.parse({ intake: { marker: 'required' } });
+    const [gone, alive] = [openWorkspace(join(dir, 'gone')), openWorkspace(join(dir, 'alive'))];
+    const claim = claimName('eur.csv', clock.now());
+    copyFileSync(template, join(gone.folders.processing, claim));
+    const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
+    const first = await store.beginBatch({ file_name: 'eur.csv', sha256, size_bytes: statSync(template).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'gone' });
+    await keepFileBytes(store, first, join(gone.folders.processing, claim));
+    clock.advance(1_000);
+    const other = await worker('alive');
+    expect(await recoverInterruptedIntakes({ workspace: alive, store, shared: other, knownBatches: () => store.batchesInProcessing() })).toEqual([first]);
+    const again = await takeFile(join(alive.folders.inbox, 'eur.csv'), { workspace: alive, store, batch: config.batch, intake: config.intake, policy: 'reject_file', clock, shared: other });
+    const y = (again as { batch: string }).batch;
+    // The approver rejects it; its release ends it (release.ts), its own file set aside in alive's failed/.
+    await store.setApprovalState(y, 'rejected', 'rejected by grace: wrong month');
+    expect(await store.withdrawBatch(y, 'approval_rejected', 'rejected by grace: wrong month')).toBe(true);
+    expect(await setAsideEndedFile(alive, (await store.batch(y)) as BatchRecord)).not.toBeNull();
+
+    clock.advance(120_000);
+    const logged: string[] = [];
+    const me = await worker('gone', 60_000);
+    expect(await recoverInterruptedIntakes({ workspace: gone, store, shared: me, log: (event) => logged.push(event), knownBatches: () => store.batchesInProcessing() })).toEqual([]);
+    expect(readdirSync(gone.folders.inbox)).toEqual([]);
+    expect(readdirSync(gone.folders.failed).sort()).toEqual([claim, `${claim}.report.txt`]);
+    expect(readFileSync(join(gone.folders.failed, `${claim}.report.txt`), 'utf8')).toMatch(new RegExp(`^eur\\.csv: batch ${y} ended before anything of it was sent: rejected by grace: wrong month\\. This copy was claimed for batch ${first} \\(interrupted during intake`));
+    expect(logged).toEqual(['ended_file_set_aside']);
+  }));
+
+  it('a copy of a batch ended at release whose content was dropped in again and paid: archived with a note naming the batch that pays it, not in failed/ asking to be dropped in again', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {
+    const gone = openWorkspace(join(dir, 'gone'));
+    const claim = claimName('eur.csv', clock.now());
+    copyFileSync(template, join(gone.folders.processing, claim));
+    const sha256 = createHash('sha256').update(readFileSync(template)).digest('hex');
+    const begin = () => store.beginBatch({ file_name: 'eur.csv', sha256, size_bytes: statSync(template).size, policy: 'reject_file', received_at: new Date(clock.now()).toISOString(), file_mtime_ms: null, send_after: 0, taken_by: 'gone' });
+    const ended = await begin();
+    expect(await store.acceptBatch(ended)).toMatchObject({ ready: 0 });
+    await store.setApprovalState(ended, 'rejected', 'rejected by grace');
+    expect(await store.withdrawBatch(ended, 'approval_rejected', 'rejected by grace')).toBe(true);
+    // Ended by a worker on whose disk the file is not; then dropped in again by a person, and paid.
+    clock.advance(1_000);
+    const paid = await begin();
+    expect(await store.acceptBatch(paid)).toMatchObject({ ready: 0 });
+    await store.settleBatch(paid, new Date(clock.now()).toISOString());
+    clock.advance(120_000);
+    const me = await worker('gone', 60_000);
+    expect(await recoverInterruptedIntakes({ workspace: gone, store, shared: me, knownBatches: () => store.batchesInProcessing() })).toEqual([]);
+    expect(readdirSync(gone.folders.failed)).toEqual([]);
+    expect(readdirSync(gone.folders.archive).sort()).toEqual([claim, `${claim}.note.txt`]);
+    expect(readFileSync(join(gone.folders.archive, `${claim}.note.txt`), 'utf8')).toContain(`the same content is batch ${paid}, settled, which pays the file`);
   }));
 
   it('two copies of one file taken in at once, by two workers: one accepted, the other refused at acceptance as the same content, its batch rejected, nothing of it sendable', () => onFreshDatabase(async ({ store, dir, clock, worker }) => {

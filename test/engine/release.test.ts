@@ -50,9 +50,9 @@ describe('releasing a batch to be sent', () => {
     const batch = await take('gbr.csv');
     expect(batch.released).toBe(0);
     expect(await store.batchReleased(batch.id)).toBe(false);
-    expect(await releaseBatch(batch, deps)).toEqual({ kind: 'wait', untilMs: batch.send_after });
+    expect(await releaseBatch(batch, { ...deps, store })).toEqual({ kind: 'wait', untilMs: batch.send_after });
     clock.advance(10_000);
-    expect(await releaseBatch(batch, deps)).toEqual({ kind: 'released' });
+    expect(await releaseBatch(batch, { ...deps, store })).toEqual({ kind: 'released' });
     expect(await store.batchReleased(batch.id)).toBe(true);
   });
 
@@ -63,7 +63,7 @@ describe('releasing a batch to be sent', () => {
     const [claimed] = readdirSync(workspace.folders.processing);
     appendFileSync(join(workspace.folders.processing, claimed as string), 'GBR-2026-0003,bank,USD,GBP,5.00\n');
     clock.advance(10_000);
-    const release = await releaseBatch(batch, deps);
+    const release = await releaseBatch(batch, { ...deps, store });
     expect(release).toMatchObject({ kind: 'withdrawn' });
     expect((await store.batch(batch.id))?.status).toBe('rejected');
     const rows = [];
@@ -78,9 +78,9 @@ describe('releasing a batch to be sent', () => {
     writeFileSync(join(workspace.folders.inbox, 'gbr.csv.done'), '');
     const batch = await take('gbr.csv');
     expect(batch.send_after).toBe(Date.parse(batch.received_at) + MARKED_SECOND_LOOK_MS);
-    expect(await releaseBatch(batch, deps)).toEqual({ kind: 'wait', untilMs: batch.send_after });
+    expect(await releaseBatch(batch, { ...deps, store })).toEqual({ kind: 'wait', untilMs: batch.send_after });
     clock.advance(MARKED_SECOND_LOOK_MS);
-    expect(await releaseBatch(batch, deps)).toEqual({ kind: 'released' });
+    expect(await releaseBatch(batch, { ...deps, store })).toEqual({ kind: 'released' });
     expect(readdirSync(workspace.folders.processing).sort()).toEqual([expect.stringMatching(/--gbr\.csv$/), expect.stringMatching(/--gbr\.csv\.done$/)]);
   });
 
@@ -91,7 +91,7 @@ describe('releasing a batch to be sent', () => {
     const [claimed] = readdirSync(workspace.folders.processing).filter((f) => f.endsWith('gbr.csv'));
     appendFileSync(join(workspace.folders.processing, claimed as string), 'GBR-2026-0003,bank,USD,GBP,5.00\n');
     clock.advance(MARKED_SECOND_LOOK_MS);
-    expect(await releaseBatch(batch, deps)).toMatchObject({ kind: 'withdrawn' });
+    expect(await releaseBatch(batch, { ...deps, store })).toMatchObject({ kind: 'withdrawn' });
     expect((await store.batch(batch.id))?.status).toBe('rejected');
     expect(readdirSync(workspace.folders.inbox).sort()).toEqual(['gbr.csv', 'gbr.csv.done']);
   });

@@ -45,6 +45,21 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
     }
     const row = async (batch: string, line: number): Promise<PipelineRow> => (await store.row(batch, line)) as PipelineRow;
 
+    it('intake: the latest batch of a content ended at release after an instant, and only such a batch', async () => {
+      const sha = 'e'.repeat(64);
+      const begin = (at: string) => store.beginBatch({ file_name: 'e.csv', sha256: sha, size_bytes: 1, policy: 'reject_file', received_at: at, file_mtime_ms: null, send_after: 0 });
+      const interrupted = await begin('2026-03-02T09:00:00.000Z');
+      await store.rejectBatch(interrupted, 'interrupted during intake');
+      const ended = await begin('2026-03-02T10:00:00.000Z');
+      await store.acceptBatch(ended);
+      expect(await store.endedBatchWithContent(sha, '2026-03-02T09:00:00.000Z')).toBeUndefined();
+      await store.setApprovalState(ended, 'rejected', 'rejected by grace');
+      expect(await store.withdrawBatch(ended, 'approval_rejected', 'rejected by grace')).toBe(true);
+      expect((await store.endedBatchWithContent(sha, '2026-03-02T09:00:00.000Z'))?.id).toBe(ended);
+      expect(await store.endedBatchWithContent(sha, '2026-03-02T10:00:00.000Z')).toBeUndefined();
+      expect(await store.endedBatchWithContent('f'.repeat(64), '2026-03-02T09:00:00.000Z')).toBeUndefined();
+    });
+
     it('intake: batches with unique ids, rows in file order, acceptance refusing external ids used before, rejection', async () => {
       const first = await accepted(['A', 'B']);
       expect(first).toMatch(/^B20260302-aaaaaaaa$/);

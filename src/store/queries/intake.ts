@@ -49,6 +49,11 @@ export async function acceptedBatchWithContent(c: SqlConnection, sha256: string)
   return c.first<BatchRecord>(`SELECT * FROM batches WHERE sha256 = ? AND status IN ${ACCEPTED_ONCE} ORDER BY received_at LIMIT 1`, [sha256]);
 }
 
+/** The latest batch of this content received after `after` that ended at its release (its approval rejected, expired or held), if any. */
+export async function endedBatchWithContent(c: SqlConnection, sha256: string, after: string): Promise<BatchRecord | undefined> {
+  return c.first<BatchRecord>("SELECT * FROM batches WHERE sha256 = ? AND received_at > ? AND status = 'rejected' AND approval IN ('rejected', 'expired', 'held') ORDER BY received_at DESC LIMIT 1", [sha256, after]);
+}
+
 export async function releaseBatch(c: SqlConnection, batchId: string, seal?: ReleaseSeal): Promise<void> {
   await c.run('UPDATE batches SET released = 1, released_at = ?, release_seal = ? WHERE id = ?', [seal?.at ?? null, seal?.seal ?? null, batchId]);
 }

@@ -30,6 +30,7 @@ export function sharedStore(c: SqlConnection): SharedStore {
   return {
     // intake
     acceptedBatchWithContent: (sha256) => intake.acceptedBatchWithContent(c, sha256),
+    endedBatchWithContent: (sha256, after) => intake.endedBatchWithContent(c, sha256, after),
     releaseBatch: (batchId, seal) => intake.releaseBatch(c, batchId, seal),
     requestApproval: (batchId, submittedBy, expiresAt) => intake.requestApproval(c, batchId, submittedBy, expiresAt),
     batch: (id) => intake.batch(c, id),
