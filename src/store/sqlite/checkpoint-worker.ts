@@ -9,14 +9,19 @@
  * checkpoints itself again.
  */
 import { fstatSync, readSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
+import type BetterSqlite3 from 'better-sqlite3';
 import { heapGiven, holdHeapFlags } from '../../heap.js';
 import type { FileIdentity } from './checkpointer.js';
+import { identityOf, sameFile } from './checkpointer.js';
 
-// First: this worker's start put the heap's flags back for the whole process (see heap.ts).
+// First: this worker's start put the heap's flags back for the whole process (see heap.ts); then SQLite is loaded.
+// Loaded by require, not by a top-level await of import(): a module that awaits at its top is evaluated
+// asynchronously, and process.exit() on the main thread while that evaluation was under way aborted the process
+// (SIGTRAP, V8's "Check failed: (location_) != nullptr", as in nodejs/node#43182), once under test:busy.
 holdHeapFlags(heapGiven(workerData));
-const { default: Database } = await import('better-sqlite3');
-const { identityOf, sameFile } = await import('./checkpointer.js');
+const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
 
 const { file, everyMs, opened } = workerData as { file: string; everyMs: number; opened: FileIdentity };
 
