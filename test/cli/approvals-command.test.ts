@@ -88,12 +88,13 @@ describe('approvals as commands', () => {
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const closed = new Promise<number | null>((r) => child.on('close', r));
       // Sending: a call of this run has reached the service (its approvals verified), or it has already ended; then a
-      // random moment within the next 200 ms.
+      // random moment: after a random number of its calls more (events at the sandbox, not a time).
       const callsBefore = callsMade(sandbox);
       let ended = false;
       void closed.then(() => (ended = true));
       await eventually(() => ended || callsMade(sandbox) > callsBefore, 20_000, 'a call of the run');
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 200)));
+      const killAfter = callsMade(sandbox) + Math.floor(Math.random() * 6);
+      await eventually(() => ended || callsMade(sandbox) >= killAfter, 20_000, 'the run\'s calls before the kill');
       child.kill('SIGKILL');
       const code = await closed;
       // Killed, or finished before the kill: never refused for want of an approval.

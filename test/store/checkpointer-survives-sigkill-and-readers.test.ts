@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { builtStoreModule, scriptsFolderPerTest, sleep, SQLITE_MODULE, startChild, until } from '../helpers/checkpoints.js';
+import { builtStoreModule, scriptsFolderPerTest, SQLITE_MODULE, startChild, until } from '../helpers/checkpoints.js';
 
 
 /**
@@ -66,9 +66,12 @@ describe('hostile: the checkpoint thread under SIGKILL and beside a reader', () 
     for (let round = 0; round < 8; round++) {
       const file = join(folder(), `p${round}.db`);
       const writer = startChild([join(folder(), 'writer.mjs'), file, '30']);
-      // The thread running, and a group committed since: then a random moment within the next 200 ms.
+      // The thread running, and a group committed since: then a random moment, a random number of groups later (each
+      // said by the writer: an event, not a time, so that a loaded machine moves the moment, not the test).
       await writer.waitFor(/^running\n(?:.*\n)*g \d+/m, 10_000, 'a group committed while the thread runs');
-      await sleep(Math.random() * 200);
+      const lastGroup = () => Math.max(0, ...[...writer.stdout().matchAll(/^g (\d+)/gm)].map((m) => Number(m[1])));
+      const killAt = lastGroup() + Math.floor(Math.random() * 20);
+      await until(() => lastGroup() >= killAt || writer.child.exitCode !== null, 10_000);
       writer.child.kill('SIGKILL');
       await writer.exited;
       const out = writer.stdout();

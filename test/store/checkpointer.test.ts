@@ -187,10 +187,11 @@ describe('checkpoints on a thread of their own', () => {
       for (let i = 0; i < BUSY_GROUPS_PER_SECOND; i++) checkpointer.groupCommitted(now);
       if (!checkpointer.running) process.exit(2);
       const add = db.prepare('INSERT INTO pages (bytes) VALUES (randomblob(4096))');
-      const until = Date.now() + 60 + Math.random() * 240;
+      // A random moment while the thread runs: after a random number of rounds of writes (a count, not a time).
+      let rounds = 5 + Math.floor(Math.random() * 60);
       const writeSome = () => {
         for (let i = 0; i < 50; i++) add.run();
-        if (Date.now() >= until) process.exit(3);
+        if (--rounds <= 0) process.exit(3);
         setImmediate(writeSome);
       };
       writeSome();
