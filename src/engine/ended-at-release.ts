@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { BatchRecord } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { writeFileSafely } from '../workspace/safe-files.js';
-import { moveWithCompanions } from './intake.js';
+import { moveIfPresent } from './intake.js';
 import { claimName } from './claim-names.js';
 
 /** The approval states in which a batch ended at release (approval-gate.ts end and hold). */
@@ -34,9 +34,5 @@ export async function setAsideEndedFile(workspace: Workspace, claimed: BatchReco
   const failed = join(workspace.folders.failed, name);
   const copy = claimed.id === ended.id ? '' : ` This copy was claimed for batch ${claimed.id} (${claimed.reason ?? 'no reason recorded'}), whose file was taken in again as batch ${ended.id}.`;
   await writeFileSafely(workspace.home, `${failed}.report.txt`, `${claimed.file_name}: batch ${ended.id} ended before anything of it was sent: ${ended.reason ?? 'its approval ended'}.${copy}\nNothing of this file was sent. To pay it, drop it in the inbox again: it is taken as a new batch.\n`);
-  const moved = await moveWithCompanions(from, failed, workspace.home).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-    return false;
-  });
-  return moved ? failed : null;
+  return (await moveIfPresent(from, failed, workspace.home)) ? failed : null;
 }

@@ -11,7 +11,7 @@ import { companionOf } from '../workspace/arrival.js';
 import type { BatchRecord, IntakeStore, PipelineStore } from '../store/port.js';
 import type { SharedWork } from './shared-work.js';
 import type { IntakeDeps } from './intake.js';
-import { moveWithCompanions } from './intake.js';
+import { moveIfPresent } from './intake.js';
 import { claimName, claimedAtOf } from './claim-names.js';
 import { restoreKeptFile } from './file-bytes-in-database.js';
 import { fileSha256 } from '../batch/file-hash.js';
@@ -103,7 +103,7 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
     const stray = await strayClaim(deps.store, join(folders.processing, name), name, claimedAt);
     if (stray.kind === 'leave') continue;
     if (stray.kind === 'archive') {
-      await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).catch(ignoreGone);
+      await moveIfPresent(join(folders.processing, name), join(folders.archive, name), home);
       continue;
     }
     if (stray.kind === 'ended') {
@@ -117,25 +117,16 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
       // The note first: a crash between the two leaves the file in processing/, archived again at the next start.
       await writeFileSafely(home, note, `${stray.own.file_name}: its batch ${stray.own.id} was rejected (${stray.own.reason ?? 'no reason recorded'}); the same content is batch ${stray.again.id}, ${stray.again.status}, which pays the file.\nNothing of this copy was sent; it was archived, not put back (that would take the file in twice).\n`);
       // Moved by another worker sharing the folder first: said by that one.
-      if (!(await moveWithCompanions(join(folders.processing, name), join(folders.archive, name), home).then(() => true, (error: NodeJS.ErrnoException) => (ignoreGone(error), false)))) continue;
+      if (!(await moveIfPresent(join(folders.processing, name), join(folders.archive, name), home))) continue;
       deps.log?.('intake_copy_archived', { file: join(folders.archive, name), batch: stray.own.id, paid_as: stray.again.id, note });
       continue;
     }
     const original = name.replace(/^\d{4}-\d{2}-\d{2}T[\d-]+Z--/, '');
     const back = join(deps.workspace.folders.inbox, original);
-    try {
-      await moveWithCompanions(join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back, deps.workspace.home);
-      moved.push(name);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another worker sharing the folder put it back first
-    }
+    // Not there: another worker sharing the folder put it back first.
+    if (await moveIfPresent(join(deps.workspace.folders.processing, name), existsSync(back) ? join(deps.workspace.folders.inbox, name) : back, deps.workspace.home)) moved.push(name);
   }
   return moved;
-}
-
-/** Moved already (another worker sharing the folder): nothing to do. */
-function ignoreGone(error: NodeJS.ErrnoException): void {
-  if (error.code !== 'ENOENT') throw error;
 }
 
 /**
@@ -147,13 +138,8 @@ async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchR
   const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
   const back = join(deps.workspace.folders.inbox, batch.file_name);
   const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
-  try {
-    await moveWithCompanions(claimed, target, deps.workspace.home);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // moved to failed/ before the crash, or on another machine
-    return false;
-  }
+  // Not there: moved to failed/ before the crash, or on another machine.
+  return moveIfPresent(claimed, target, deps.workspace.home);
 }
 
 /**

@@ -78,6 +78,17 @@ export async function moveWithCompanions(from: string, to: string, home: string)
 }
 
 /**
+ * moveWithCompanions, false instead of an error when the file is not there (moved already: before a crash, or by
+ * another worker sharing the folder).
+ */
+export async function moveIfPresent(from: string, to: string, home: string): Promise<boolean> {
+  return moveWithCompanions(from, to, home).then(() => true, (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+    return false;
+  });
+}
+
+/**
  * Rows stored per transaction. While this thread stores a chunk, the workers checking the file wait for their next
  * piece (see parallel-check.ts), and rows waiting for their chunk are copied by every young-generation collection:
  * a million-row intake took 27.5 to 28.4 s at 500 (three runs), 24.8 and 26.0 at 250, 24.6 and 25.4 at 100; at

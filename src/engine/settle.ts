@@ -13,7 +13,7 @@ import { BatchTally } from '../reports/batch-tally.js';
 import type { AuditStore, BatchRecord, IntakeStore, PipelineStore, WebhookStore } from '../store/port.js';
 import { batchView } from './batch-view.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { claimName, claimedAtOf, moveWithCompanions } from './intake.js';
+import { claimName, claimedAtOf, moveIfPresent, moveWithCompanions } from './intake.js';
 import { checkBeforeArchiving } from './archive-check.js';
 import { readdir } from 'node:fs/promises';
 import { companionOf } from '../workspace/arrival.js';
@@ -116,10 +116,8 @@ export async function settleIfDone(deps: SettleDeps, batchId: string): Promise<b
   const name = claimName(batch.file_name, Date.parse(batch.received_at));
   await checkBeforeArchiving(deps, batch, join(deps.workspace.folders.processing, name), join(deps.workspace.folders.archive, name));
   const archived = join(deps.workspace.folders.archive, name);
-  const moved = await moveWithCompanions(join(deps.workspace.folders.processing, name), archived, deps.workspace.home).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error; // archived already, before a crash; or taken in on another machine
-    return false;
-  });
+  // Not there: archived already, before a crash; or taken in on another machine.
+  const moved = await moveIfPresent(join(deps.workspace.folders.processing, name), archived, deps.workspace.home);
   if (!moved && deps.shared && !existsSync(archived)) await restoreKeptFile(deps.shared.store, batch.id, batch.sha256, deps.workspace.home, archived);
   if (answersWithPain002(batch)) await answerPain001(deps, batch, archived);
   await deps.store.settleBatch(batchId, new Date(deps.clock.now()).toISOString());
