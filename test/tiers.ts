@@ -15,6 +15,7 @@ export const UNIT = [
   'test/api/answers.test.ts',
   'test/api/rate-bucket.test.ts',
   'test/batch/record-boundaries.test.ts',
+  'test/batch/request-text.test.ts',
   'test/batch/xlsx-bounds.test.ts',
   'test/batch/transfer-scan.test.ts',
   'test/batch/iso20022-decimal.test.ts',

@@ -8,7 +8,6 @@
  */
 import type { Issue } from '../validate/issue.js';
 import type { RowFields } from '../validate/fields.js';
-import type { PayoutRequest } from '../api/payout-request.js';
 import type { RowRuleOptions, RowVerdict } from '../validate/row-rules.js';
 import { PRINTS_PER_ROW, rowPrints } from '../validate/batch-rules.js';
 import type { ColumnPlan } from './columns.js';
@@ -22,6 +21,7 @@ import { BatchFileError } from './file-error.js';
 import type { SegmentRecord } from './segment-records.js';
 import { segmentRecords } from './segment-records.js';
 import { countLines } from './encoding.js';
+import { readRequest } from './request-text.js';
 
 export interface SegmentTask {
   index: number;
@@ -208,7 +208,7 @@ export function keptRow(segment: CheckedSegment, at: number, errors: Issue[], wa
     amount: minor !== null && minor !== undefined && currency ? { minor: BigInt(minor), currency } : null,
     request: () => {
       if (!request) throw new Error(`line ${line} is not valid: it has no request`);
-      return JSON.parse(request) as PayoutRequest;
+      return readRequest(request);
     },
     stored: () => {
       if (!request || !minor || !currency) throw new Error(`line ${line} is not valid: it has no request`);

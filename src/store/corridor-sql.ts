@@ -2,21 +2,21 @@
  * The corridor summary (batch_corridors) in both databases' SQL: written as a
  * batch's rows are made ready, read by the corridor check before sending. A
  * corridor is the recipient's country, the payout type and both currencies;
- * the first two live only in the request JSON, hence one expression per
+ * the first two live only in the stored request (store/request-sql.ts), hence one expression per
  * database for each. Rows never become ready again once they leave that phase,
  * so the rows still ready are all the check ever needs.
  */
+import { postgresRequestField, sqliteRequestField } from './request-sql.js';
 
 const COLUMNS = 'batch_id, country_code, type, input_currency, output_currency, rows';
 const KEY = '(batch_id, country_code, type, input_currency, output_currency)';
 /** Adds to what an earlier chunk of the same batch counted. */
 const ADD = `ON CONFLICT ${KEY} DO UPDATE SET rows = batch_corridors.rows + excluded.rows`;
 
-const sqliteCountry = (row = ''): string => `json_extract(${row}request, '$.recipient.country_code')`;
-const sqliteType = (row = ''): string => `json_extract(${row}request, '$.type')`;
-// json, not jsonb: one field read from each row, and json reads it without building the whole document (a third faster).
-const pgCountry = (row = ''): string => `(${row}request::json #>> '{recipient,country_code}')`;
-const pgType = (row = ''): string => `(${row}request::json ->> 'type')`;
+const sqliteCountry = (row = ''): string => sqliteRequestField('recipientCountry', `${row}request`);
+const sqliteType = (row = ''): string => sqliteRequestField('type', `${row}request`);
+const pgCountry = (row = ''): string => postgresRequestField('recipientCountry', `${row}request`);
+const pgType = (row = ''): string => postgresRequestField('type', `${row}request`);
 
 /** Ready rows of the batch `r` whose corridor is the summary row `c`'s. The plain columns come first: they are cheap to compare, the JSON is not. */
 const readyOfCorridor = (country: string, type: string): string => `r.batch_id = c.batch_id AND r.phase = 'ready'

@@ -1,6 +1,6 @@
 /** A row as both databases return it for the intake port (ROW_RECORD_COLUMNS), and as the port gives it. */
-import type { PayoutRequest } from '../api/payout-request.js';
 import { storedRequest } from '../batch/payout-request.js';
+import { readRequest } from '../batch/request-text.js';
 import type { RowFields } from '../validate/fields.js';
 import type { Issue } from '../validate/issue.js';
 import type { NewRow, RecipientEntry, RowRecord, StoredRequest } from './port.js';
@@ -31,7 +31,7 @@ export function toRowRecord(row: RowColumns): RowRecord {
     phase: phaseOf(row.phase),
     outcome: reasonCodeOf(row.outcome),
     errors: row.errors ? (JSON.parse(row.errors) as Issue[]) : [],
-    request: row.request ? (JSON.parse(row.request) as PayoutRequest) : null,
+    request: row.request ? readRequest(row.request) : null,
     fields: fields ? (JSON.parse(fields) as RowFields) : null,
   };
 }

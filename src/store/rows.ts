@@ -95,7 +95,7 @@ export interface CorrectionLink {
 }
 
 
-/** A valid row's request as the store keeps it: its JSON, and the columns taken from it. */
+/** A valid row's request as the store keeps it: its text (compact JSON, batch/request-text.ts), and the columns taken from it. */
 export interface StoredRequest {
   json: string;
   inputCurrency: string;

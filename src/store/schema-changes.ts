@@ -359,3 +359,14 @@ export const auditPages: SchemaChange = (dialect) => {
       );
     `;
 };
+
+/**
+ * SQLite 21, PostgreSQL 16. From this version a row's request is kept compact (src/batch/request-text.ts). No table
+ * changes: the version itself is the change. An older paybatch would take the compact form (a JSON array) for a
+ * request and send it; seeing a version newer than it knows, it refuses the database instead (migration-plan.ts).
+ */
+export const compactRequests: SchemaChange = () => `
+      -- A row's request is a JSON array of its values, each known by its place (src/batch/request-text.ts); rows stored
+      -- before this version keep their JSON objects, read as they were.
+      SELECT 1;
+    `;

@@ -13,6 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateKeys } from '../../src/approvals/keys.js';
+import { readRequest, requestText } from '../../src/batch/request-text.js';
 import { approvalPolicy } from '../../src/approvals/policy.js';
 import type { ApprovalPolicy } from '../../src/approvals/verify.js';
 import { systemClock } from '../../src/clock.js';
@@ -162,8 +163,8 @@ describe('approvals that hold to the last row', () => {
   it('a row edited after release is neither created nor funded, and holds the batch', async () => {
     const batch = await tamperAfterRelease((db, id) => {
       const { request } = db.prepare("SELECT request FROM rows WHERE batch_id = ? AND external_id = 'TT-039'").get(id) as { request: string };
-      const raised = { ...(JSON.parse(request) as Record<string, unknown>), output_amount_in_cents: '55000' };
-      expect(db.prepare("UPDATE rows SET request = ?, output_amount = '55000' WHERE batch_id = ? AND external_id = 'TT-039' AND phase = 'ready'").run(JSON.stringify(raised), id).changes).toBe(1);
+      const raised = { ...readRequest(request), output_amount_in_cents: '55000' };
+      expect(db.prepare("UPDATE rows SET request = ?, output_amount = '55000' WHERE batch_id = ? AND external_id = 'TT-039' AND phase = 'ready'").run(requestText(raised), id).changes).toBe(1);
     });
     expect(createdIds(engine)).not.toContain('TT-039');
     expect([...engine.ctx.sandbox.store.allTransactions()].some((t) => t.output_amount === '55000')).toBe(false);
@@ -176,11 +177,11 @@ describe('approvals that hold to the last row', () => {
   it('a row inserted after release is neither created nor funded, and holds the batch', async () => {
     const batch = await tamperAfterRelease((db, id) => {
       const { request } = db.prepare("SELECT request FROM rows WHERE batch_id = ? AND external_id = 'TT-035'").get(id) as { request: string };
-      const evil = { ...(JSON.parse(request) as Record<string, unknown>), external_id: 'TT-EVIL', output_amount_in_cents: '5000' };
+      const evil = { ...readRequest(request), external_id: 'TT-EVIL', output_amount_in_cents: '5000' };
       db.exec('CREATE TEMP TABLE evil AS SELECT * FROM rows WHERE 0');
       db.prepare("INSERT INTO evil SELECT * FROM rows WHERE batch_id = ? AND external_id = 'TT-035'").run(id);
       const last = db.prepare('SELECT MAX(line) FROM rows WHERE batch_id = ?').pluck().get(id) as number;
-      db.prepare("UPDATE evil SET line = ?, external_id = 'TT-EVIL', request = ?, output_amount = '5000'").run(last + 1, JSON.stringify(evil));
+      db.prepare("UPDATE evil SET line = ?, external_id = 'TT-EVIL', request = ?, output_amount = '5000'").run(last + 1, requestText(evil));
       db.exec('INSERT INTO rows SELECT * FROM evil');
     });
     expect(createdIds(engine)).not.toContain('TT-EVIL');
@@ -211,9 +212,9 @@ describe('approvals that hold to the last row', () => {
         const db = new Database(engine.ctx.workspace.database);
         const { request } = db.prepare("SELECT request FROM rows WHERE batch_id = ? AND external_id = 'KYC-002'").get(batch) as { request: string };
         // Another recipient: a field the service's answers do not repeat, so only the check against the signed rows sees it.
-        const sent = JSON.parse(request) as { recipient: Record<string, string> };
+        const sent = readRequest(request);
         const redirected = { ...sent, recipient: { ...sent.recipient, bank_account: '87654321' } };
-        db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'KYC-002'").run(JSON.stringify(redirected), batch);
+        db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'KYC-002'").run(requestText(redirected), batch);
         db.close();
         engine.ctx.sandbox.service.tick();
       },

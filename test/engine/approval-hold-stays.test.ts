@@ -9,6 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateKeys } from '../../src/approvals/keys.js';
+import { readRequest, requestText } from '../../src/batch/request-text.js';
 import { approvalPolicy } from '../../src/approvals/policy.js';
 import type { ApprovalPolicy } from '../../src/approvals/verify.js';
 import { systemClock } from '../../src/clock.js';
@@ -69,8 +70,8 @@ describe('a batch held for a person', () => {
     // K-002 redirected in the database: the next start holds the batch for a person.
     const db = new Database(ctx.workspace.database);
     const { request } = db.prepare("SELECT request FROM rows WHERE batch_id = ? AND external_id = 'K-002'").get(batch) as { request: string };
-    const sent = JSON.parse(request) as { recipient: Record<string, string> };
-    db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'K-002'").run(JSON.stringify({ ...sent, recipient: { ...sent.recipient, bank_account: '87654321' } }), batch);
+    const sent = readRequest(request);
+    db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'K-002'").run(requestText({ ...sent, recipient: { ...sent.recipient, bank_account: '87654321' } }), batch);
     await run(ctx, 300);
     const held = await ctx.store.batch(batch);
     expect(held?.approval).toBe('held');

@@ -1,7 +1,9 @@
 /**
  * The corridor summary of a batch accepted before it existed (SQLite migration
  * 11, PostgreSQL 5): made once, at its next send, from its rows still ready.
- * The summary is removed by hand here, as it is absent for such a batch.
+ * The summary is removed by hand here, as it is absent for such a batch; and
+ * two of its rows' requests are JSON objects, as rows stored before the compact
+ * form of requests (SQLite migration 21, PostgreSQL 16) are, beside compact ones.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,12 +22,20 @@ const row = (line: number, country: string, type: string, output: string): NewRo
   request: { external_id: `X-${line}`, type, input_currency_code: 'USD', output_currency_code: output, output_amount_in_cents: '100', sender: { external_id: 'S' }, recipient: { country_code: country } },
 });
 
-/** A batch as one accepted before the summary: its rows made ready, lines 2 and 3 sent since, no summary. */
-async function acceptedBeforeTheSummary(store: Store, forget: (batch: string) => Promise<void>): Promise<string> {
+/** Lines whose request is made a JSON object, as stored before the compact form: one of each corridor left ready. */
+const STORED_AS_OBJECTS = [4, 6];
+
+/**
+ * A batch as one accepted before the summary: its rows made ready, lines 2 and 3 sent since, no summary. `forget`
+ * removes its summary and gives each line of STORED_AS_OBJECTS the request `asObject` names.
+ */
+async function acceptedBeforeTheSummary(store: Store, forget: (batch: string, asObject: Map<number, string>) => Promise<void>): Promise<string> {
   const batch = await store.beginBatch({ file_name: 'old.csv', sha256: 'a'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
-  await store.addRows(batch, [row(2, 'USA', 'bank', 'USD'), row(3, 'GBR', 'bank', 'GBP'), row(4, 'NGA', 'cash', 'NGN'), row(5, 'NGA', 'cash', 'NGN'), row(6, 'NGA', 'bank', 'NGN')]);
+  const rows = [row(2, 'USA', 'bank', 'USD'), row(3, 'GBR', 'bank', 'GBP'), row(4, 'NGA', 'cash', 'NGN'), row(5, 'NGA', 'cash', 'NGN'), row(6, 'NGA', 'bank', 'NGN')];
+  await store.addRows(batch, rows);
   await store.acceptBatch(batch);
-  await forget(batch);
+  await forget(batch, new Map(rows.filter((r) => STORED_AS_OBJECTS.includes(r.line)).map((r) => [r.line, JSON.stringify(r.request)])));
+  for (const line of STORED_AS_OBJECTS) expect((await store.row(batch, line))?.request).toEqual(rows.find((r) => r.line === line)?.request);
   for (const line of [2, 3]) {
     const sent = await store.row(batch, line);
     await store.commitRow(batch, line, sent?.revision as number, { changes: { phase: 'creating' } });
@@ -59,7 +69,10 @@ describe('the corridor summary of a batch accepted before it existed', () => {
     const store = SqliteStore.open(file);
     const raw = new Database(file);
     try {
-      const batch = await acceptedBeforeTheSummary(store, async (id) => void raw.prepare('DELETE FROM batch_corridors WHERE batch_id = ?').run(id));
+      const batch = await acceptedBeforeTheSummary(store, async (id, asObject) => {
+        raw.prepare('DELETE FROM batch_corridors WHERE batch_id = ?').run(id);
+        for (const [line, request] of asObject) expect(raw.prepare('UPDATE rows SET request = ? WHERE batch_id = ? AND line = ?').run(request, id, line).changes).toBe(1);
+      });
       await madeOnce(store, batch, async () => raw.prepare('SELECT COUNT(*) FROM batch_corridors WHERE batch_id = ?').pluck().get(batch) as number);
     } finally {
       raw.close();
@@ -74,7 +87,10 @@ describe('the corridor summary of a batch accepted before it existed', () => {
     const raw = new pg.Client({ connectionString: database.url });
     await raw.connect();
     try {
-      const batch = await acceptedBeforeTheSummary(store, async (id) => void (await raw.query('DELETE FROM batch_corridors WHERE batch_id = $1', [id])));
+      const batch = await acceptedBeforeTheSummary(store, async (id, asObject) => {
+        await raw.query('DELETE FROM batch_corridors WHERE batch_id = $1', [id]);
+        for (const [line, request] of asObject) expect((await raw.query('UPDATE rows SET request = $1 WHERE batch_id = $2 AND line = $3', [request, id, line])).rowCount).toBe(1);
+      });
       await madeOnce(store, batch, async () => Number((await raw.query('SELECT COUNT(*) AS n FROM batch_corridors WHERE batch_id = $1', [batch])).rows[0].n));
     } finally {
       await raw.end();

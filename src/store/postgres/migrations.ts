@@ -105,7 +105,7 @@ export const PG_MIGRATIONS: readonly Migration[] = withSharedMigrations('postgre
       );
     `,
   },
-  // 3 to 6, 8 to 10, 12 to 14: the changes SQLite makes too (../shared-migrations.ts).
+  // 3 to 6, 8 to 10, 12 to 16: the changes SQLite makes too (../shared-migrations.ts).
   {
     version: 7,
     name: 'the manifest that came with a taken file, kept beside its bytes',

@@ -12,6 +12,7 @@ import type { ApprovalRecord } from '../port.js';
 import { NOT_SENDABLE } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 import { PAGE_ROWS } from './intake.js';
+import { readRequest } from '../../batch/request-text.js';
 
 /** An entry's columns as the chain knows them (batch_id, derived, is the pages' index only). */
 export const AUDIT_COLUMNS = 'seq, version, at, actor, action, subject, details, prev_hash, hash';
@@ -70,7 +71,7 @@ export async function* acceptedRows(c: SqlConnection, batchId: string): AsyncIte
     const page = await c.all<{ line: number; request: string }>(`SELECT line, request FROM rows WHERE batch_id = ? AND line > ? AND request IS NOT NULL
       AND phase NOT IN ${NOT_SENDABLE} ORDER BY line LIMIT ${PAGE_ROWS}`, [batchId, after]);
     if (page.length === 0) return;
-    for (const row of page) yield { line: row.line, request: JSON.parse(row.request) as PayoutRequest };
+    for (const row of page) yield { line: row.line, request: readRequest(row.request) };
     after = (page[page.length - 1] as { line: number }).line;
   }
 }

@@ -6,6 +6,8 @@
  * numbers them `$1`, `$2`, ...). What differs is named in `Dialect`, and
  * nowhere else: few, and explicit.
  */
+import type { RequestField } from '../request-sql.js';
+import { postgresRequestField, sqliteRequestField } from '../request-sql.js';
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /**
@@ -14,8 +16,8 @@ export interface Dialect {
    * told which index to use. PostgreSQL plans for itself: nothing.
    */
   indexedBy(index: string): string;
-  /** The text at a path of a TEXT column holding JSON. */
-  jsonText(column: string, path: readonly string[]): string;
+  /** A field of the stored request (store/request-sql.ts). */
+  requestField(field: RequestField): string;
 }
 
 export interface SqlConnection {
@@ -29,13 +31,13 @@ export interface SqlConnection {
 export const SQLITE: Dialect = {
   name: 'sqlite',
   indexedBy: (index) => `INDEXED BY ${index}`,
-  jsonText: (column, path) => `json_extract(${column}, '$.${path.join('.')}')`,
+  requestField: (field) => sqliteRequestField(field),
 };
 
 export const POSTGRES: Dialect = {
   name: 'postgres',
   indexedBy: () => '',
-  jsonText: (column, path) => `(${column}::jsonb #>> '{${path.join(',')}}')`,
+  requestField: (field) => postgresRequestField(field),
 };
 
 /** `?, ?, ?` for a list. */

@@ -10,6 +10,7 @@ import { phaseOf, reasonCodeOf } from '../../payout-states.js';
 import type { SqlConnection } from './connection.js';
 import { marks } from './connection.js';
 import { INTAKE_SQL, PAGE_ROWS } from './intake.js';
+import { readRequest } from '../../batch/request-text.js';
 
 /** The columns a patch may set, so that no other name ever reaches the SQL; in the order a commit names them. */
 export const CHANGEABLE: readonly string[] = [
@@ -36,17 +37,21 @@ export const CHANGE_COUNTER: Record<ObservationSource, string> = { webhook: 'cha
 /** The batches whose rows are being sent and followed. */
 export const OPEN_BATCHES = "(SELECT id FROM batches WHERE status = 'accepted')";
 
-/** A pipeline row as both databases return it: the request as JSON text. */
+/** A pipeline row as both databases return it: the request as stored (batch/request-text.ts); none for an invalid row. */
 export interface PipelineColumns extends Omit<PipelineRow, 'request' | 'phase' | 'outcome' | 'may_cancel'> {
-  request: string;
+  request: string | null;
   phase: string;
   outcome: string | null;
   may_cancel?: number | null;
 }
 
-/** Its words checked against the vocabulary (payout-states.ts): a word paybatch does not have is an error, not passed on. */
+/**
+ * Its words checked against the vocabulary (payout-states.ts): a word paybatch does not have is an error, not passed on.
+ * An invalid row in a phase asked for (cancel asks for any) has no request: it stays null, as the pipeline never sends it.
+ */
 export const toPipelineRow = (row: PipelineColumns): PipelineRow => ({
-  ...row, phase: phaseOf(row.phase), outcome: reasonCodeOf(row.outcome), request: JSON.parse(row.request) as PipelineRow['request'], may_cancel: readFlag(row.may_cancel),
+  ...row, phase: phaseOf(row.phase), outcome: reasonCodeOf(row.outcome), request: (row.request === null ? null : readRequest(row.request)) as PipelineRow['request'],
+  may_cancel: readFlag(row.may_cancel),
 });
 
 type ResultColumns = Omit<ResultRow, 'phase' | 'outcome' | 'may_cancel'> & { phase: string; outcome: string | null; may_cancel: number | boolean | null };
@@ -162,7 +167,7 @@ export async function rowsWaitingOnSender(c: SqlConnection, senderExternalId: st
   // By the index of phases: SQLite would otherwise read the open batches whole by their key, every row's request
   // parsed (0.7 s a sender.approved event on a million rows, the daemon deaf to webhooks meanwhile).
   const rows = await c.all<PipelineColumns>(`SELECT ${PIPELINE_COLUMNS} FROM rows ${c.dialect.indexedBy('rows_batch_phase')} WHERE batch_id IN ${OPEN_BATCHES}
-    AND phase = 'created' AND state IN ${WAITING_ON_SENDER} AND ${c.dialect.jsonText('request', ['sender', 'external_id'])} = ? ORDER BY batch_id, line`, [senderExternalId]);
+    AND phase = 'created' AND state IN ${WAITING_ON_SENDER} AND ${c.dialect.requestField('senderExternalId')} = ? ORDER BY batch_id, line`, [senderExternalId]);
   return rows.map(toPipelineRow);
 }
 

@@ -12,9 +12,9 @@
  * nothing more). Statements and the pure step here; each database runs the
  * loop (sqlite/recipient-backfill.ts, postgres/recipient-backfill.ts).
  */
-import type { PayoutRequest } from '../../api/payout-request.js';
 import { recipientKey } from '../../validate/recipient-key.js';
 import { NEVER_SENT } from '../sql-lists.js';
+import { readRequest } from '../../batch/request-text.js';
 
 export const BACKFILL_NAME = 'row_recipients';
 /** Rows per page: read, keyed and written together. */
@@ -49,7 +49,7 @@ export function entriesOfPage(page: readonly StoredRequest[]): { params: unknown
   const params: unknown[] = [];
   let count = 0;
   for (const row of page) {
-    const request = JSON.parse(row.request) as PayoutRequest;
+    const request = readRequest(row.request);
     const key = recipientKey(request);
     if (key === null) continue;
     params.push(row.batch_id, row.line, key, request.output_currency_code, request.output_amount_in_cents);

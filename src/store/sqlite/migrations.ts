@@ -147,7 +147,7 @@ export const MIGRATIONS: readonly Migration[] = withSharedMigrations('sqlite', [
       ${change.auditLogTable('sqlite')}
     `,
   },
-  // 9 to 12 and 14 to 19: the changes PostgreSQL makes too (../shared-migrations.ts).
+  // 9 to 12 and 14 to 21: the changes PostgreSQL makes too (../shared-migrations.ts).
   {
     version: 13,
     name: 'no index of the audit trail by time',
