@@ -7,7 +7,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createHmac } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
+import { pauseUnlessStopped } from './when-stopped.js';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { PayoutRequest } from './payout-request.js';
@@ -282,7 +282,7 @@ export class PayoutClient {
   /** Sleeps, ending early (its timer cleared) when the signal fires. */
   private async pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (!signal || this.options.sleep) return this.sleep(ms);
-    await delay(ms, undefined, { signal }).catch(() => {});
+    await pauseUnlessStopped(ms, signal);
   }
 
   private classify(kind: Kind, answer: Answer, what: string): unknown {

@@ -13,6 +13,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { whenStopped } from './when-stopped.js';
 
 export interface ExchangeRequest {
   origin: string;
@@ -119,29 +120,4 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, limit
       cutOff(error as Error);
     }
   });
-}
-
-/** The exchanges under way on each stop signal, told when it fires. */
-const underWay = new WeakMap<AbortSignal, Set<() => void>>();
-
-/**
- * Calls `end` when `stop` fires (not fired yet), until forgotten. One listener
- * a signal however many exchanges share it: the engine gives every step the
- * same one, and a listener each would have Node warn of a leak past ten
- * (MaxListenersExceededWarning).
- */
-function whenStopped(stop: AbortSignal, end: () => void): () => void {
-  let ends = underWay.get(stop);
-  if (!ends) {
-    const these = new Set<() => void>();
-    ends = these;
-    underWay.set(stop, these);
-    stop.addEventListener('abort', () => {
-      for (const ended of [...these]) ended();
-      these.clear();
-    }, { once: true });
-  }
-  ends.add(end);
-  const registered = ends;
-  return () => registered.delete(end);
 }
