@@ -10,6 +10,13 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /**
+   * Set when what this version stores an earlier release would misread: why. Workers of that release already
+   * running on a shared database (PostgreSQL) never look at the schema's version again, so the migration is not
+   * applied while one holds a live lease (postgres/migrate.ts). On SQLite the workspace's lease already keeps an
+   * earlier run or watch from working beside this one.
+   */
+  earlierWorkersMustStop?: string;
 }
 
 /**

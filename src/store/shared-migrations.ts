@@ -16,6 +16,8 @@ interface SharedMigration {
   postgres: number;
   name: string;
   change: SchemaChange;
+  /** See Migration.earlierWorkersMustStop. */
+  earlierWorkersMustStop?: string;
 }
 
 const SHARED_MIGRATIONS: readonly SharedMigration[] = [
@@ -30,7 +32,10 @@ const SHARED_MIGRATIONS: readonly SharedMigration[] = [
   { sqlite: 18, postgres: 13, name: 'audit pages by keyset: entries by batch and by action, and the verification kept', change: change.auditPages },
   { sqlite: 19, postgres: 14, name: 'the cancellations sent for a row, and when the last one went', change: change.cancelsSent },
   { sqlite: 20, postgres: 15, name: 'a cancellation the service accepted, and the sends of rows cancelling before they were counted', change: change.cancelAccepted },
-  { sqlite: 21, postgres: 16, name: 'requests kept compact: an older paybatch refuses the database rather than misread them', change: change.compactRequests },
+  {
+    sqlite: 21, postgres: 16, name: 'requests kept compact: an older paybatch refuses the database rather than misread them', change: change.compactRequests,
+    earlierWorkersMustStop: 'from this version requests are stored in a form earlier releases would misread',
+  },
 ];
 
 /** A database's migrations: its own and the shared ones, in order of version. PostgreSQL's ledger names the SQLite migration each shared one is. */
@@ -39,6 +44,7 @@ export function withSharedMigrations(dialect: Dialect, own: readonly Migration[]
     version: m[dialect],
     name: dialect === 'sqlite' ? m.name : `${m.name} (as SQLite migration ${m.sqlite})`,
     sql: m.change(dialect),
+    ...(m.earlierWorkersMustStop ? { earlierWorkersMustStop: m.earlierWorkersMustStop } : {}),
   }));
   return [...own, ...shared].sort((a, b) => a.version - b.version);
 }
