@@ -2,9 +2,9 @@
  * The corridor summary (batch_corridors) in both databases' SQL: written as a
  * batch's rows are made ready, read by the corridor check before sending. A
  * corridor is the recipient's country, the payout type and both currencies;
- * the first two live only in the stored request (store/request-sql.ts), hence one expression per
- * database for each. Rows never become ready again once they leave that phase,
- * so the rows still ready are all the check ever needs.
+ * the first two live only in the stored request, hence one expression per
+ * database for each (store/request-sql.ts). Rows never become ready again once
+ * they leave that phase, so the rows still ready are all the check ever needs.
  */
 import { postgresRequestField, sqliteRequestField } from './request-sql.js';
 

@@ -8,6 +8,7 @@
  */
 import type { RequestField } from '../request-sql.js';
 import { postgresRequestField, sqliteRequestField } from '../request-sql.js';
+
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /**
