@@ -301,8 +301,13 @@ describe('a final row and a late answer that does not match (watch)', () => {
     // cancelled. The cancel call is held open; the service has cancelled it, and the daemon's reads see that first.
     const cancelGate = gate((b) => eachTransactionIn(b, (tx) => ({ ...tx, output_amount_in_cents: String(BigInt(tx.output_amount_in_cents as string) * 100n) })));
     gates.push(cancelGate);
-    w = await watchThroughLiar({ max_input_per_row: { USD: '1' } });
-    w.liar.lie(rule('DELETE', PATHS.transaction, cancelGate.act));
+    // The sandbox carries a cancellation out 300 ms after its DELETE, so that the daemon's reads (every 20 ms) find the
+    // transaction still cancellable first and send the DELETE again [D11], as they did on a loaded machine.
+    w = await watchThroughLiar({ max_input_per_row: { USD: '1' } }, { payout: { ...FAST_SANDBOX.payout, cancel_ms: 300 } });
+    // The first DELETE only: a DELETE sent again and held too would hold the read that sent it, its round of reads, and
+    // with it every later read, until the gate opened, which is after the final state the test waits for (a 15 s
+    // stall: every DELETE held, this test failed so in a fresh clone's suite, and fails so with the 300 ms).
+    w.liar.lie(rule('DELETE', PATHS.transaction, cancelGate.act, 1));
     gbrRowsBatch(w.workspace.folders.inbox, 'one.csv', ['FINAL-1']);
     await eventually(() => cancelGate.arrived, 15_000, 'the cancel call at the proxy');
     const final = await rowIn(w.store, ['final'], 'the row final by a read while the cancel is out');
