@@ -28,7 +28,11 @@ import type { TcpProxy } from '../helpers/tcp-proxy.js';
 import { addressOf, proxiedUrl, tcpProxy } from '../helpers/tcp-proxy.js';
 
 const available = await postgresAvailable('the tests of workers losing PostgreSQL');
-const LEASE_MS = 3_000;
+/**
+ * A worker stops once its lease has gone unrenewed for two thirds of it. At 3 s (2 s unrenewed) a worker on a loaded
+ * machine could stop before the cut, its one line printed before the test marked where to read from.
+ */
+const LEASE_MS = 6_000;
 /** Enough that a cut once 20 rows are created lands mid-batch: a worker cannot make a row final without the database. */
 const ROWS = 100;
 
@@ -124,10 +128,11 @@ describe.skipIf(!available)('workers when PostgreSQL goes away', () => {
     const ids = await dropBatch(homes[0] as string);
     // Cut while rows are being sent: some created, not all final.
     await eventually(async () => (await rows()).filter((r) => r.transaction_id !== null).length >= 20, 30_000, 'rows being created');
+    for (const worker of started) expect(worker.child.exitCode, `${worker.name} stopped before the cut: ${worker.stderr()}`).toBeNull();
     const before = started.map((w) => w.stderr().length);
     proxy.cut();
 
-    // Each stops once its lease has gone unrenewed for two thirds of it (2 s here), by itself.
+    // Each stops once its lease has gone unrenewed for two thirds of it (4 s here), by itself.
     const codes = await eventually(async () => {
       const done = await Promise.all(started.map((w) => Promise.race([w.exited, Promise.resolve('running' as const)])));
       return done.every((code) => code !== 'running') ? done : null;
