@@ -40,6 +40,8 @@ export const STORED_RECIPIENT_KEYS: readonly string[] = [
 const SENDER_AT = 1 + TOP_KEYS.length;
 const RECIPIENT_AT = SENDER_AT + 1;
 const TOP_LENGTH = RECIPIENT_AT + 1;
+/** The keys of a request built as JSON, in the order the compact form holds them (without its version). */
+const OBJECT_KEYS: readonly string[] = [...TOP_KEYS, 'sender', 'recipient'];
 const placesOf = (keys: readonly string[]): Map<string, number> => new Map(keys.map((key, at) => [key, at]));
 const SENDER_PLACES = placesOf(STORED_SENDER_KEYS);
 const RECIPIENT_PLACES = placesOf(STORED_RECIPIENT_KEYS);
@@ -73,20 +75,20 @@ export function requestText(request: PayoutRequest): string {
   const sender = valuesOf(request.sender, SENDER_PLACES);
   const recipient = valuesOf(request.recipient, RECIPIENT_PLACES);
   const keys = Object.keys(request);
-  const topInOrder = keys.length === TOP_LENGTH - 1
-    && TOP_KEYS.every((key, at) => keys[at] === key && typeof request[key] === 'string')
-    && keys[SENDER_AT - 1] === 'sender' && keys[RECIPIENT_AT - 1] === 'recipient';
-  if (!sender || !recipient || !topInOrder) return JSON.stringify(request);
-  return JSON.stringify([VERSION, request.external_id, request.type, request.input_currency_code, request.output_currency_code,
-    request.output_amount_in_cents, sender, recipient]);
+  const inOrder = keys.length === OBJECT_KEYS.length && OBJECT_KEYS.every((key, at) => keys[at] === key)
+    && TOP_KEYS.every((key) => typeof request[key] === 'string');
+  if (!sender || !recipient || !inOrder) return JSON.stringify(request);
+  return JSON.stringify([VERSION, ...TOP_KEYS.map((key) => request[key]), sender, recipient]);
 }
 
+const unreadable = (text: string): Error => new Error(`a stored request is not readable: ${text.slice(0, 40)}`);
+
 function objectOf(values: unknown, keys: readonly string[], text: string): Record<string, string> {
-  if (!Array.isArray(values) || values.length > keys.length) throw new Error(`a stored request is not readable: ${text.slice(0, 40)}`);
+  if (!Array.isArray(values) || values.length > keys.length) throw unreadable(text);
   const object: Record<string, string> = {};
   values.forEach((value, at) => {
     if (typeof value === 'string') object[keys[at] as string] = value;
-    else if (value !== ABSENT) throw new Error(`a stored request is not readable: ${text.slice(0, 40)}`);
+    else if (value !== ABSENT) throw unreadable(text);
   });
   return object;
 }
@@ -95,9 +97,7 @@ function objectOf(values: unknown, keys: readonly string[], text: string): Recor
 export function readRequest(text: string): PayoutRequest {
   if (text.charCodeAt(0) !== 0x5b /* [ */) return JSON.parse(text) as PayoutRequest;
   const values = JSON.parse(text) as unknown[];
-  if (values.length !== TOP_LENGTH || values[0] !== VERSION || !values.slice(1, SENDER_AT).every((v) => typeof v === 'string')) {
-    throw new Error(`a stored request is not readable: ${text.slice(0, 40)}`);
-  }
+  if (values.length !== TOP_LENGTH || values[0] !== VERSION || !values.slice(1, SENDER_AT).every((v) => typeof v === 'string')) throw unreadable(text);
   const [, externalId, type, inputCurrency, outputCurrency, amount, sender, recipient] = values as [number, string, string, string, string, string, unknown, unknown];
   return {
     external_id: externalId, type, input_currency_code: inputCurrency, output_currency_code: outputCurrency, output_amount_in_cents: amount,

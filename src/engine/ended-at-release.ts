@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { BatchRecord } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { writeFileSafely } from '../workspace/safe-files.js';
-import { moveIfPresent } from './intake.js';
+import { moveIfPresent } from './claimed-file-moves.js';
 import { claimName } from './claim-names.js';
 
 /** The approval states in which a batch ended at release (approval-gate.ts end and hold). */

@@ -11,7 +11,7 @@ import { companionOf } from '../workspace/arrival.js';
 import type { BatchRecord, IntakeStore, PipelineStore } from '../store/port.js';
 import type { SharedWork } from './shared-work.js';
 import type { IntakeDeps } from './intake.js';
-import { moveIfPresent } from './intake.js';
+import { inboxSpot, moveIfPresent, putBackIfPresent } from './claimed-file-moves.js';
 import { claimName, claimedAtOf } from './claim-names.js';
 import { restoreKeptFile } from './file-bytes-in-database.js';
 import { fileSha256 } from '../batch/file-hash.js';
@@ -103,6 +103,7 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
     const stray = await strayClaim(deps.store, join(folders.processing, name), name, claimedAt);
     if (stray.kind === 'leave') continue;
     if (stray.kind === 'archive') {
+      // Not there: archived by another worker sharing the folder.
       await moveIfPresent(join(folders.processing, name), join(folders.archive, name), home);
       continue;
     }
@@ -136,10 +137,8 @@ async function putBackUnrecorded(deps: RecoveryDeps, old: (claimedAt: number) =>
  */
 async function putBackClaimed(deps: Pick<IntakeDeps, 'workspace'>, batch: BatchRecord): Promise<boolean> {
   const claimed = join(deps.workspace.folders.processing, claimName(batch.file_name, Date.parse(batch.received_at)));
-  const back = join(deps.workspace.folders.inbox, batch.file_name);
-  const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
   // Not there: moved to failed/ before the crash, or on another machine.
-  return moveIfPresent(claimed, target, deps.workspace.home);
+  return putBackIfPresent(claimed, batch.file_name, batch.id, deps.workspace);
 }
 
 /**
@@ -163,8 +162,7 @@ async function recoverShared(deps: RecoveryDeps, shared: SharedWork, atStart: bo
       recovered.push(batch.id);
       continue;
     }
-    const back = join(deps.workspace.folders.inbox, batch.file_name);
-    const target = existsSync(back) ? join(deps.workspace.folders.inbox, `${batch.id}--${batch.file_name}`) : back;
+    const target = inboxSpot(batch.file_name, batch.id, deps.workspace);
     // Bytes cut short (the taker died while keeping them) are not a file to take: the original stays where it arrived.
     // With its manifest, if it came with one (checked again when it is taken), before its marker: a file that shows
     // itself complete is taken at once.

@@ -6,9 +6,9 @@
  * ever deleted: a refused or rejected file goes to failed/ with a report beside it.
  */
 import { checkCorrections } from './correction-intake.js';
-import { existsSync } from 'node:fs';
 import { lstat, readFile, rename } from 'node:fs/promises';
 import { moveSafely, writeFileSafely } from '../workspace/safe-files.js';
+import { moveWithCompanions, putBack } from './claimed-file-moves.js';
 import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { BatchConfig, IntakeConfig } from '../config/config.js';
@@ -64,30 +64,6 @@ export interface IntakeDeps {
   log?: PipelineLog;
 }
 
-/** The companions that travel with a claimed batch file: its marker and its manifest. */
-const COMPANION_SUFFIXES = ['.done', '.manifest.json'] as const;
-
-/** Moves a claimed file and its companions (NAME.done, NAME.manifest.json) together. */
-export async function moveWithCompanions(from: string, to: string, home: string): Promise<void> {
-  await moveSafely(home, from, to);
-  for (const suffix of COMPANION_SUFFIXES) {
-    await rename(`${from}${suffix}`, `${to}${suffix}`).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
-  }
-}
-
-/**
- * moveWithCompanions, false instead of an error when the file is not there (moved already: before a crash, or by
- * another worker sharing the folder).
- */
-export async function moveIfPresent(from: string, to: string, home: string): Promise<boolean> {
-  return moveWithCompanions(from, to, home).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-    return false;
-  });
-}
-
 /**
  * Rows stored per transaction. While this thread stores a chunk, the workers checking the file wait for their next
  * piece (see parallel-check.ts), and rows waiting for their chunk are copied by every young-generation collection:
@@ -98,12 +74,6 @@ const STORE_CHUNK = 250;
 
 // Claim names are kept in their own module (refused-names.ts uses them too); re-exported for the engine's other steps.
 export { claimName, claimedAtOf } from './claim-names.js';
-
-/** Puts a claimed file (and its companions) back in the inbox under its own name, or under the batch's id when that name is taken again. */
-export async function putBack(claimed: string, name: string, batch: string, deps: Pick<IntakeDeps, 'workspace'>): Promise<void> {
-  const back = join(deps.workspace.folders.inbox, name);
-  await moveWithCompanions(claimed, existsSync(back) ? join(deps.workspace.folders.inbox, `${batch}--${name}`) : back, deps.workspace.home);
-}
 
 /** The refusal planned for facts that must refuse the file. */
 function refusalOf(facts: IntakeFacts): Refusal {
@@ -332,7 +302,7 @@ export async function changedSince(path: string, entry: { size: number; mtimeMs:
 async function withdraw(claimed: string, name: string, batch: string, deps: IntakeDeps, why: string): Promise<IntakeOutcome> {
   const reason = `${why}: still being written; put back in the inbox to be taken once whole, nothing of it sent`;
   await deps.store.rejectBatch(batch, reason);
-  await putBack(claimed, name, batch, deps);
+  await putBack(claimed, name, batch, deps.workspace);
   return { kind: 'changed', batch, name, reason };
 }
 

@@ -10,7 +10,8 @@
 import type { Clock } from '../clock.js';
 import type { BatchRecord, DuplicateStore, IntakeStore, PipelineStore } from '../store/port.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { changedSince, claimName, putBack } from './intake.js';
+import { changedSince, claimName } from './intake.js';
+import { putBackIfPresent } from './claimed-file-moves.js';
 import type { ApprovalGate } from './approval-gate.js';
 import { REASONS } from '../payout-states.js';
 import { existsSync } from 'node:fs';
@@ -74,9 +75,7 @@ export async function releaseBatch(batch: BatchRecord, deps: { workspace: Worksp
     const reason = 'it changed after it was taken in (still being written): put back in the inbox to be taken once whole, nothing of it sent';
     await deps.store.endHeldDuplicates(batch.id, REASONS.fileChanged, reason);
     if (await deps.store.withdrawBatch(batch.id, REASONS.fileChanged, reason)) {
-      await putBack(claimed, batch.file_name, batch.id, deps).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
+      await putBackIfPresent(claimed, batch.file_name, batch.id, deps.workspace);
       return { kind: 'withdrawn', reason };
     }
   }

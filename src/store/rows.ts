@@ -107,7 +107,7 @@ export interface StoredRequest {
    * row was checked, so that intake records it with the row without reading the request back.
    */
   recipientKey: string | null;
-  /** Its corridor's country and payout type, as the store's corridor summary reads them from the JSON. */
+  /** Its corridor's country and payout type, as the store's corridor summary reads them from the stored request (store/request-sql.ts). */
   country: string | null;
   type: string;
 }
@@ -120,6 +120,11 @@ export interface PipelineRow {
   batch_id: string;
   line: number;
   external_id: string;
+  /**
+   * What was asked. An invalid row has none: it is null at run time where a read asks for invalid rows too (cancel
+   * asks for any phase; toPipelineRow), and the pipeline never sends such a row. Typed as present for the engine,
+   * which reads only sendable rows.
+   */
   request: PayoutRequest;
   phase: Phase;
   /** paybatch's reason code for how the row ended, when paybatch ended it (REASONS in engine/states). */

@@ -44,7 +44,7 @@ export function withSharedMigrations(dialect: Dialect, own: readonly Migration[]
     version: m[dialect],
     name: dialect === 'sqlite' ? m.name : `${m.name} (as SQLite migration ${m.sqlite})`,
     sql: m.change(dialect),
-    ...(m.earlierWorkersMustStop ? { earlierWorkersMustStop: m.earlierWorkersMustStop } : {}),
+    earlierWorkersMustStop: m.earlierWorkersMustStop,
   }));
   return [...own, ...shared].sort((a, b) => a.version - b.version);
 }
