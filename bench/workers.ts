@@ -15,11 +15,14 @@
  *
  *   BENCH_ROWS (default 800), BENCH_LATENCY_MS (default 100, as bench:submit), BENCH_CONCURRENCY (default 8 per worker),
  *   BENCH_LEASE_MS (default 5000), BENCH_DATABASE_URL (default PAYBATCH_TEST_DATABASE_URL, else the local server),
- *   BENCH_RATE_LIMIT
+ *   BENCH_RATE_LIMIT, BENCH_PREPARED=0 (store.prepared_statements off, to compare)
+ *
+ * Each round also prints the CPU a row funded cost the workers, the sandbox, and PostgreSQL's server processes when
+ * they run on this machine (every postgres process, whatever database it serves: nothing else should be running).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +33,7 @@ import { openWorkspace } from '../src/workspace/workspace.js';
 import { generateBatch } from './generate-batch.js';
 import { NOT_CREATED_PHASES, UNFUNDED_AT_SERVICE_PHASES } from '../src/payout-states.js';
 import { phaseList } from '../src/store/sql-lists.js';
-import { startSandboxProcess } from './sandbox-process.js';
+import { cpuSecondsOf, startSandboxProcess } from './sandbox-process.js';
 import { benchDatabase } from './bench-database.js';
 import type { SandboxProcess } from './sandbox-process.js';
 
@@ -40,6 +43,7 @@ const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const LEASE_MS = Number(process.env.BENCH_LEASE_MS ?? 5_000);
 const RATE_LIMIT = process.env.BENCH_RATE_LIMIT ? Number(process.env.BENCH_RATE_LIMIT) : null;
+const PREPARED = process.env.BENCH_PREPARED !== '0';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -66,7 +70,7 @@ async function startRound(dir: string, label: string, count: number, sandbox: Sa
       // held the 8-worker round to half its bound, 4 workers' worth).
       engine: { concurrency: CONCURRENCY, service_concurrency: count * CONCURRENCY },
       watch: { listen: { port: 0 }, results_every_ms: 60_000 },
-      store: { worker_lease_ms: LEASE_MS },
+      store: { worker_lease_ms: LEASE_MS, prepared_statements: PREPARED },
       service: { rate_limits: rateLimits },
     }));
     const child = spawn(process.execPath, [BIN, 'watch'], {
@@ -117,14 +121,48 @@ async function untilAllFunded(db: pg.Client, valid: number, timeoutMs: number): 
   }
 }
 
-async function throughput(dir: string, source: string, workers: number, sandbox: SandboxProcess): Promise<{ rate: number; seconds: number }> {
+/** CPU seconds so far of the round's workers, the sandbox, and the PostgreSQL server's processes on this machine (null: none here). */
+function cpuNow(round: Round, sandbox: SandboxProcess): { workers: number; sandbox: number; postgres: number | null } {
+  const workers = round.workers.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid as number), 0);
+  const servers = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && commandOf(entry) === 'postgres');
+  const postgres = servers.length === 0 ? null : servers.reduce((sum, pid) => sum + (safeCpuSeconds(Number(pid)) ?? 0), 0);
+  return { workers, sandbox: sandbox.cpuSeconds(), postgres };
+}
+
+const commandOf = (pid: string): string | null => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+};
+
+/** A process that ended since it was listed counts nothing. */
+const safeCpuSeconds = (pid: number): number | null => {
+  try {
+    return cpuSecondsOf(pid);
+  } catch {
+    return null;
+  }
+};
+
+interface CpuPerRow { workers: number; sandbox: number; postgres: number | null }
+
+async function throughput(dir: string, source: string, workers: number, sandbox: SandboxProcess): Promise<{ rate: number; seconds: number; cpu: CpuPerRow }> {
   const round = await startRound(dir, `x${workers}`, workers, sandbox);
   try {
     const valid = await dropBatch(round, source);
     const started = performance.now();
+    const before = cpuNow(round, sandbox);
     await untilAllFunded(round.db, valid, 600_000);
     const seconds = (performance.now() - started) / 1000;
-    return { rate: valid / seconds, seconds };
+    const after = cpuNow(round, sandbox);
+    const perRow = (from: number, to: number): number => ((to - from) * 1000) / valid;
+    const cpu = {
+      workers: perRow(before.workers, after.workers), sandbox: perRow(before.sandbox, after.sandbox),
+      postgres: before.postgres === null || after.postgres === null ? null : perRow(before.postgres, after.postgres),
+    };
+    return { rate: valid / seconds, seconds, cpu };
   } finally {
     await round.close();
   }
@@ -184,17 +222,19 @@ const sandbox = await startSandboxProcess(sandboxConfig);
 try {
   const source = join(dir, 'batch.csv');
   await generateBatch(source, ROWS);
-  console.log(`bench:workers  ${ROWS} generated rows (every hundredth invalid, skipped), ${LATENCY_MS} ms latency per call, concurrency ${CONCURRENCY} per worker, PostgreSQL`);
+  console.log(`bench:workers  ${ROWS} generated rows (every hundredth invalid, skipped), ${LATENCY_MS} ms latency per call, concurrency ${CONCURRENCY} per worker, PostgreSQL, statements ${PREPARED ? 'prepared once per connection' : 'sent unnamed (BENCH_PREPARED=0)'}`);
   let single = 0;
   let two = 0;
   let eight = 0;
   for (const workers of [1, 2, 4, 8]) {
-    const { rate, seconds } = await throughput(dir, source, workers, sandbox);
+    const { rate, seconds, cpu } = await throughput(dir, source, workers, sandbox);
     const bound = (workers * CONCURRENCY) / (2 * (LATENCY_MS / 1000));
     if (workers === 1) single = rate;
     if (workers === 2) two = rate;
     if (workers === 8) eight = rate;
     console.log(`  ${workers} worker(s)  ${rate.toFixed(0).padStart(6)} rows/s  (${seconds.toFixed(1)} s)   bound W·C/(2L) ${bound.toFixed(0).padStart(5)} rows/s   ratio ${(rate / bound).toFixed(2)}   ×${(rate / single).toFixed(2)} one worker`);
+    const server = cpu.postgres === null ? 'PostgreSQL not on this machine' : `PostgreSQL ${cpu.postgres.toFixed(2)} ms`;
+    console.log(`               CPU a row: the workers ${cpu.workers.toFixed(2)} ms, ${server}, the sandbox ${cpu.sandbox.toFixed(2)} ms`);
   }
   // The service is not the limit here (each worker has its own C slots of latency L): the workers' own speed is.
   const scaling = two / single;

@@ -52,6 +52,7 @@ export const UNIT = [
   'test/store/corridor-counts.test.ts',
   'test/store/pg-connection-lost-errors.test.ts',
   'test/store/pg-copy-text.test.ts',
+  'test/store/pg-prepared.test.ts',
   'test/store/sql-written-once.test.ts',
   'test/validate/**/*.test.ts',
   'test/watch/webhook-delivery.test.ts',

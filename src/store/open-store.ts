@@ -21,7 +21,7 @@ export async function openStore(config: StoreConfig, workspace: Workspace): Prom
   if (config.url) {
     // Loaded only when configured: a SQLite workspace never holds the PostgreSQL driver in memory.
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    const store = await PostgresStore.open(config.url, { max: config.pool_size });
+    const store = await PostgresStore.open(config.url, { max: config.pool_size, preparedStatements: config.prepared_statements });
     return { store, shared: store, describe: `PostgreSQL ${redactUrl(config.url)}` };
   }
   return { store: SqliteStore.open(workspace.database, { checkpointThreadGroupsPerSecond: config.checkpoint_thread_groups_per_second }), shared: null, describe: `SQLite ${workspace.database}` };

@@ -2,7 +2,9 @@
  * The PostgreSQL connection every query module of the PostgreSQL store takes:
  * the pool (node-postgres), or one of its connections inside a transaction.
  * Statements are written with `?` placeholders (queries/connection.ts), numbered
- * here; a lost connection fails the call as DatabaseUnreachable (connection.ts).
+ * here, and sent as statements prepared once per connection where that is
+ * safe (prepared.ts; store.prepared_statements); a lost connection fails the
+ * call as DatabaseUnreachable (connection.ts).
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,6 +13,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { SqlConnection } from '../queries/connection.js';
 import { POSTGRES, numbered } from '../queries/connection.js';
 import { asUnreachable, withConnection } from './connection.js';
+import { statementOf } from './prepared.js';
 
 // BIGINT columns hold ms since the epoch, counts and ids: all within 2^53, read as numbers. COUNT(*) is a BIGINT too.
 pg.types.setTypeParser(20, (value: string) => Number(value));
@@ -20,8 +23,11 @@ export type Queryable = pg.Pool | pg.PoolClient;
 export class PgConnection implements SqlConnection {
   readonly dialect = POSTGRES;
 
-  /** On the pool (`pool` given: transactions may begin), or on one connection of it inside a transaction. */
-  constructor(private readonly on: Queryable, private readonly pool: pg.Pool | null = null) {}
+  /**
+   * On the pool (`pool` given: transactions may begin), or on one connection of it inside a transaction. `prepare`:
+   * statements are named, so that each connection prepares them once (prepared.ts).
+   */
+  constructor(private readonly on: Queryable, private readonly pool: pg.Pool | null = null, private readonly prepare = true) {}
 
   async all<T>(text: string, params: readonly unknown[] = []): Promise<T[]> {
     return (await this.query(text, params)).rows as T[];
@@ -38,7 +44,9 @@ export class PgConnection implements SqlConnection {
   /** A lost connection fails the call as DatabaseUnreachable (see connection.ts), whatever ran it. */
   private async query(text: string, params: readonly unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.on.query(numbered(text), params as unknown[]);
+      const statement = statementOf(numbered(text), this.prepare);
+      if (statement.name === null) return await this.on.query(statement.text, params as unknown[]);
+      return await this.on.query({ name: statement.name, text: statement.text, values: params as unknown[] });
     } catch (error) {
       throw asUnreachable(error);
     }
@@ -50,7 +58,7 @@ export class PgConnection implements SqlConnection {
     return withConnection(this.pool, async (client) => {
       try {
         await client.query('BEGIN');
-        const result = await work(new PgConnection(client));
+        const result = await work(new PgConnection(client, null, this.prepare));
         await client.query('COMMIT');
         return result;
       } catch (error) {

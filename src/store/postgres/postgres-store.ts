@@ -30,8 +30,11 @@ import * as shared from './shared-work.js';
 export type PostgresStore = Store & SharedWorkStore;
 
 export const PostgresStore = {
-  /** Connects (a pool of `max` connections) and applies the migrations not applied yet, and fills what older versions did not store. */
-  async open(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
+  /**
+   * Connects (a pool of `max` connections) and applies the migrations not applied yet, and fills what older versions did
+   * not store. `preparedStatements` (default true): statements prepared once per connection (prepared.ts).
+   */
+  async open(url: string, options: { max?: number; preparedStatements?: boolean } = {}): Promise<PostgresStore> {
     // Bounded waits: a statement, a lock or a transaction left open by a stalled worker never holds the others for long.
     const pool = new pg.Pool({
       connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 10_000,
@@ -52,12 +55,12 @@ export const PostgresStore = {
       }
       throw new DatabaseUnusable(`PostgreSQL at ${redactUrl(url)} cannot be used: ${(error as Error).message}`);
     }
-    return postgresStore(pool);
+    return postgresStore(pool, options.preparedStatements ?? true);
   },
 };
 
-function postgresStore(pool: pg.Pool): PostgresStore {
-  const c = new PgConnection(pool, pool);
+function postgresStore(pool: pg.Pool, prepare: boolean): PostgresStore {
+  const c = new PgConnection(pool, pool, prepare);
   const slotsMade: shared.CallSlotsMade = { slots: 0 };
   const rateTokens = sharedTokens(c);
   return {
