@@ -140,4 +140,5 @@ export const LONGEST = [
   'test/batch/xlsx-huge.test.ts',
   'test/engine/late-answers-after-a-hold.test.ts',
   'test/cli/help-loads.test.ts',
+  'test/watch/intake-whole.test.ts',
 ];

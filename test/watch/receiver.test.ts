@@ -6,31 +6,42 @@ import { daemonContext, eventually } from '../helpers/daemon.js';
 const delivery = (over: Record<string, unknown> = {}): string =>
   JSON.stringify({ webhook_id: 'wh_test', event_type: 'transaction.paid', data: { id: 'tr_nobody', external_id: 'NOBODY-1', state: 'paid', updated_at: '2026-01-01T00:00:00.000Z' }, ...over });
 
+/** Between two pieces of a slow-drip body: well under the receiver's body timeout, so that the sender never goes quiet for it. */
+const DRIP_MS = 50;
+
 /**
- * A POST written piece by piece, `gapMs` apart, with or without a declared length; with `key`, it carries the
- * service's key and the other authentication headers (its signature wrong). `unfinished`: the body is never ended
- * (the rest of a declared length never comes); the request is let go once answered.
+ * A POST written piece by piece, with or without a declared length; with `key`, it carries the service's key and the
+ * other authentication headers (its signature wrong). `drip`: a piece every DRIP_MS until answered, all but the last
+ * (the body never ends); the request is let go once answered. `unfinished`: the body is never ended (the rest of a
+ * declared length never comes); the request is let go once answered. `written`: the pieces sent.
  */
-function rawPost(url: string, pieces: Buffer[], options: { gapMs?: number; length?: number; key?: string; unfinished?: boolean } = {}): Promise<{ status: number | null; error: string | null }> {
+function rawPost(url: string, pieces: Buffer[], options: { drip?: boolean; length?: number; key?: string; unfinished?: boolean } = {}): Promise<{ status: number | null; error: string | null; written: number }> {
   return new Promise((resolve) => {
     const target = new URL(url);
     const auth = options.key === undefined ? {} : { 'authorization-key': options.key, 'authorization-nonce': crypto.randomUUID(), 'authorization-signature': 'f'.repeat(128) };
     const headers = { ...auth, ...(options.length === undefined ? {} : { 'content-length': options.length }) };
+    let written = 0;
+    let answered = false;
+    const answer = (status: number | null, error: string | null): void => {
+      if (!answered) resolve({ status, error, written });
+      answered = true;
+    };
     const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers }, (res) => {
       res.resume();
       res.on('end', () => {
-        resolve({ status: res.statusCode ?? null, error: null });
-        if (options.unfinished) req.destroy();
+        answer(res.statusCode ?? null, null);
+        if (options.unfinished || options.drip) req.destroy();
       });
     });
-    req.on('error', (error) => resolve({ status: null, error: error.message }));
+    req.on('error', (error) => answer(null, error.message));
     void (async () => {
-      for (const piece of pieces) {
-        if (req.destroyed) return;
+      for (const piece of options.drip ? pieces.slice(0, -1) : pieces) {
+        if (req.destroyed || answered) return;
         req.write(piece);
-        if (options.gapMs) await new Promise((r) => setTimeout(r, options.gapMs));
+        written += 1;
+        if (options.drip) await new Promise((r) => setTimeout(r, DRIP_MS));
       }
-      if (!req.destroyed && !options.unfinished) req.end();
+      if (!req.destroyed && !options.unfinished && !options.drip) req.end();
     })();
   });
 }
@@ -82,8 +93,13 @@ describe('the webhook receiver [6], [D3]', () => {
   });
 
   it('cuts off a slow-drip body, and stays up', async () => {
-    const slow = await rawPost(ctx.started.webhookUrl, Array.from({ length: 40 }, () => Buffer.from('{')), { gapMs: 50, length: 40, key: ctx.sandbox.apiKey });
+    // Dripped until the receiver answers or closes the connection: its body timeout, not the sender, ends the wait. The
+    // declared length is never reached, so nothing but the timeout can end the request before the test's own bound.
+    const slow = await rawPost(ctx.started.webhookUrl, Array.from({ length: 4096 }, () => Buffer.from('{')), { drip: true, length: 4096, key: ctx.sandbox.apiKey });
     expect(slow.status === 408 || slow.error !== null).toBe(true);
+    // Cut off for its slowness, while the sender was still at it (more than one piece went out).
+    expect(slow.written).toBeGreaterThan(1);
+    expect(ctx.logs.some((l) => l.event === 'webhook_refused' && l.fields.status === 408 && /took longer than 400 ms/.test(String(l.fields.reason)))).toBe(true);
     expect((await fetch(ctx.started.healthUrl)).status).toBe(200);
   });
 
