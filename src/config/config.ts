@@ -278,8 +278,8 @@ const storeSchema = z.strictObject({
   /** Connections each worker keeps to PostgreSQL. */
   pool_size: positive.max(100).default(10),
   /**
-   * PostgreSQL: the statements paybatch runs most are prepared once per connection and reused, not parsed and planned
-   * on every call (some two fifths of the server's CPU a row). false for a connection pooler that cannot keep them
+   * PostgreSQL: the statements paybatch runs most are prepared once per connection and reused, not parsed again on
+   * every call (still planned for their values each time). false for a connection pooler that cannot keep them
    * (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
    */
   prepared_statements: z.boolean().default(true),

@@ -4,11 +4,14 @@
  * after (pg_prepared_statements, on the pool's one connection), inside
  * transactions too; with store.prepared_statements off it prepares none. And
  * why a `SELECT *` is never prepared: the server refuses the prepared one once
- * a column is added to its table, as a newer worker's migration may do.
+ * a column is added to its table, as a newer worker's migration may do. And
+ * that each is planned for its values every time (a generic plan walked every
+ * earlier payment of an account in the possible-duplicate screen).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgConnection } from '../../src/store/postgres/client.js';
+import { poolConfig } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 import type { FreshDatabase } from '../helpers/postgres.js';
 
@@ -26,9 +29,12 @@ describe.skipIf(!available)('statements prepared once per connection (PostgreSQL
   });
   afterAll(async () => database?.drop());
 
-  /** A connection on a pool of one connection, so that the server's view of prepared statements is the same session's. */
+  /**
+   * A connection on a pool of one connection as the store makes it, so that the server's view of prepared statements is
+   * the same session's.
+   */
   async function withOneConnection<T>(prepare: boolean, work: (c: PgConnection) => Promise<T>): Promise<T> {
-    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const pool = new pg.Pool(poolConfig(database.url, 1));
     try {
       return await work(new PgConnection(pool, pool, prepare));
     } finally {
@@ -60,6 +66,17 @@ describe.skipIf(!available)('statements prepared once per connection (PostgreSQL
       // `*` is never prepared.
       await c.all('SELECT * FROM things WHERE id = ?', [1]);
       expect(await prepared(c)).toEqual(after);
+    });
+  });
+
+  it('plans a prepared statement for its values on every call: no generic plan, however many calls', async () => {
+    await withOneConnection(true, async (c) => {
+      expect(await c.first<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).toEqual({ plan_cache_mode: 'force_custom_plan' });
+      for (let i = 0; i < 8; i++) await c.first('SELECT label FROM things WHERE id = ?', [1 + (i % 2)]);
+      const plans = await c.first<{ generic_plans: number; custom_plans: number }>(
+        "SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE statement = 'SELECT label FROM things WHERE id = $1'",
+      );
+      expect(plans).toEqual({ generic_plans: 0, custom_plans: 8 });
     });
   });
 

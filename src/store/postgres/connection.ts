@@ -11,6 +11,7 @@
  */
 import type pg from 'pg';
 import { DatabaseUnreachable } from '../../errors.js';
+import { preparedStatementGone } from './prepared.js';
 
 /** Socket errors: the server is down, restarting, or out of reach. */
 const SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
@@ -50,7 +51,8 @@ export function asUnreachable(error: unknown): unknown {
 
 /**
  * Runs `work` on one connection of the pool, listening for its 'error' while
- * it is out. A connection that failed is closed, never given back for reuse.
+ * it is out. A connection that failed, or whose prepared statement went stale
+ * (prepared.ts), is closed, never given back for reuse.
  */
 export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;
@@ -68,7 +70,7 @@ export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolCli
   try {
     return await work(client);
   } catch (error) {
-    if (connectionLost(error)) broken ??= error as Error;
+    if (connectionLost(error) || preparedStatementGone(error)) broken ??= error as Error;
     throw asUnreachable(error);
   } finally {
     client.removeListener('error', onError);

@@ -29,17 +29,24 @@ import * as shared from './shared-work.js';
 
 export type PostgresStore = Store & SharedWorkStore;
 
+/** How the store's pool connects, and the settings each of its sessions starts with. */
+export function poolConfig(url: string, max: number): pg.PoolConfig {
+  return {
+    connectionString: url, max, connectionTimeoutMillis: 10_000,
+    // Bounded waits: a statement, a lock or a transaction left open by a stalled worker never holds the others for long.
+    statement_timeout: 120_000, lock_timeout: 30_000, idle_in_transaction_session_timeout: 60_000,
+    // A prepared statement planned for its values on every call, never a generic plan (prepared.ts).
+    options: '-c plan_cache_mode=force_custom_plan',
+  };
+}
+
 export const PostgresStore = {
   /**
    * Connects (a pool of `max` connections) and applies the migrations not applied yet, and fills what older versions did
    * not store. `preparedStatements` (default true): statements prepared once per connection (prepared.ts).
    */
   async open(url: string, options: { max?: number; preparedStatements?: boolean } = {}): Promise<PostgresStore> {
-    // Bounded waits: a statement, a lock or a transaction left open by a stalled worker never holds the others for long.
-    const pool = new pg.Pool({
-      connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 10_000,
-      statement_timeout: 120_000, lock_timeout: 30_000, idle_in_transaction_session_timeout: 60_000,
-    });
+    const pool = new pg.Pool(poolConfig(url, options.max ?? 10));
     // An idle connection that fails (the server restarted) must not bring the process down: the next query reconnects.
     // One taken from the pool is listened to while it is out (connection.ts).
     pool.on('error', () => {});

@@ -1,8 +1,8 @@
 /**
  * Which statements PostgreSQL is asked to prepare once per connection and
- * reuse (a named statement): a statement sent unnamed is parsed and planned
- * again on every call, some two fifths of the server's CPU for a row sent by
- * a worker (docs/performance.md). Named only where reuse is safe and bounded:
+ * reuse (a named statement): a statement sent unnamed is parsed again on
+ * every call (docs/performance.md, "Statements prepared once per
+ * connection"). Named only where reuse is safe and bounded:
  *
  * - at most MAX_PARAMETERS parameters: a statement built for a list of
  *   values (`VALUES (?, ?), (?, ?)...`, `IN (?, ?, ...)`) has a text per
@@ -11,6 +11,12 @@
  *   added to its table ("cached plan must not change result type"), which a
  *   newer worker's migration may do while this one runs;
  * - one statement (no `;`): the protocol prepares one at a time.
+ *
+ * A statement prepared is still planned for its values on every call
+ * (plan_cache_mode, set by postgres-store.ts): a generic plan, which the server
+ * would otherwise switch to after five calls, walked every earlier payment of
+ * the same account in the possible-duplicate screen. And a connection whose
+ * prepared statement went stale (preparedStatementGone) is closed, not reused.
  */
 import { createHash } from 'node:crypto';
 
@@ -43,4 +49,14 @@ export function statementOf(text: string, prepare: boolean): Statement {
     if (remembered.size < REMEMBERED) remembered.set(text, name);
   }
   return { text, name };
+}
+
+/**
+ * The server refused a prepared statement itself: stale, since another process changed the type of a column it returns
+ * (0A000, "cached plan must not change result type"), or gone (26000). Every later call of it on that connection would
+ * fail the same way: the connection is closed (connection.ts), and the next one prepares the statement afresh.
+ */
+export function preparedStatementGone(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '26000' || (code === '0A000' && typeof message === 'string' && message.includes('cached plan'));
 }
