@@ -9,7 +9,6 @@
  * its approvers; approvals copied from another workspace do not verify; a batch
  * released in time resumes after a restart past its approval's expiry.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateKeys } from '../../src/approvals/keys.js';
@@ -27,7 +26,7 @@ import { runOnce } from '../../src/engine/run.js';
 import type { BatchRecord } from '../../src/store/port.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, FAST_INTAKE, engineContext, gbrRowsBatch } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, endingRun, engineContext, gbrRowsBatch } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
 import type { LyingService } from '../helpers/lying-service.js';
 import { PATHS, answer, lyingService, transform } from '../helpers/lying-service.js';
@@ -57,23 +56,28 @@ async function engineBehindCounter(sandbox: SandboxConfigInput = {}): Promise<En
   return { ctx, liar };
 }
 
-/** A run of the engine: `laterMs` after the time now (a restart that much later), `onSleep` called each time it waits. */
+/**
+ * A run of the engine on the system's time (approvals are signed on it): `laterMs` after the time now (a restart that
+ * much later), `onSleep` called each time it waits. It ends by itself once its rows are final, or once `until` holds
+ * (endingRun); 20 s is only the bound.
+ */
 async function run(
   { ctx }: Engine,
   approvals: typeof ONE,
-  options: { waitMs?: number; laterMs?: number; engine?: Record<string, unknown>; onSleep?: () => void } = {},
+  options: { until?: () => boolean | Promise<boolean>; laterMs?: number; engine?: Record<string, unknown>; onSleep?: () => void } = {},
 ): Promise<RunReport> {
   const config: Config = configSchema.parse({ approvals, intake: FAST_INTAKE, engine: { ...FAST_ENGINE, ...options.engine } });
   config.approvalPolicy = approvalPolicy(config.approvals, ctx.dir) as ApprovalPolicy;
   const client = ctx.client();
   const laterMs = options.laterMs ?? 0;
   try {
+    const ending = endingRun(options.until ?? (() => false), 20_000, laterMs);
     return await runOnce({
-      workspace: ctx.workspace, store: ctx.store, client, config, clock: { now: () => Date.now() + laterMs },
-      log: (event, fields) => void ctx.events.push({ event, fields }), waitMs: options.waitMs ?? 10_000, tickMs: 5,
+      workspace: ctx.workspace, store: ctx.store, client, config, log: (event, fields) => void ctx.events.push({ event, fields }), tickMs: 5,
+      ...ending,
       sleep: async (ms) => {
         options.onSleep?.();
-        await delay(Math.min(ms, 20));
+        await ending.sleep?.(ms);
       },
     });
   } finally {
@@ -92,9 +96,9 @@ async function approve({ ctx }: Engine, approvals: typeof ONE, batch: string, as
 /** Takes a file of `rows` rows in; returns its batch, awaiting approval. */
 async function takeIn(engine: Engine, approvals: typeof ONE, prefix: string, rows: number): Promise<string> {
   engine.ctx.drop(gbrRowsBatch(engine.ctx.dir, `${prefix}.csv`, ids(prefix, rows)), `${prefix}.csv`);
-  // Taken in within a few short runs, however slow the machine (a run ends at its wait, taken in or not).
-  let batch: string | undefined;
-  for (let runs = 0; runs < 50 && batch === undefined; runs++) batch = (await run(engine, approvals, { waitMs: 300 })).batches[0]?.batch;
+  // The run ends once it has asked for the batch's approval.
+  const said = engine.ctx.events.length;
+  const batch = (await run(engine, approvals, { until: () => engine.ctx.events.slice(said).some((e) => e.event === 'approval_requested') })).batches[0]?.batch;
   if (batch === undefined) throw new Error(`${prefix}.csv was not taken in`);
   expect((await engine.ctx.store.batch(batch))?.approval).toBe('awaiting');
   return batch;
@@ -199,12 +203,13 @@ describe('approvals that hold to the last row', () => {
     const batch = await takeIn(engine, ONE, 'KYC', 2);
     await approve(engine, ONE, batch, 'ada');
     const phases = async (): Promise<string[]> => [...(await rowsOf(engine, batch)).values()].map((r) => r.phase);
-    for (let runs = 0; runs < 10 && (await phases()).some((p) => p !== 'created'); runs++) await run(engine, ONE, { waitMs: 1000 });
+    await run(engine, ONE, { until: async () => (await phases()).every((p) => p === 'created') });
     expect(await phases()).toEqual(['created', 'created']);
     expect(calls(engine, PATHS.create)).toBe(2);
     let edited = false;
+    const outcome = async (): Promise<string | null | undefined> => (await rowsOf(engine, batch)).get('KYC-002')?.outcome;
     await run(engine, ONE, {
-      waitMs: 2000,
+      until: async () => Boolean(await outcome()),
       // Verified at this start, then (as it follows the rows) one is edited in the database and the sender approved.
       onSleep: () => {
         if (edited) return;
@@ -220,8 +225,8 @@ describe('approvals that hold to the last row', () => {
       },
     });
     expect(edited).toBe(true);
-    // Each further start reads the row again from the store, however slow the machine was to get to it.
-    for (let runs = 0; runs < 5 && !(await rowsOf(engine, batch)).get('KYC-002')?.outcome; runs++) await run(engine, ONE, { waitMs: 1000 });
+    // Each further start reads the row again from the store (none needed where the run above ended it).
+    for (let runs = 0; runs < 5 && !(await outcome()); runs++) await run(engine, ONE, { until: async () => Boolean(await outcome()) });
     const funded = [...engine.ctx.sandbox.store.allTransactions()].filter((t) => t.funded_at !== null).map((t) => t.external_id);
     expect(funded).not.toContain('KYC-002');
     expect((await rowsOf(engine, batch)).get('KYC-002')?.outcome).toBe('approval_invalid');
@@ -236,7 +241,7 @@ describe('approvals that hold to the last row', () => {
     db.prepare('UPDATE batches SET released = 1 WHERE id = ?').run(batch);
     db.close();
     // A start two hours on: the approval expired an hour before.
-    await run(engine, TWO, { laterMs: 2 * HOUR, waitMs: 1000 });
+    await run(engine, TWO, { laterMs: 2 * HOUR, until: async () => [...(await rowsOf(engine, batch)).values()].every((r) => r.phase === 'not_sent') });
     expect(calls(engine, PATHS.create)).toBe(0);
     expect(calls(engine, PATHS.fund)).toBe(0);
     expect((await engine.ctx.store.batch(batch))?.approval_reason).toMatch(/the approval expired at/);
@@ -249,7 +254,7 @@ describe('approvals that hold to the last row', () => {
     const db = new Database(engine.ctx.workspace.database);
     db.prepare('UPDATE batches SET released = 1 WHERE id = ?').run(batch);
     db.close();
-    await run(engine, TWO, { waitMs: 1500 });
+    await run(engine, TWO, { until: async () => (await engine.ctx.store.batch(batch))?.approval === 'held' });
     expect(calls(engine, PATHS.create)).toBe(0);
     expect(calls(engine, PATHS.fund)).toBe(0);
     expect((await engine.ctx.store.batch(batch))?.approval).toBe('held');
@@ -271,10 +276,10 @@ describe('approvals that hold to the last row', () => {
     to.prepare("UPDATE batches SET approval = 'approved' WHERE id = ?").run(there);
     from.close();
     to.close();
-    await run(other, ONE, { waitMs: 1000 });
+    await run(other, ONE, { until: async () => Boolean((await other?.ctx.store.batch(there))?.approval_reason) });
     expect(calls(other, PATHS.create)).toBe(0);
     expect(calls(other, PATHS.fund)).toBe(0);
-    expect((await other.ctx.store.batch(there))?.approval_reason).toMatch(/deployment: approved "[0-9a-f]{32}", now "[0-9a-f]{32}"/);
+    expect((await other?.ctx.store.batch(there))?.approval_reason).toMatch(/deployment: approved "[0-9a-f]{32}", now "[0-9a-f]{32}"/);
     // Each workspace has its own identity, shown by preview, and the statement signed names it.
     const here = await previewBatch(batch, { store: engine.ctx.store, client: null, config: configSchema.parse({ approvals: ONE }), clock: systemClock });
     const elsewhere = await previewBatch(there, { store: other.ctx.store, client: null, config: configSchema.parse({ approvals: ONE }), clock: systemClock });
@@ -290,7 +295,7 @@ describe('approvals that hold to the last row', () => {
     const { deployment: _deployment, ...v1 } = JSON.parse(statement) as Record<string, unknown>;
     db.prepare('UPDATE approvals SET statement = ? WHERE id = ?').run(JSON.stringify(v1), id);
     db.close();
-    await run(engine, ONE, { waitMs: 1000 });
+    await run(engine, ONE, { until: async () => Boolean((await engine.ctx.store.batch(batch))?.approval_reason) });
     expect(calls(engine, PATHS.create)).toBe(0);
     expect((await engine.ctx.store.batch(batch))?.approval_reason).toMatch(/earlier format \(paybatch approval v1, naming no deployment\).*approved anew/);
   });
@@ -300,7 +305,7 @@ describe('approvals that hold to the last row', () => {
     await approve(engine, ONE, batch, 'ada');
     // Released, then nothing sent: the service does not list its corridors.
     engine.liar.lie({ match: { method: 'GET', path: /^\/corridors\// }, act: answer(503, { errors: [{ message: 'down' }] }) });
-    await expect(run(engine, ONE, { waitMs: 1000 })).rejects.toThrow(/nothing of batch .* was sent/);
+    await expect(run(engine, ONE, { until: async () => Boolean((await engine.ctx.store.batch(batch))?.release_seal) })).rejects.toThrow(/nothing of batch .* was sent/);
     const stored = await engine.ctx.store.batch(batch);
     expect(stored).toMatchObject({ released: 1, release_seal: expect.stringMatching(/^[0-9a-f]{64}$/) });
     engine.liar.clear();

@@ -5,7 +5,6 @@
  * the reason it was held for, and the rows still waiting for their sender's KYC
  * are not funded (found by an attack on the gate: they once were).
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateKeys } from '../../src/approvals/keys.js';
@@ -20,21 +19,22 @@ import { approveBatch } from '../../src/engine/approve.js';
 import type { RunReport } from '../../src/engine/run.js';
 import { runOnce } from '../../src/engine/run.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, FAST_INTAKE, engineContext, gbrRowsBatch } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, endingRun, engineContext, gbrRowsBatch } from '../helpers/engine.js';
 
 const keys = { ada: generateKeys(), inbox: generateKeys() };
 const people = { ada: { role: 'approver', public_key: keys.ada.publicPem }, inbox: { role: 'submitter', public_key: keys.inbox.publicPem } };
 const RATES = { 'USD/GBP': '0.7912' };
 const ONE = { enabled: true, people, inbox_submitter: 'inbox', rules: [{ approvers: 1 }], expires_after_ms: 3_600_000, estimate_rates: RATES };
 
-async function run(ctx: EngineContext, waitMs: number): Promise<RunReport> {
+/** A run on the system's time (approvals are signed on it), ended once `done` holds; 20 s the bound (endingRun). */
+async function run(ctx: EngineContext, done: () => boolean | Promise<boolean>): Promise<RunReport> {
   const config: Config = configSchema.parse({ approvals: ONE, intake: FAST_INTAKE, engine: FAST_ENGINE });
   config.approvalPolicy = approvalPolicy(config.approvals, ctx.dir) as ApprovalPolicy;
   const client = ctx.client();
   try {
     return await runOnce({
-      workspace: ctx.workspace, store: ctx.store, client, config, clock: systemClock,
-      log: (event, fields) => void ctx.events.push({ event, fields }), waitMs, tickMs: 5, sleep: (ms) => delay(Math.min(ms, 20)),
+      workspace: ctx.workspace, store: ctx.store, client, config,
+      log: (event, fields) => void ctx.events.push({ event, fields }), tickMs: 5, ...endingRun(done, 20_000),
     });
   } finally {
     await client.close();
@@ -49,10 +49,8 @@ describe('a batch held for a person', () => {
     // The sandbox applies its due steps (the sender's approval) only when the test ticks it.
     ctx = await engineContext({ tick_ms: 3_600_000, kyc: { mode: 'review', verify_after_ms: 1, approve_after_ms: 1 } });
     ctx.drop(gbrRowsBatch(ctx.dir, 'K.csv', ['K-001', 'K-002']), 'K.csv');
-    let batch: string | undefined;
-    for (let runs = 0; runs < 50 && batch === undefined; runs++) {
-      batch = (await run(ctx, 300)).batches[0]?.batch;
-    }
+    // Taken in, and its approval asked for.
+    const batch = (await run(ctx, () => ctx.events.some((e) => e.event === 'approval_requested'))).batches[0]?.batch;
     if (batch === undefined) throw new Error('K.csv was not taken in');
     const keyFile = `${ctx.dir}/ada.key`;
     const { writeFileSync } = await import('node:fs');
@@ -64,7 +62,7 @@ describe('a batch held for a person', () => {
       for await (const row of ctx.store.rows(batch as string)) all.push(row.phase);
       return all;
     };
-    for (let runs = 0; runs < 10 && (await phases()).some((p) => p !== 'created'); runs++) await run(ctx, 1000);
+    await run(ctx, async () => (await phases()).every((p) => p === 'created'));
     expect(await phases()).toEqual(['created', 'created']);
 
     // K-002 redirected in the database: the next start holds the batch for a person.
@@ -72,7 +70,7 @@ describe('a batch held for a person', () => {
     const { request } = db.prepare("SELECT request FROM rows WHERE batch_id = ? AND external_id = 'K-002'").get(batch) as { request: string };
     const sent = readRequest(request);
     db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'K-002'").run(requestText({ ...sent, recipient: { ...sent.recipient, bank_account: '87654321' } }), batch);
-    await run(ctx, 300);
+    await run(ctx, async () => (await ctx.store.batch(batch))?.approval === 'held');
     const held = await ctx.store.batch(batch);
     expect(held?.approval).toBe('held');
 
@@ -80,7 +78,11 @@ describe('a batch held for a person', () => {
     db.prepare("UPDATE rows SET request = ? WHERE batch_id = ? AND external_id = 'K-002'").run(request, batch);
     db.close();
     ctx.sandbox.service.tick();
-    for (let runs = 0; runs < 3; runs++) await run(ctx, 1000);
+    // Three starts, each ended once it has said the batch is held (its check at the start, before anything is sent).
+    for (let runs = 0; runs < 3; runs++) {
+      const said = ctx.events.length;
+      await run(ctx, () => ctx.events.slice(said).some((e) => e.event === 'approval_held' && e.fields.batch === batch));
+    }
     const funded = [...ctx.sandbox.store.allTransactions()].filter((t) => t.funded_at !== null).map((t) => t.external_id);
     const after = await ctx.store.batch(batch);
     // On the code as it stands: approval 'approved' (reason "by ada"), K-001 and K-002 funded.

@@ -231,6 +231,23 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
   return context;
 }
 
+/**
+ * A run on the system's time (for what is checked against real time: signed approvals, file times) that ends once
+ * `done` holds, looked at after each of its waits (at most 20 ms each): its clock then jumps past the run's `waitMs`,
+ * which is only the bound, never a time waited out. `laterMs`: the run starts that much after the time now.
+ */
+export function endingRun(done: () => boolean | Promise<boolean>, waitMs: number, laterMs = 0): Pick<RunDeps, 'clock' | 'sleep' | 'waitMs'> {
+  let ahead = laterMs;
+  return {
+    waitMs,
+    clock: { now: () => Date.now() + ahead },
+    sleep: async (ms) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(ms, 20)));
+      if (ahead === laterMs && (await done())) ahead = laterMs + waitMs + 1;
+    },
+  };
+}
+
 /** Debits per transaction in the sandbox's ledger: "nothing paid twice" made checkable. */
 export function debitsPerTransaction(sandbox: RunningSandbox): Map<string, number> {
   const debits = new Map<string, number>();
