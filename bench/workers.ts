@@ -125,10 +125,11 @@ async function untilAllFunded(db: pg.Client, valid: number, timeoutMs: number): 
 function cpuNow(round: Round, sandbox: SandboxProcess): { workers: number; sandbox: number; postgres: number | null } {
   const workers = round.workers.reduce((sum, worker) => sum + cpuSecondsOf(worker.pid as number), 0);
   const servers = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && commandOf(entry) === 'postgres');
-  const postgres = servers.length === 0 ? null : servers.reduce((sum, pid) => sum + (safeCpuSeconds(Number(pid)) ?? 0), 0);
+  const postgres = servers.length === 0 ? null : servers.reduce((sum, pid) => sum + cpuSecondsIfRunning(Number(pid)), 0);
   return { workers, sandbox: sandbox.cpuSeconds(), postgres };
 }
 
+/** A process's command name; null once it has ended (listed, then gone). */
 const commandOf = (pid: string): string | null => {
   try {
     return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
@@ -138,11 +139,11 @@ const commandOf = (pid: string): string | null => {
 };
 
 /** A process that ended since it was listed counts nothing. */
-const safeCpuSeconds = (pid: number): number | null => {
+const cpuSecondsIfRunning = (pid: number): number => {
   try {
     return cpuSecondsOf(pid);
   } catch {
-    return null;
+    return 0;
   }
 };
 

@@ -193,6 +193,21 @@ const mark = async (store: SqliteStore): Promise<number> => (await store.auditHe
 /** A last line cut short: the file is not taken before four stable intervals (workspace/arrival.ts). */
 const CUT_SHORT = /does not end whole/;
 
+/**
+ * `stalls` stalls of the writer, each of four stable windows by the daemon's held clock and looked at again after them,
+ * nothing taken meanwhile; then the file is written whole and the clock let go (a marker or a manifest required).
+ */
+async function nothingTakenThroughStalls(ctx: DaemonContext, writer: Writer, name: string, stalls: number, clock: HeldClock): Promise<void> {
+  for (let stall = 1; stall <= stalls; stall++) {
+    await writer.stalled();
+    await outlasted(ctx.store, name, STABLE_MS * 4, (ms) => clock.advance(ms), { afterSeq: await mark(ctx.store), fresh: 2 });
+    expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
+    writer.go();
+  }
+  await writer.done;
+  clock.letGo();
+}
+
 /** The sandbox's transactions: external id to output amount in minor units. */
 const paidAmounts = (sandbox: DaemonContext['sandbox']): Map<string, string> =>
   new Map([...sandbox.store.allTransactions()].map((t) => [t.external_id, t.output_amount]));
@@ -262,16 +277,8 @@ describe('a file taken whole or not at all', () => {
     const { text, amounts } = batchText(30);
     const file = join(ctx.workspace.folders.inbox, 'marked.csv');
     const writer = slowWriter(file, stalledParts(text), { companions: [[`${file}.done`, '']], stallWhole: true });
-    // Two stalls in the file and one once it is whole, its marker not yet written: each of four stable windows by the
-    // daemon's clock, looked at again after them.
-    for (let stall = 1; stall <= 3; stall++) {
-      await writer.stalled();
-      await outlasted(ctx.store, 'marked.csv', STABLE_MS * 4, (ms) => clock.advance(ms), { afterSeq: await mark(ctx.store), fresh: 2 });
-      expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
-      writer.go();
-    }
-    await writer.done;
-    clock.letGo();
+    // Two stalls in the file and one once it is whole, its marker not yet written.
+    await nothingTakenThroughStalls(ctx, writer, 'marked.csv', 3, clock);
     await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 60_000, 'the marked file paid');
     expect(await ctx.store.recentBatches('2000-01-01')).toHaveLength(1);
     expect(paidAmounts(ctx.sandbox)).toEqual(amounts);
@@ -288,15 +295,8 @@ describe('a file taken whole or not at all', () => {
     const manifest = (rows: number, gbp: bigint) => JSON.stringify({ rows, totals: { GBP: `${gbp / 100n}.${String(gbp % 100n).padStart(2, '0')}` }, sha256: createHash('sha256').update(text).digest('hex') });
     const good = join(ctx.workspace.folders.inbox, 'good.csv');
     const writer = slowWriter(good, stalledParts(text), { companions: [[`${good}.manifest.json`, manifest(20, total)]] });
-    // Two stalls of four stable windows each by the daemon's clock (held, as above), looked at again after them.
-    for (let stall = 1; stall <= 2; stall++) {
-      await writer.stalled();
-      await outlasted(ctx.store, 'good.csv', STABLE_MS * 4, (ms) => clock.advance(ms), { afterSeq: await mark(ctx.store), fresh: 2 });
-      expect(await ctx.store.recentBatches('2000-01-01')).toEqual([]);
-      writer.go();
-    }
-    await writer.done;
-    clock.letGo();
+    // Two stalls in the file.
+    await nothingTakenThroughStalls(ctx, writer, 'good.csv', 2, clock);
     await eventually(async () => (await ctx.store.recentBatches('2000-01-01')).some((b) => b.status === 'settled'), 60_000, 'the file with its manifest paid');
     expect(paidAmounts(ctx.sandbox)).toEqual(amounts);
 

@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { SqlConnection } from '../queries/connection.js';
-import { POSTGRES, numbered } from '../queries/connection.js';
+import { POSTGRES } from '../queries/connection.js';
 import { asUnreachable, withConnection } from './connection.js';
 import { statementOf } from './prepared.js';
 
@@ -44,7 +44,7 @@ export class PgConnection implements SqlConnection {
   /** A lost connection fails the call as DatabaseUnreachable (see connection.ts), whatever ran it. */
   private async query(text: string, params: readonly unknown[]): Promise<pg.QueryResult> {
     try {
-      const statement = statementOf(numbered(text), this.prepare);
+      const statement = statementOf(text, this.prepare);
       if (statement.name === null) return await this.on.query(statement.text, params as unknown[]);
       return await this.on.query({ name: statement.name, text: statement.text, values: params as unknown[] });
     } catch (error) {

@@ -19,9 +19,10 @@
  * prepared statement went stale (preparedStatementGone) is closed, not reused.
  */
 import { createHash } from 'node:crypto';
+import { numbered } from '../queries/connection.js';
 
 const MAX_PARAMETERS = 32;
-/** Texts remembered with their name; beyond this, a text is judged again on every call (only dynamic texts get there). */
+/** Texts remembered with their statement; beyond this, a text is judged again on every call (only dynamic texts get there). */
 const REMEMBERED = 4_000;
 
 export interface Statement {
@@ -31,7 +32,8 @@ export interface Statement {
   name: string | null;
 }
 
-const remembered = new Map<string, string | null>();
+/** Statements by the text they are written in: numbered and judged once (a call finds its statement in one look-up). */
+const remembered = new Map<string, Statement>();
 
 function nameOf(text: string): string | null {
   const parameters = new Set(text.match(/\$\d+/g)).size;
@@ -40,15 +42,16 @@ function nameOf(text: string): string | null {
   return `pb_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
 }
 
-/** `text` (numbered) as it is sent: named when `prepare` and reuse is safe (above). */
+/** `text` (with `?` placeholders, or already numbered) as it is sent: numbered, and named when `prepare` and reuse is safe (above). */
 export function statementOf(text: string, prepare: boolean): Statement {
-  if (!prepare) return { text, name: null };
-  let name = remembered.get(text);
-  if (name === undefined) {
-    name = nameOf(text);
-    if (remembered.size < REMEMBERED) remembered.set(text, name);
+  if (!prepare) return { text: numbered(text), name: null };
+  let statement = remembered.get(text);
+  if (statement === undefined) {
+    const sent = numbered(text);
+    statement = { text: sent, name: nameOf(sent) };
+    if (remembered.size < REMEMBERED) remembered.set(text, statement);
   }
-  return { text, name };
+  return statement;
 }
 
 /**
