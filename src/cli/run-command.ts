@@ -5,11 +5,18 @@ import { roomForSending } from '../heap.js';
 import { ExitCode, PaybatchError, ServiceUnavailable } from '../errors.js';
 import { stageWords } from '../engine/batch-stage.js';
 import { interruptedWords } from './run-interrupt.js';
+import { RunStopper } from '../engine/run-stopper.js';
 import type { RunReport } from '../engine/run.js';
 import { parseDuration } from './duration.js';
 import { JSON_FLAG } from './json-flag.js';
 import { withWorkspace } from './workspace-options.js';
 import { formatMoneyMap } from '../validate/money.js';
+
+/**
+ * How long Ctrl-C waits for the calls in flight to be answered before `run` lets go of the service and the store
+ * anyway: a call still unanswered then is asked about by its external id at the next start, never sent twice.
+ */
+const STOP_GRACE_MS = 10_000;
 
 export function renderRun(report: RunReport): string {
   const lines: string[] = [];
@@ -57,13 +64,19 @@ export function runCommand(): Command {
         // The session lets go of the workspace, its log and notifications first (the lease is released).
         void damage.then((problem) => problem !== null && stop(problem));
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
-        // Ctrl-C: said what was stopped and what is in flight, then let go as at the end (exit 130); a second one ends at once.
+        // Ctrl-C: no new step starts and the calls in flight finish, their answers recorded (at most STOP_GRACE_MS); then
+        // said what was stopped and what is in flight, and let go as at the end (exit 130). A second one ends at once.
         let doing = 'starting';
+        const stopper = new RunStopper();
         const onInterrupt = (): void => {
           process.off('SIGINT', onInterrupt);
           process.once('SIGINT', () => process.exit(ExitCode.interrupted));
           void (async () => {
             await progress.stop().catch(() => {});
+            const steps = stopper.stepsInFlight;
+            const finishing = steps === 0 ? 'no step is in flight' : `${steps === 1 ? '1 step' : `${steps} steps`} in flight finish first, their calls answered and recorded (at most ${STOP_GRACE_MS / 1000} s; Ctrl-C again to stop at once)`;
+            process.stderr.write(`paybatch: Ctrl-C: stopping; no new step starts, ${finishing}\n`);
+            if (!(await stopper.stop(STOP_GRACE_MS).catch(() => false))) log('run_stop_grace_over', { grace_ms: STOP_GRACE_MS });
             const words = await interruptedWords(store, doing, systemClock.now()).catch((error: unknown) => `stopped by Ctrl-C (SIGINT) while ${doing} (${(error as Error).message}); the next paybatch run resumes from where this one stopped.`);
             log('run_interrupted', { doing });
             await stop(new PaybatchError(words, ExitCode.interrupted));
@@ -74,7 +87,7 @@ export function runCommand(): Command {
         try {
           report = await runOnce({
             workspace, store, client: connection.client, config, clock: systemClock, beforeSending: roomForSending, log, force: opts.force, waitMs: opts.wait, shared,
-            say: (line) => progress.say(line), doing: (what) => (doing = what),
+            say: (line) => progress.say(line), doing: (what) => (doing = what), stopper,
           });
         } finally {
           process.off('SIGINT', onInterrupt);

@@ -105,6 +105,11 @@ export class Pipeline {
     return this.slots.activeSteps === 0;
   }
 
+  /** Steps started and not ended: each has recorded its intent, and its call may be at the service now. */
+  get stepsInFlight(): number {
+    return this.slots.activeSteps;
+  }
+
   /** Resolves once the work started from inside steps has ended. */
   async idle(): Promise<void> {
     while (this.background.size > 0) await Promise.all(this.background);

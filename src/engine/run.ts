@@ -27,6 +27,7 @@ import type { SharedWork } from './shared-work.js';
 import type { BatchStage } from './batch-stage.js';
 import { canMoveOnItsOwn, stageWords } from './batch-stage.js';
 import { fileWait, lookAgainInMs, mayBeTakenBy } from './file-wait.js';
+import type { RunStopper } from './run-stopper.js';
 import { mayApprove, readBatchStage } from './stage-facts.js';
 
 export type { BatchSummary } from './settle.js';
@@ -54,6 +55,8 @@ export interface RunDeps {
   doing?: (what: string) => void;
   /** Process tuning for sending, set up by the CLI (see PipelineDeps.beforeSending). */
   beforeSending?: () => void;
+  /** Given the run's engine once it has one, for Ctrl-C to stop it before the session lets go (run-stopper.ts). */
+  stopper?: RunStopper;
 }
 
 export interface RunReport {
@@ -194,6 +197,7 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
   const pipeline = new Pipeline({ store: deps.store, client: deps.client, clock: deps.clock, engine: deps.config.engine, log: deps.log, gate, shared: deps.shared ?? undefined, beforeSending: deps.beforeSending });
   // No call, retry or Retry-After waits past the end of --wait.
   pipeline.setDeadline(until);
+  deps.stopper?.attach(pipeline);
   deps.doing?.('sending');
   await pipeline.resume();
   const open = (await deps.store.openBatches()).map((b) => b.id);

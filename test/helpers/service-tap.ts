@@ -17,10 +17,11 @@ export type ServiceCall = 'create' | 'fund' | 'read' | 'lookup' | 'other';
  * - pass: forward it and deliver the answer;
  * - before: the service never sees it (`then` runs, and is awaited, before the connection is cut);
  * - lost: the service commits it, its answer is never delivered (`then` runs, and is awaited, before the cut);
- * - after: the answer is delivered whole, then `then` runs.
+ * - after: the answer is delivered whole, then `then` runs;
+ * - held: the call waits at the tap, unseen by the service, until `until` settles; then it passes.
  * When the service itself cuts the connection (a fault it was told to inject), `then` runs as for `lost`.
  */
-export type TapAction = { at: 'pass' } | { at: 'before' | 'lost' | 'after'; then: () => Promise<void> | void };
+export type TapAction = { at: 'pass' } | { at: 'before' | 'lost' | 'after'; then: () => Promise<void> | void } | { at: 'held'; until: Promise<void> };
 
 export interface ServiceTap {
   /** The base URL to give paybatch instead of the sandbox's. */
@@ -78,10 +79,11 @@ export async function serviceTap(serviceUrl: string): Promise<ServiceTap> {
       req.socket.destroy();
       return;
     }
+    if (action.at === 'held') await action.until;
     const answer = await forward(req, body).catch(() => null);
     // The service cut the connection itself (a fault it injects): the answer is lost either way.
     if (answer === null || action.at === 'lost') {
-      if (action.at !== 'pass') await action.then();
+      if (action.at !== 'pass' && action.at !== 'held') await action.then();
       req.socket.destroy();
       return;
     }
