@@ -30,6 +30,7 @@ export const UNIT = [
   'test/engine/batch-stage.test.ts',
   'test/engine/decide-lies.test.ts',
   'test/engine/file-wait.test.ts',
+  'test/engine/reads-under-way.test.ts',
   'test/engine/decide-steps.test.ts',
   'test/engine/intake-plan.test.ts',
   'test/reports/advice.test.ts',

@@ -96,6 +96,8 @@ export async function cancelRows(
     const read = await pipeline.follow();
     if (read === 0) await sleep(200);
   }
+  // The reads started last have their answers recorded before the states are said.
+  await pipeline.idle();
   for (const line of lines) {
     if (line.line === null) continue;
     const now = await deps.store.row(request.batch, line.line);

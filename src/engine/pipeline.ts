@@ -14,6 +14,7 @@ import type { PipelineRow, PipelineStore } from '../store/port.js';
 import { refuseInactiveCorridors } from './inactive-corridors.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
+import { ReadsUnderWay } from './reads-under-way.js';
 import { RowSteps } from './steps.js';
 import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
 import { REASONS, isWaitingForSender } from '../payout-states.js';
@@ -67,8 +68,10 @@ export class Pipeline {
   private deadline: number | undefined;
   /** Rows with a step running in this process, so that a retry never runs beside it. */
   private readonly working = new Map<string, number>();
-  /** Work started from inside a step (cancelling a currency's waiting rows), awaited by `idle`. */
+  /** Work started from inside a step (cancelling a currency's waiting rows), and reads under way, awaited by `idle`. */
   private readonly background = new Set<Promise<void>>();
+  /** The reads `follow` started that have not ended (reads-under-way.ts). */
+  private readonly reading = new ReadsUnderWay();
   /** Steps in a row that failed because the service did not answer, and the last reason. */
   private failuresInARow = 0;
   private lastFailure = '';
@@ -110,9 +113,16 @@ export class Pipeline {
     return this.slots.activeSteps;
   }
 
-  /** Resolves once the work started from inside steps has ended. */
+  /** Work in the background, awaited by `idle`. */
+  private track(work: Promise<void>): void {
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
+  }
+
+  /** Resolves once the work started from inside steps, and the reads started by `follow`, have ended. */
   async idle(): Promise<void> {
     while (this.background.size > 0) await Promise.all(this.background);
+    this.reading.throwFailure();
   }
 
   /** The rows with a step under way in this process ("batch:line"). */
@@ -161,8 +171,7 @@ export class Pipeline {
       const catchingUp = store.catchUpReads(new Date(lastAlive).toISOString(), now).then((rows) => {
         if (rows > 0) log('catch_up_reads', { rows, down_s: Math.max(0, Math.round((now - lastAlive) / 1000)), reads_per_second: this.deps.engine.polling.reads_per_second });
       }).catch((error: unknown) => log('catch_up_deferred', { reason: (error as Error).message }));
-      this.background.add(catchingUp);
-      void catchingUp.finally(() => this.background.delete(catchingUp));
+      this.track(catchingUp);
     }
     const resumed = await this.retryStalled();
     if (resumed > 0) log('resumed_rows', { rows: resumed });
@@ -262,16 +271,28 @@ export class Pipeline {
     if (failures.length > 0) throw failures[0];
   }
 
-  /** Reads the transactions whose next read is due, within the polling budget [D17]. */
+  /**
+   * Starts the reads due, within the polling budget [D17], and returns how many without waiting for their answers: a
+   * read the service is slow to answer holds its own row, not the next round nor the loop calling this (results,
+   * schedules, settling); see reads-under-way.ts. `idle()` waits for them.
+   */
   async follow(): Promise<number> {
+    this.reading.throwFailure();
     if (this.stopping.signal.aborted) return 0;
     const { shared } = this.deps;
-    // [D17] The polling budget is the client's, whatever the number of workers: each takes its share.
+    // [D17] The polling budget is the client's, whatever the number of workers: each takes its share; reads under way count.
+    const budget = shared
+      ? Math.max(1, Math.floor(this.deps.engine.polling.reads_per_second / shared.liveWorkers))
+      : this.deps.engine.polling.reads_per_second;
     const due = shared
-      ? await shared.claimDueReads(Math.max(1, Math.floor(this.deps.engine.polling.reads_per_second / shared.liveWorkers)))
-      : await this.deps.store.dueReads(this.deps.clock.now(), this.deps.engine.polling.reads_per_second);
-    await Promise.all(due.map((row) => this.slots.run(() => this.guarded(row, (fresh) => this.steps.read(fresh)))));
-    return due.length;
+      ? await shared.claimDueReads(budget)
+      : await this.deps.store.dueReads(this.deps.clock.now(), budget + this.reading.size);
+    const fresh = this.reading.toStart(due, budget, Boolean(shared));
+    for (const row of fresh) {
+      // The row as stored when its read starts, not as listed: it may wait for a slot, and the loop goes on meanwhile.
+      this.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now), { asStoredNow: true }))));
+    }
+    return fresh.length;
   }
 
   /** [6] A webhook brought the transaction's state: decided on as a read would be, without counting against the polling budget. */
@@ -328,8 +349,7 @@ export class Pipeline {
         }
       }
     })().catch((error: unknown) => log('balance_stop_deferred', { currency, reason: (error as Error).message }));
-    this.background.add(cancelling);
-    void cancelling.finally(() => this.background.delete(cancelling));
+    this.track(cancelling);
   }
 
   /** [1], [D11] Cancels on request (paybatch cancel), through the same limit as every call. */
@@ -345,7 +365,7 @@ export class Pipeline {
    * One row's step must not end the others: a failure leaves the row in its
    * recorded phase, to be taken up again. Refused credentials end the run.
    */
-  private async guarded(row: PipelineRow, step: (fresh: PipelineRow) => Promise<void>): Promise<boolean> {
+  private async guarded(row: PipelineRow, step: (fresh: PipelineRow) => Promise<void>, options: { asStoredNow?: boolean } = {}): Promise<boolean> {
     if (this.stopping.signal.aborted) return false;
     const key = `${row.batch_id}:${row.line}`;
     const { shared } = this.deps;
@@ -354,7 +374,7 @@ export class Pipeline {
     this.working.set(key, (this.working.get(key) ?? 0) + 1);
     try {
       // Shared: the row as it stands now, under the claim (another worker may have moved it since it was listed).
-      const fresh = shared ? await this.deps.store.row(row.batch_id, row.line) : row;
+      const fresh = shared || options.asStoredNow ? await this.deps.store.row(row.batch_id, row.line) : row;
       if (!fresh || fresh.phase !== row.phase) return false;
       if (shared) {
         if ((await shared.withCallSlot(this.stopping.signal, () => step(fresh).then(() => true))) === null) return false;

@@ -240,7 +240,12 @@ export class RowSteps {
 
   /** Reads the transaction (a scheduled read, or a catch-up). */
   async read(row: PipelineRow): Promise<void> {
-    await this.observe(row, await this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits()), 'read');
+    const tx = await this.deps.client.getTransaction(row.transaction_id as string, this.deps.limits());
+    // Decided on the row as stored once the answer is in, not as it was before the call: a read may wait on the service
+    // up to its timeout, and what it decides (funding, the row checked against the rows the approvers signed) must
+    // hold for the row as it stands. A row gone meanwhile is left to whatever removed it.
+    const now = await this.deps.store.row(row.batch_id, row.line);
+    if (now) await this.observe(now, tx, 'read');
   }
 
   /** [D11] Sends the cancellation whose intent a decision committed; the next read follows it. */

@@ -1,0 +1,47 @@
+/**
+ * The reads `Pipeline.follow` started and that have not ended. A round starts
+ * the reads that are due without waiting for their answers, so that a read the
+ * service is slow to answer holds its own row only; this keeps which rows are
+ * being read (none is read again beside itself), how many (at most one round's
+ * budget is under way), and the first failure that must stop the work (the
+ * credentials refused), for the next round or the pipeline's idle to throw.
+ */
+import type { PipelineRow } from '../store/port.js';
+
+const keyOf = (row: Pick<PipelineRow, 'batch_id' | 'line'>): string => `${row.batch_id}:${row.line}`;
+
+export class ReadsUnderWay {
+  private readonly rows = new Set<string>();
+  private failure: unknown = null;
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  /**
+   * Of the rows listed as due (in order), those to read now: none already being read, and no more than the budget
+   * leaves. `listedIncludesOurs`: with several workers, the rows this worker is reading are among those it was given
+   * again, and took their share of the budget already.
+   */
+  toStart(due: readonly PipelineRow[], budget: number, listedIncludesOurs: boolean): PipelineRow[] {
+    const room = listedIncludesOurs ? budget : budget - this.rows.size;
+    return due.filter((row) => !this.rows.has(keyOf(row))).slice(0, Math.max(0, room));
+  }
+
+  /** Starts `read` for the row; returns the promise that settles when it ended, never rejecting (see throwFailure). */
+  start(row: PipelineRow, read: () => Promise<unknown>): Promise<void> {
+    const key = keyOf(row);
+    this.rows.add(key);
+    return read().then(() => {}, (error: unknown) => {
+      this.failure ??= error;
+    }).finally(() => this.rows.delete(key));
+  }
+
+  /** Throws the first failure a read ended with since the last call, once. */
+  throwFailure(): void {
+    const failure = this.failure;
+    if (failure === null) return;
+    this.failure = null;
+    throw failure;
+  }
+}

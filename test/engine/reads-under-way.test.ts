@@ -1,0 +1,40 @@
+/**
+ * Which due rows a round of reads starts (reads-under-way.ts): none already
+ * being read, no more than the polling budget leaves with the reads under way
+ * counted; a read's failure is thrown once, by the next look.
+ */
+import { describe, expect, it } from 'vitest';
+import { ReadsUnderWay } from '../../src/engine/reads-under-way.js';
+import type { PipelineRow } from '../../src/store/port.js';
+import { gate } from '../helpers/gates.js';
+
+const row = (line: number): PipelineRow => ({ batch_id: 'B1', line } as PipelineRow);
+const lines = (rows: readonly PipelineRow[]): number[] => rows.map((r) => r.line);
+
+describe('reads under way', () => {
+  it('starts the rows due in order, up to the budget, none being read; the reads under way take their share of it', async () => {
+    const reads = new ReadsUnderWay();
+    expect(lines(reads.toStart([row(1), row(2), row(3)], 2, false))).toEqual([1, 2]);
+    const held = gate();
+    const first = reads.start(row(1), () => held.opened);
+    expect(reads.size).toBe(1);
+    // Row 1 is listed again (still due): not read beside itself; one read of the budget of 2 is under way.
+    expect(lines(reads.toStart([row(1), row(2), row(3)], 2, false))).toEqual([2]);
+    // With several workers, the rows a worker reads are among those it was given, and took their share already.
+    expect(lines(reads.toStart([row(1), row(2), row(3)], 2, true))).toEqual([2, 3]);
+    expect(lines(reads.toStart([row(1), row(2)], 1, false))).toEqual([]);
+    held.open();
+    await first;
+    expect(reads.size).toBe(0);
+    expect(lines(reads.toStart([row(1), row(2)], 1, false))).toEqual([1]);
+  });
+
+  it('a read that failed ends without rejecting; its failure is thrown by the next look, once', async () => {
+    const reads = new ReadsUnderWay();
+    await reads.start(row(4), () => Promise.reject(new Error('credentials refused')));
+    await reads.start(row(5), () => Promise.reject(new Error('a second failure')));
+    expect(reads.size).toBe(0);
+    expect(() => reads.throwFailure()).toThrow('credentials refused');
+    expect(() => reads.throwFailure()).not.toThrow();
+  });
+});
