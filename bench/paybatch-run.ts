@@ -180,3 +180,19 @@ export function rowFigures(home: string): typeof NO_ROWS {
     db.close();
   }
 }
+
+/** The database's bytes by what holds them (SQLite's dbstat): the rows with their indexes, the audit trail, the rest. */
+export function databaseParts(home: string): { rows: number; audit: number; rest: number } {
+  const db = new Database(join(home, 'paybatch.db'), { readonly: true });
+  try {
+    const parts = { rows: 0, audit: 0, rest: 0 };
+    for (const { name, bytes } of db.prepare('SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name').all() as { name: string; bytes: number }[]) {
+      if (name === 'rows' || name.startsWith('rows_') || name.startsWith('row_recipients')) parts.rows += bytes;
+      else if (name.startsWith('audit_log')) parts.audit += bytes;
+      else parts.rest += bytes;
+    }
+    return parts;
+  } finally {
+    db.close();
+  }
+}

@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse';
 import { generateBatch } from './generate-batch.js';
 import type { Watched } from './paybatch-run.js';
-import { MB, callProxy, rowFigures, runPaybatch, workspace } from './paybatch-run.js';
+import { MB, callProxy, databaseParts, rowFigures, runPaybatch, workspace } from './paybatch-run.js';
 import type { SandboxProcess } from './sandbox-process.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { comparePostgresIntake } from './scale-postgres.js';
@@ -154,6 +154,10 @@ try {
   console.log(`  write-ahead log, largest       ${(killed.walMax / MB).toFixed(1)} MB  (goal: under 64 MB: ${goal(killed.walMax < 64 * MB)})`);
   const bytesPerRow = killedFigures.dbBytes / killedFigures.rows;
   console.log(`  database                       ${(killedFigures.dbBytes / MB).toFixed(0)} MB, ${bytesPerRow.toFixed(0)} bytes per row  (goal: at most 400: ${goal(bytesPerRow <= 400)})`);
+  // What the figure is made of: the rows as taken in, and what sending added (the trail grows with the rows sent in
+  // the seconds of sending, so a faster machine sends more and shows more bytes a row).
+  const parts = databaseParts(largeHome);
+  console.log(`    of them                      the rows and their indexes ${(parts.rows / killedFigures.rows).toFixed(0)} bytes a row; the audit trail ${(parts.audit / killedFigures.rows).toFixed(0)} (${killedFigures.sent > 0 ? (parts.audit / killedFigures.sent).toFixed(0) : '-'} bytes for each of the ${killedFigures.sent} rows sent); the rest ${(parts.rest / killedFigures.rows).toFixed(0)}`);
   await screenCost(largeFile, killed, sandbox.url, sandbox);
 
   const resumed = await runPaybatch(['run', '--wait', '1h'], largeHome, { killAtMs: 10_000, starting: () => proxy.arm() });
