@@ -64,7 +64,7 @@ export function runCommand(): Command {
         // The session lets go of the workspace, its log and notifications first (the lease is released).
         void damage.then((problem) => problem !== null && stop(problem));
         const progress = startProgress(store, process.stderr, { intervalMs: opts.progressEvery });
-        // Ctrl-C: no new step starts and the calls in flight finish, their answers recorded (at most STOP_GRACE_MS); then
+        // Ctrl-C: no new step starts and the steps in flight end, their writes answered and recorded (at most STOP_GRACE_MS); then
         // said what was stopped and what is in flight, and let go as at the end (exit 130). A second one ends at once.
         let doing = 'starting';
         const stopper = new RunStopper();
@@ -74,7 +74,8 @@ export function runCommand(): Command {
           void (async () => {
             await progress.stop().catch(() => {});
             const steps = stopper.stepsInFlight;
-            const finishing = steps === 0 ? 'no step is in flight' : `${steps === 1 ? '1 step' : `${steps} steps`} in flight finish first, their calls answered and recorded (at most ${STOP_GRACE_MS / 1000} s; Ctrl-C again to stop at once)`;
+            // A create, fund or cancel under way is answered and recorded; a read is dropped at once (it changes nothing).
+            const finishing = steps === 0 ? 'no step is in flight' : `${steps === 1 ? '1 step' : `${steps} steps`} in flight end first: a create, fund or cancel under way is answered and recorded, a read is dropped (at most ${STOP_GRACE_MS / 1000} s; Ctrl-C again to stop at once)`;
             process.stderr.write(`paybatch: Ctrl-C: stopping; no new step starts, ${finishing}\n`);
             if (!(await stopper.stop(STOP_GRACE_MS).catch(() => false))) log('run_stop_grace_over', { grace_ms: STOP_GRACE_MS });
             const words = await interruptedWords(store, doing, systemClock.now()).catch((error: unknown) => `stopped by Ctrl-C (SIGINT) while ${doing} (${(error as Error).message}); the next paybatch run resumes from where this one stopped.`);

@@ -36,7 +36,8 @@ export function watchCommand(): Command {
           process.stderr.write(`paybatch: ${signal}: stopping (no new files or webhooks; finishing the calls in flight)\n`);
           // Past the limit, the process ends whatever is still running.
           setTimeout(() => process.exit(1), SHUTDOWN_MS).unref();
-          void daemon.stop(SHUTDOWN_MS - 1_500);
+          // Its failure, if any, is the daemon's own (daemon.failure, thrown below once finished) or said here.
+          void daemon.stop(SHUTDOWN_MS - 1_500).catch((error: unknown) => process.stderr.write(`paybatch: warning: stopping: ${(error as Error).message}\n`));
         };
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);

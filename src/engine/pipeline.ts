@@ -71,7 +71,7 @@ export class Pipeline {
   /** Work started from inside a step (cancelling a currency's waiting rows), and reads under way, awaited by `idle`. */
   private readonly background = new Set<Promise<void>>();
   /** The reads `follow` started that have not ended (reads-under-way.ts). */
-  private readonly reading = new ReadsUnderWay();
+  private readonly reading = new ReadsUnderWay((error) => this.deps.log('read_failed', { reason: (error as Error).message }));
   /** Steps in a row that failed because the service did not answer, and the last reason. */
   private failuresInARow = 0;
   private lastFailure = '';
@@ -287,7 +287,7 @@ export class Pipeline {
     const due = shared
       ? await shared.claimDueReads(budget)
       : await this.deps.store.dueReads(this.deps.clock.now(), budget + this.reading.size);
-    const fresh = this.reading.toStart(due, budget, Boolean(shared));
+    const fresh = this.reading.toStart(due, budget);
     for (const row of fresh) {
       // The row as stored when its read starts, not as listed: it may wait for a slot, and the loop goes on meanwhile.
       this.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now), { asStoredNow: true }))));

@@ -14,18 +14,16 @@ export class ReadsUnderWay {
   private readonly rows = new Set<string>();
   private failure: unknown = null;
 
+  /** `told`: each failure as a read ends with it, the first thrown later too (a later one is only told). */
+  constructor(private readonly told: (error: unknown) => void = () => {}) {}
+
   get size(): number {
     return this.rows.size;
   }
 
-  /**
-   * Of the rows listed as due (in order), those to read now: none already being read, and no more than the budget
-   * leaves. `listedIncludesOurs`: with several workers, the rows this worker is reading are among those it was given
-   * again, and took their share of the budget already.
-   */
-  toStart(due: readonly PipelineRow[], budget: number, listedIncludesOurs: boolean): PipelineRow[] {
-    const room = listedIncludesOurs ? budget : budget - this.rows.size;
-    return due.filter((row) => !this.rows.has(keyOf(row))).slice(0, Math.max(0, room));
+  /** Of the rows listed as due (in order), those to read now: none already being read, no more than the budget leaves. */
+  toStart(due: readonly PipelineRow[], budget: number): PipelineRow[] {
+    return due.filter((row) => !this.rows.has(keyOf(row))).slice(0, Math.max(0, budget - this.rows.size));
   }
 
   /** Starts `read` for the row; returns the promise that settles when it ended, never rejecting (see throwFailure). */
@@ -34,6 +32,7 @@ export class ReadsUnderWay {
     this.rows.add(key);
     return read().then(() => {}, (error: unknown) => {
       this.failure ??= error;
+      this.told(error);
     }).finally(() => this.rows.delete(key));
   }
 

@@ -217,7 +217,11 @@ export class Daemon {
     const settled = await this.pipeline.stop(Math.max(0, left() - 1_500));
     await within(this.applier.idle(), Math.max(0, left() - 1_000));
     await within(Promise.all([this.loop, ...this.submitting.values()]), Math.max(0, left() - 1_000));
-    await within(this.pipeline.idle(), Math.max(0, left() - 1_000));
+    // A read that failed for a reason to stop (credentials refused) is the daemon's failure (77); the stop goes on.
+    await within(this.pipeline.idle(), Math.max(0, left() - 1_000)).catch((error: unknown) => {
+      if (error instanceof AuthenticationRefused) this.failure ??= error;
+      else this.deps.log('watch_stop_read_failed', { reason: (error as Error).message });
+    });
     // An intake still reading a file is left: its batch is recorded as in intake, and a restart takes the file again.
     await within(this.openResults.write(this.deps), Math.max(0, left() - 200)).catch(() => {});
     await this.pipeline.heartbeat().catch(() => {});
@@ -351,7 +355,7 @@ export class Daemon {
         if (error instanceof AuthenticationRefused) {
           // Nothing can be done with refused credentials: stop, and say so (exit 77).
           this.failure = error;
-          void this.stop(8_000);
+          void this.stop(8_000).catch((stopping: unknown) => log('watch_stop_failed', { reason: (stopping as Error).message }));
           return;
         }
         log('watch_loop_error', { reason: (error as Error).message });

@@ -67,7 +67,7 @@ describe('run: Ctrl-C lets the calls in flight finish before it lets go', () => 
     let phasesAtWords: unknown = null;
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (stderr.includes('paybatch: Ctrl-C: stopping; no new step starts, 3 steps in flight finish first')) stopping.open();
+      if (stderr.includes('paybatch: Ctrl-C: stopping; no new step starts, 3 steps in flight end first: a create, fund or cancel under way is answered and recorded')) stopping.open();
       if (phasesAtWords === null && stderr.includes('stopped by Ctrl-C')) phasesAtWords = phasesIn(home);
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));

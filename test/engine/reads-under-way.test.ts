@@ -14,27 +14,29 @@ const lines = (rows: readonly PipelineRow[]): number[] => rows.map((r) => r.line
 describe('reads under way', () => {
   it('starts the rows due in order, up to the budget, none being read; the reads under way take their share of it', async () => {
     const reads = new ReadsUnderWay();
-    expect(lines(reads.toStart([row(1), row(2), row(3)], 2, false))).toEqual([1, 2]);
+    expect(lines(reads.toStart([row(1), row(2), row(3)], 2))).toEqual([1, 2]);
     const held = gate();
     const first = reads.start(row(1), () => held.opened);
     expect(reads.size).toBe(1);
     // Row 1 is listed again (still due): not read beside itself; one read of the budget of 2 is under way.
-    expect(lines(reads.toStart([row(1), row(2), row(3)], 2, false))).toEqual([2]);
-    // With several workers, the rows a worker reads are among those it was given, and took their share already.
-    expect(lines(reads.toStart([row(1), row(2), row(3)], 2, true))).toEqual([2, 3]);
-    expect(lines(reads.toStart([row(1), row(2)], 1, false))).toEqual([]);
+    expect(lines(reads.toStart([row(1), row(2), row(3)], 2))).toEqual([2]);
+    // Not listed again (a webhook pushed its next read back): it takes its share all the same.
+    expect(lines(reads.toStart([row(2), row(3)], 2))).toEqual([2]);
+    expect(lines(reads.toStart([row(1), row(2)], 1))).toEqual([]);
     held.open();
     await first;
     expect(reads.size).toBe(0);
-    expect(lines(reads.toStart([row(1), row(2)], 1, false))).toEqual([1]);
+    expect(lines(reads.toStart([row(1), row(2)], 1))).toEqual([1]);
   });
 
-  it('a read that failed ends without rejecting; its failure is thrown by the next look, once', async () => {
-    const reads = new ReadsUnderWay();
+  it('a read that failed ends without rejecting; each failure is told, the first thrown by the next look, once', async () => {
+    const told: string[] = [];
+    const reads = new ReadsUnderWay((error) => told.push((error as Error).message));
     await reads.start(row(4), () => Promise.reject(new Error('credentials refused')));
     await reads.start(row(5), () => Promise.reject(new Error('a second failure')));
     expect(reads.size).toBe(0);
     expect(() => reads.throwFailure()).toThrow('credentials refused');
     expect(() => reads.throwFailure()).not.toThrow();
+    expect(told).toEqual(['credentials refused', 'a second failure']);
   });
 });

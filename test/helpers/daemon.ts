@@ -34,14 +34,23 @@ export interface DaemonContext {
   stop(): Promise<void>;
 }
 
-/** `clock`: the daemon's time (a ManualClock by default, see DaemonContext.clock). `wrapStore`: what the daemon is given instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. */
-export async function daemonContext(options: { sandbox?: SandboxConfigInput; config?: Record<string, unknown>; clock?: Clock; wrapStore?: (store: SqliteStore) => SqliteStore } = {}): Promise<DaemonContext> {
+/**
+ * `clock`: the daemon's time (a ManualClock by default, see DaemonContext.clock). `wrapStore`: what the daemon is given
+ * instead of the store itself (a test's proxy, to hold a step); ctx.store stays the store. `front`: given the sandbox's
+ * URL, the URL the daemon calls instead (a test's tap or proxy in front of it). `onLog`: told of each event as it is
+ * logged, at that moment (to act on the daemon right then).
+ */
+export async function daemonContext(options: {
+  sandbox?: SandboxConfigInput; config?: Record<string, unknown>; clock?: Clock; wrapStore?: (store: SqliteStore) => SqliteStore;
+  front?: (sandboxUrl: string) => Promise<string>; onLog?: (event: string, fields: Record<string, unknown>) => void;
+} = {}): Promise<DaemonContext> {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-watch-'));
   const workspace = openWorkspace(join(dir, 'ws'));
   const store = SqliteStore.open(workspace.database);
   const sandbox = await startSandbox({ config: { ...FAST_SANDBOX, ...options.sandbox } });
   const credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret };
-  const client = new PayoutClient({ baseUrl: sandbox.url, credentials, timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024 });
+  const baseUrl = options.front ? await options.front(sandbox.url) : sandbox.url;
+  const client = new PayoutClient({ baseUrl, credentials, timeoutMs: 2000, retry: { baseMs: 5, capMs: 50, attempts: 8 }, maxAnswerBytes: 1024 * 1024 });
   const extra = options.config ?? {};
   const config = configSchema.parse({
     ...extra,
@@ -53,7 +62,11 @@ export async function daemonContext(options: { sandbox?: SandboxConfigInput; con
   const clock = options.clock ?? (own as ManualClock);
   // The helper's own clock moves only when the daemon's loop pauses (by the pause's length) or the test moves it.
   const daemon = new Daemon({
-    workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock, log: (event, fields) => logs.push({ event, fields }), tickMs: 20,
+    workspace, store: options.wrapStore ? options.wrapStore(store) : store, client, credentials, config, clock, tickMs: 20,
+    log: (event, fields) => {
+      logs.push({ event, fields });
+      options.onLog?.(event, fields);
+    },
     paused: own ? (ms) => own.advance(ms) : undefined,
   });
   const started = await daemon.start();

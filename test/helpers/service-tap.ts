@@ -18,10 +18,11 @@ export type ServiceCall = 'create' | 'fund' | 'read' | 'lookup' | 'other';
  * - before: the service never sees it (`then` runs, and is awaited, before the connection is cut);
  * - lost: the service commits it, its answer is never delivered (`then` runs, and is awaited, before the cut);
  * - after: the answer is delivered whole, then `then` runs;
- * - held: the call waits at the tap, unseen by the service, until `until` settles; then it passes.
+ * - held: the call waits at the tap, unseen by the service, until `until` settles; then it passes;
+ * - refused: the call waits at the tap likewise, then is answered 401 (credentials refused) without reaching the service.
  * When the service itself cuts the connection (a fault it was told to inject), `then` runs as for `lost`.
  */
-export type TapAction = { at: 'pass' } | { at: 'before' | 'lost' | 'after'; then: () => Promise<void> | void } | { at: 'held'; until: Promise<void> };
+export type TapAction = { at: 'pass' } | { at: 'before' | 'lost' | 'after'; then: () => Promise<void> | void } | { at: 'held' | 'refused'; until: Promise<void> };
 
 export interface ServiceTap {
   /** The base URL to give paybatch instead of the sandbox's. */
@@ -79,11 +80,16 @@ export async function serviceTap(serviceUrl: string): Promise<ServiceTap> {
       req.socket.destroy();
       return;
     }
-    if (action.at === 'held') await action.until;
+    if (action.at === 'held' || action.at === 'refused') await action.until;
+    if (action.at === 'refused') {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ errors: [{ message: 'key revoked' }] }));
+      return;
+    }
     const answer = await forward(req, body).catch(() => null);
     // The service cut the connection itself (a fault it injects): the answer is lost either way.
     if (answer === null || action.at === 'lost') {
-      if (action.at !== 'pass' && action.at !== 'held') await action.then();
+      if (action.at === 'lost' || action.at === 'after') await action.then();
       req.socket.destroy();
       return;
     }

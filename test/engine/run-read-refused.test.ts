@@ -1,0 +1,36 @@
+/**
+ * `run`'s reads go on in the background of its loop (Pipeline.follow): a read
+ * the service answers 401 (credentials refused) must still stop the run with
+ * that refusal (the CLI's exit 77), not be lost while the loop waits out its
+ * --wait. Real sandbox over HTTP behind a tap that refuses every read.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { AuthenticationRefused } from '../../src/api/errors.js';
+import type { EngineContext } from '../helpers/engine.js';
+import { engineContext, template } from '../helpers/engine.js';
+import type { ServiceTap } from '../helpers/service-tap.js';
+import { serviceTap } from '../helpers/service-tap.js';
+
+/** Payouts that stay in flight for ten minutes once funded: the run goes on reading them. */
+const SLOW_PAYOUTS = { payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [600_000, 600_000] as [number, number], slow_delay_ms: [600_000, 600_000] as [number, number], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 } };
+
+describe('run: a read refused in the background', () => {
+  let ctx: EngineContext;
+  let tap: ServiceTap;
+  afterEach(async () => {
+    await tap.close();
+    await ctx.stop();
+  });
+
+  it('stops the run with the refusal, after the rows were created and funded, and tells it in the log', { timeout: 30_000 }, async () => {
+    ctx = await engineContext(SLOW_PAYOUTS);
+    tap = await serviceTap(ctx.sandbox.url);
+    ctx.serviceUrl = tap.url;
+    tap.decide = (call) => (call === 'read' ? { at: 'refused', until: Promise.resolve() } : { at: 'pass' });
+    ctx.drop(template('templates/eur-iban-bank.csv'), 'eur.csv');
+    // A wait of ten minutes on the run's own clock: only the refusal can end it before.
+    await expect(ctx.run({}, 600_000)).rejects.toBeInstanceOf(AuthenticationRefused);
+    expect(tap.counts.fund).toBe(3);
+    expect(ctx.events.some((e) => e.event === 'read_failed')).toBe(true);
+  });
+});
