@@ -16,10 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { BIN, runCli } from '../helpers/cli.js';
-import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, IN_FLIGHT_SANDBOX, template } from '../helpers/engine.js';
 
-/** Payouts that stay in flight for ten minutes: rows are sent and funded at once, and none is final while a test looks. */
-const SLOW_SANDBOX = { ...FAST_SANDBOX, payout: { ...FAST_SANDBOX.payout, delay_ms: [600_000, 600_000] as [number, number], slow_delay_ms: [600_000, 600_000] as [number, number] } };
 
 describe('where a batch is, in words, on the built binary', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paybatch-stages-'));
@@ -36,7 +34,7 @@ describe('where a batch is, in words, on the built binary', () => {
     return { home, env };
   }
   beforeAll(async () => {
-    sandbox = await startSandbox({ config: SLOW_SANDBOX });
+    sandbox = await startSandbox({ config: IN_FLIGHT_SANDBOX });
     // A service that takes connections and never answers (a process stopped, a proxy hung).
     silent = createServer((socket) => void held.push(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

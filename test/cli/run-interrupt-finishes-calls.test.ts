@@ -14,13 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 import { BIN, runCli } from '../helpers/cli.js';
-import { FAST_ENGINE, FAST_INTAKE, FAST_SANDBOX, template } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, IN_FLIGHT_SANDBOX, template } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
 import { serviceTap } from '../helpers/service-tap.js';
 
-/** Payouts that stay in flight for ten minutes once funded: none is final while the test looks. */
-const SLOW_SANDBOX = { ...FAST_SANDBOX, payout: { ...FAST_SANDBOX.payout, delay_ms: [600_000, 600_000] as [number, number], slow_delay_ms: [600_000, 600_000] as [number, number] } };
 
 function phasesIn(home: string): unknown {
   const db = new Database(join(home, 'paybatch.db'), { readonly: true });
@@ -36,7 +34,7 @@ describe('run: Ctrl-C lets the calls in flight finish before it lets go', () => 
   let sandbox: RunningSandbox;
   let tap: ServiceTap;
   beforeAll(async () => {
-    sandbox = await startSandbox({ config: SLOW_SANDBOX });
+    sandbox = await startSandbox({ config: IN_FLIGHT_SANDBOX });
     tap = await serviceTap(sandbox.url);
   });
   afterAll(async () => {

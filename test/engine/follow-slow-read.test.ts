@@ -15,13 +15,11 @@ import { configSchema } from '../../src/config/config.js';
 import { Pipeline } from '../../src/engine/pipeline.js';
 import { takeInboxFile } from '../../src/engine/run.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, FAST_INTAKE, engineContext, gbrRowsBatch, sqliteOf } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, IN_FLIGHT_SANDBOX, engineContext, gbrRowsBatch, sqliteOf } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
 import { serviceTap } from '../helpers/service-tap.js';
 
-/** Payouts that stay in flight for ten minutes once funded: every read finds them as they were. */
-const SLOW_PAYOUTS = { payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [600_000, 600_000] as [number, number], slow_delay_ms: [600_000, 600_000] as [number, number], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 } };
 
 describe('following: a slow read holds its own row, not the round after it', () => {
   let ctx: EngineContext;
@@ -34,7 +32,7 @@ describe('following: a slow read holds its own row, not the round after it', () 
   });
 
   it('the next round reads the other row while the first read is held; the held row is not read twice; its answer is recorded once let go', { timeout: 30_000 }, async () => {
-    ctx = await engineContext(SLOW_PAYOUTS);
+    ctx = await engineContext(IN_FLIGHT_SANDBOX);
     tap = await serviceTap(ctx.sandbox.url);
     ctx.serviceUrl = tap.url;
     client = ctx.client();

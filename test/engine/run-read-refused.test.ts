@@ -7,12 +7,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthenticationRefused } from '../../src/api/errors.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { engineContext, template } from '../helpers/engine.js';
+import { IN_FLIGHT_SANDBOX, engineContext, template } from '../helpers/engine.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
 import { serviceTap } from '../helpers/service-tap.js';
 
-/** Payouts that stay in flight for ten minutes once funded: the run goes on reading them. */
-const SLOW_PAYOUTS = { payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [600_000, 600_000] as [number, number], slow_delay_ms: [600_000, 600_000] as [number, number], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 } };
 
 describe('run: a read refused in the background', () => {
   let ctx: EngineContext;
@@ -23,7 +21,7 @@ describe('run: a read refused in the background', () => {
   });
 
   it('stops the run with the refusal, after the rows were created and funded, and tells it in the log', { timeout: 30_000 }, async () => {
-    ctx = await engineContext(SLOW_PAYOUTS);
+    ctx = await engineContext(IN_FLIGHT_SANDBOX);
     tap = await serviceTap(ctx.sandbox.url);
     ctx.serviceUrl = tap.url;
     tap.decide = (call) => (call === 'read' ? { at: 'refused', until: Promise.resolve() } : { at: 'pass' });

@@ -31,6 +31,12 @@ export const FAST_SANDBOX: SandboxConfigInput = {
   payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [10, 40], slow_delay_ms: [50, 100], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 },
 };
 
+/** FAST_SANDBOX, but a payout funded stays in flight for ten minutes: none is final while a test looks, and it is read on. */
+export const IN_FLIGHT_SANDBOX: SandboxConfigInput = {
+  ...FAST_SANDBOX,
+  payout: { ...FAST_SANDBOX.payout, delay_ms: [600_000, 600_000], slow_delay_ms: [600_000, 600_000] },
+};
+
 /**
  * For a whole suite (call it inside its describe): a temporary folder, and a
  * FAST_SANDBOX started before the suite's tests, stopped and the folder removed

@@ -13,13 +13,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AuthenticationRefused } from '../../src/api/errors.js';
 import type { DaemonContext } from '../helpers/daemon.js';
 import { daemonContext, eventually } from '../helpers/daemon.js';
-import { template } from '../helpers/engine.js';
+import { IN_FLIGHT_SANDBOX, template } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
 import { serviceTap } from '../helpers/service-tap.js';
 
-/** Payouts that stay in flight for ten minutes once funded: the daemon goes on reading them. */
-const SLOW_PAYOUTS = { payout: { clearing_ms: 5, quick_ms: 5, delay_ms: [600_000, 600_000] as [number, number], slow_delay_ms: [600_000, 600_000] as [number, number], error_retry_ms: 50, cancel_ms: 5, refund_ms: 5 } };
 
 describe('watch: a read refused while the daemon stops', () => {
   let ctx: DaemonContext;
@@ -33,7 +31,7 @@ describe('watch: a read refused while the daemon stops', () => {
     let stopping: Promise<void> | null = null;
     const stopped = gate();
     ctx = await daemonContext({
-      sandbox: SLOW_PAYOUTS, front: async (url) => (tap = await serviceTap(url)).url,
+      sandbox: IN_FLIGHT_SANDBOX, front: async (url) => (tap = await serviceTap(url)).url,
       onLog: (event) => {
         if (event !== 'read_failed' || stopping) return;
         stopping = ctx.daemon.stop(5_000);
