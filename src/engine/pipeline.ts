@@ -14,7 +14,7 @@ import type { PipelineRow, PipelineStore } from '../store/port.js';
 import { refuseInactiveCorridors } from './inactive-corridors.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
-import { ReadsUnderWay } from './reads-under-way.js';
+import { ReadsUnderWay, readShare, readsCostMs, roundBudget } from './reads-under-way.js';
 import { RowSteps } from './steps.js';
 import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
 import { REASONS, isWaitingForSender } from '../payout-states.js';
@@ -96,10 +96,9 @@ export class Pipeline {
   }
 
   /**
-   * Shutting down: no new step starts, waits for a retry end at once, steps
-   * waiting for a slot end without doing anything (their rows stay in their
-   * recorded phase for the next start). Resolves when the steps in flight ended,
-   * or after `graceMs`; a call still in flight then is resolved on restart.
+   * Shutting down: no new step starts, waits for a retry end at once, steps waiting for a slot end without doing anything
+   * (their rows stay in their recorded phase for the next start). Resolves when the steps in flight ended, or after
+   * `graceMs`; a call still in flight then is resolved on restart. Reads under way are dropped (their calls are cut).
    */
   async stop(graceMs: number): Promise<boolean> {
     this.stopping.abort();
@@ -136,15 +135,9 @@ export class Pipeline {
   }
 
   /**
-   * After a (re)start: rows in flight whose last news predates the downtime get
-   * a catch-up read (webhooks missed meanwhile are never sent again [6]), then
-   * what a crash left between two steps is settled before anything new is sent.
-   */
-  /**
-   * With approvals on: every open batch already released is verified again
-   * before anything of it is funded (a restart resumes without asking again;
-   * an approval that no longer verifies holds the batch: its rows not sent end,
-   * those in flight are not funded).
+   * With approvals on: every open batch already released is verified again before anything of it is funded (a restart
+   * resumes without asking again; an approval that no longer verifies holds the batch: its rows not sent end, those in
+   * flight are not funded).
    */
   async prepare(): Promise<void> {
     const { gate, store, log } = this.deps;
@@ -159,6 +152,10 @@ export class Pipeline {
     }
   }
 
+  /**
+   * After a (re)start: rows in flight whose last news predates the downtime get a catch-up read (webhooks missed
+   * meanwhile are never sent again [6]), then what a crash left between two steps is settled before anything new is sent.
+   */
   async resume(): Promise<void> {
     const { store, clock, log } = this.deps;
     await this.prepare();
@@ -281,9 +278,7 @@ export class Pipeline {
     if (this.stopping.signal.aborted) return 0;
     const { shared } = this.deps;
     // [D17] The polling budget is the client's, whatever the number of workers: each takes its share; reads under way count.
-    const budget = shared
-      ? Math.max(1, Math.floor(this.deps.engine.polling.reads_per_second / shared.liveWorkers))
-      : this.deps.engine.polling.reads_per_second;
+    const budget = roundBudget(readShare(this.deps.engine.polling.reads_per_second, shared?.liveWorkers ?? null));
     const due = shared
       ? await shared.claimDueReads(budget)
       : await this.deps.store.dueReads(this.deps.clock.now(), budget + this.reading.size);
@@ -293,6 +288,11 @@ export class Pipeline {
       this.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now), { asStoredNow: true }))));
     }
     return fresh.length;
+  }
+
+  /** [D17] The pause that `read` reads started call for before the next round, at this worker's share of the budget. */
+  readsCostMs(read: number): number {
+    return readsCostMs(read, readShare(this.deps.engine.polling.reads_per_second, this.deps.shared?.liveWorkers ?? null));
   }
 
   /** [6] A webhook brought the transaction's state: decided on as a read would be, without counting against the polling budget. */
@@ -328,9 +328,8 @@ export class Pipeline {
   }
 
   /**
-   * The balance of a currency ran out: nothing more in it is created or funded
-   * for the batches open now; their rows not sent yet end as not sent, and their
-   * created rows are cancelled, all through the same concurrency limit (other
+   * The balance of a currency ran out: nothing more in it is created or funded for the batches open now; their rows not
+   * sent yet end as not sent, and their created rows are cancelled, all through the same concurrency limit (other
    * currencies keep their pace).
    */
   private async balanceExhausted(currency: string, detail: string): Promise<void> {

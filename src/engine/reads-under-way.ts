@@ -8,6 +8,15 @@
  */
 import type { PipelineRow } from '../store/port.js';
 
+/** [D17] This worker's part of the reads a second: all of them alone, a 1/N part with N workers sharing the service. */
+export const readShare = (readsPerSecond: number, workers: number | null): number => (workers === null ? readsPerSecond : readsPerSecond / Math.max(1, workers));
+
+/** The reads a round may have under way at this share: its whole part of a second, at least one. */
+export const roundBudget = (share: number): number => Math.max(1, Math.floor(share));
+
+/** What `read` reads cost in time at this share: the pause before the next round, so that the rate stays within it. */
+export const readsCostMs = (read: number, share: number): number => Math.ceil((read * 1000) / share);
+
 const keyOf = (row: Pick<PipelineRow, 'batch_id' | 'line'>): string => `${row.batch_id}:${row.line}`;
 
 export class ReadsUnderWay {

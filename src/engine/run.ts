@@ -222,7 +222,6 @@ export async function runOnce(deps: RunDeps): Promise<RunReport> {
  * person (all awaiting approval, rejected or held): returns why it stopped early then, null otherwise.
  */
 async function followUntilFinal(pipeline: Pipeline, gate: ApprovalGate, open: readonly string[], deps: RunDeps, until: number, sleep: (ms: number) => Promise<void>): Promise<string | null> {
-  const { reads_per_second } = deps.config.engine.polling;
   let pending = [...open];
   const results = resultsRepeat(RESULTS_EVERY_MS, deps.clock.now());
   let lastRetry = deps.clock.now();
@@ -262,8 +261,8 @@ async function followUntilFinal(pipeline: Pipeline, gate: ApprovalGate, open: re
       lookAtStages = true;
     }
     const read = await pipeline.follow();
-    // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
-    await sleep(Math.min(Math.max(deps.tickMs ?? deps.config.engine.loop_ms, Math.ceil((read * 1000) / reads_per_second)), Math.max(0, until - deps.clock.now())));
+    // [D17] N reads cost N / (this worker's share of reads_per_second) seconds: the average rate stays within the budget.
+    await sleep(Math.min(Math.max(deps.tickMs ?? deps.config.engine.loop_ms, pipeline.readsCostMs(read)), Math.max(0, until - deps.clock.now())));
   }
   return null;
 }

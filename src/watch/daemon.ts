@@ -320,7 +320,6 @@ export class Daemon {
 
   private async run(): Promise<void> {
     const { clock, config, store, log } = this.deps;
-    const { reads_per_second } = config.engine.polling;
     const results = resultsRepeat(config.watch.results_every_ms, clock.now());
     let lastRetry = clock.now();
     while (!this.stopping) {
@@ -347,8 +346,8 @@ export class Daemon {
           await this.openResults.write(this.deps);
           results.ran(started, clock.now());
         }
-        // [D17] N reads cost N / reads_per_second seconds: the average rate stays within the budget.
-        await this.pause(Math.max(this.deps.tickMs ?? this.deps.config.engine.loop_ms, Math.ceil((read * 1000) / reads_per_second)));
+        // [D17] N reads cost N / (this worker's share of reads_per_second) seconds: the rate stays within the budget.
+        await this.pause(Math.max(this.deps.tickMs ?? this.deps.config.engine.loop_ms, this.pipeline.readsCostMs(read)));
       } catch (error) {
         if (this.stopping) return;
         if (this.health?.failed(error)) continue;

@@ -4,7 +4,7 @@
  * counted; a read's failure is thrown once, by the next look.
  */
 import { describe, expect, it } from 'vitest';
-import { ReadsUnderWay } from '../../src/engine/reads-under-way.js';
+import { ReadsUnderWay, readShare, readsCostMs, roundBudget } from '../../src/engine/reads-under-way.js';
 import type { PipelineRow } from '../../src/store/port.js';
 import { gate } from '../helpers/gates.js';
 
@@ -38,5 +38,20 @@ describe('reads under way', () => {
     expect(() => reads.throwFailure()).toThrow('credentials refused');
     expect(() => reads.throwFailure()).not.toThrow();
     expect(told).toEqual(['credentials refused', 'a second failure']);
+  });
+
+  it('[D17] N workers, each pacing its rounds by its share, read no more than reads_per_second together, whatever loop_ms', () => {
+    for (const readsPerSecond of [1, 5, 7, 50, 500]) {
+      for (const workers of [null, 1, 2, 3, 8, 10]) {
+        const share = readShare(readsPerSecond, workers);
+        const round = roundBudget(share);
+        // A full round every readsCostMs(round) ms, at the least (loop_ms only makes the pause longer).
+        const together = (workers ?? 1) * (round / (readsCostMs(round, share) / 1000));
+        expect(together).toBeLessThanOrEqual(readsPerSecond);
+        expect(round).toBeGreaterThanOrEqual(1);
+      }
+    }
+    // Eight workers sharing 5 reads a second: one read a round each, then 1.6 s before the next.
+    expect(readsCostMs(roundBudget(readShare(5, 8)), readShare(5, 8))).toBe(1600);
   });
 });
