@@ -91,10 +91,11 @@ export async function cancelRows(
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const until = deps.clock.now() + deps.waitMs;
   pipeline.setDeadline(until);
-  const open = async (): Promise<number> => (await deps.store.rowsInPhases(request.batch, ['cancelling'], 0, 1)).length;
-  while ((await open()) > 0 && deps.clock.now() < until) {
-    const read = await pipeline.follow();
-    // [D17] Within the polling budget, as run and watch: N reads cost N / reads_per_second seconds.
+  // The batch's rows cancelling, those whose read is due: only they are followed here, not every row in flight of every
+  // batch (a running watch, or the other workers, read those), within the polling budget as run and watch are [D17].
+  const cancelling = async (): Promise<PipelineRow[]> => deps.store.rowsInPhases(request.batch, ['cancelling'], 0, 1000);
+  for (let rows = await cancelling(); rows.length > 0 && deps.clock.now() < until; rows = await cancelling()) {
+    const read = pipeline.readRows(rows.filter((row) => (row.next_read_at ?? 0) <= deps.clock.now()));
     await sleep(read === 0 ? 200 : pipeline.readsCostMs(read));
   }
   // The reads started last have their answers recorded before the states are said.

@@ -14,7 +14,8 @@ import type { PipelineRow, PipelineStore } from '../store/port.js';
 import { refuseInactiveCorridors } from './inactive-corridors.js';
 import type { Decision, Policy } from './decide.js';
 import type { PipelineLog } from './steps.js';
-import { ReadsUnderWay, readShare, readsCostMs, roundBudget } from './reads-under-way.js';
+import { ReadsUnderWay, readShare } from './reads-under-way.js';
+import { BackgroundWork } from './background-work.js';
 import { RowSteps } from './steps.js';
 import { CallSlots, WHOLE_STEP_SLOT } from './call-slots.js';
 import { REASONS, isWaitingForSender } from '../payout-states.js';
@@ -69,9 +70,10 @@ export class Pipeline {
   /** Rows with a step running in this process, so that a retry never runs beside it. */
   private readonly working = new Map<string, number>();
   /** Work started from inside a step (cancelling a currency's waiting rows), and reads under way, awaited by `idle`. */
-  private readonly background = new Set<Promise<void>>();
+  private readonly background = new BackgroundWork();
   /** The reads `follow` started that have not ended (reads-under-way.ts). */
-  private readonly reading = new ReadsUnderWay((error) => this.deps.log('read_failed', { reason: (error as Error).message }));
+  private readonly reading = new ReadsUnderWay(() => readShare(this.deps.engine.polling.reads_per_second, this.deps.shared?.liveWorkers ?? null),
+    (error) => this.deps.log('read_failed', { reason: (error as Error).message }));
   /** Steps in a row that failed because the service did not answer, and the last reason. */
   private failuresInARow = 0;
   private lastFailure = '';
@@ -112,15 +114,9 @@ export class Pipeline {
     return this.slots.activeSteps;
   }
 
-  /** Work in the background, awaited by `idle`. */
-  private track(work: Promise<void>): void {
-    this.background.add(work);
-    void work.finally(() => this.background.delete(work));
-  }
-
   /** Resolves once the work started from inside steps, and the reads started by `follow`, have ended. */
   async idle(): Promise<void> {
-    while (this.background.size > 0) await Promise.all(this.background);
+    await this.background.idle();
     this.reading.throwFailure();
   }
 
@@ -168,7 +164,7 @@ export class Pipeline {
       const catchingUp = store.catchUpReads(new Date(lastAlive).toISOString(), now).then((rows) => {
         if (rows > 0) log('catch_up_reads', { rows, down_s: Math.max(0, Math.round((now - lastAlive) / 1000)), reads_per_second: this.deps.engine.polling.reads_per_second });
       }).catch((error: unknown) => log('catch_up_deferred', { reason: (error as Error).message }));
-      this.track(catchingUp);
+      this.background.track(catchingUp);
     }
     const resumed = await this.retryStalled();
     if (resumed > 0) log('resumed_rows', { rows: resumed });
@@ -275,24 +271,28 @@ export class Pipeline {
    */
   async follow(): Promise<number> {
     this.reading.throwFailure();
-    if (this.stopping.signal.aborted) return 0;
+    if (this.stopping.signal.aborted || this.reading.room === 0) return 0;
     const { shared } = this.deps;
-    // [D17] The polling budget is the client's, whatever the number of workers: each takes its share; reads under way count.
-    const budget = roundBudget(readShare(this.deps.engine.polling.reads_per_second, shared?.liveWorkers ?? null));
-    const due = shared
-      ? await shared.claimDueReads(budget)
-      : await this.deps.store.dueReads(this.deps.clock.now(), budget + this.reading.size);
-    const fresh = this.reading.toStart(due, budget);
-    for (const row of fresh) {
-      // The row as stored when its read starts, not as listed: it may wait for a slot, and the loop goes on meanwhile.
-      this.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now), { asStoredNow: true }))));
-    }
+    // [D17] The polling budget is the client's, whatever the number of workers: each takes its share; reads under way
+    // count. Shared: no more claimed than may start (a row claimed and left would be kept from the other workers).
+    const { room, size } = this.reading;
+    return this.readRows(shared ? await shared.claimDueReads(room) : await this.deps.store.dueReads(this.deps.clock.now(), room + size));
+  }
+
+  /**
+   * Starts the reads of these rows (due, in order), but those being read, within the room the budget leaves: how many.
+   * Each reads its row as stored when it starts, not as listed: it may wait for a slot, and the loop goes on meanwhile.
+   */
+  readRows(due: readonly PipelineRow[]): number {
+    if (this.stopping.signal.aborted) return 0;
+    const fresh = this.reading.toStart(due);
+    for (const row of fresh) this.background.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now), { asStoredNow: true }))));
     return fresh.length;
   }
 
   /** [D17] The pause that `read` reads started call for before the next round, at this worker's share of the budget. */
   readsCostMs(read: number): number {
-    return readsCostMs(read, readShare(this.deps.engine.polling.reads_per_second, this.deps.shared?.liveWorkers ?? null));
+    return this.reading.costMs(read);
   }
 
   /** [6] A webhook brought the transaction's state: decided on as a read would be, without counting against the polling budget. */
@@ -348,7 +348,7 @@ export class Pipeline {
         }
       }
     })().catch((error: unknown) => log('balance_stop_deferred', { currency, reason: (error as Error).message }));
-    this.track(cancelling);
+    this.background.track(cancelling);
   }
 
   /** [1], [D11] Cancels on request (paybatch cancel), through the same limit as every call. */

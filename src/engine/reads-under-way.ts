@@ -23,16 +23,29 @@ export class ReadsUnderWay {
   private readonly rows = new Set<string>();
   private failure: unknown = null;
 
-  /** `told`: each failure as a read ends with it, the first thrown later too (a later one is only told). */
-  constructor(private readonly told: (error: unknown) => void = () => {}) {}
+  /**
+   * `share`: this worker's part of the reads a second now (readShare). `told`: each failure as a read ends with it, the
+   * first thrown later too (a later one is only told).
+   */
+  constructor(private readonly share: () => number, private readonly told: (error: unknown) => void = () => {}) {}
 
   get size(): number {
     return this.rows.size;
   }
 
-  /** Of the rows listed as due (in order), those to read now: none already being read, no more than the budget leaves. */
-  toStart(due: readonly PipelineRow[], budget: number): PipelineRow[] {
-    return due.filter((row) => !this.rows.has(keyOf(row))).slice(0, Math.max(0, budget - this.rows.size));
+  /** How many more reads may start now: a round's budget at this share, less the reads under way. */
+  get room(): number {
+    return Math.max(0, roundBudget(this.share()) - this.rows.size);
+  }
+
+  /** Of the rows listed as due (in order), those to read now: none already being read, no more than the room. */
+  toStart(due: readonly PipelineRow[]): PipelineRow[] {
+    return due.filter((row) => !this.rows.has(keyOf(row))).slice(0, this.room);
+  }
+
+  /** [D17] The pause `read` reads started call for before the next round, so that the rate stays within the share. */
+  costMs(read: number): number {
+    return readsCostMs(read, this.share());
   }
 
   /** Starts `read` for the row; returns the promise that settles when it ended, never rejecting (see throwFailure). */

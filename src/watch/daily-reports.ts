@@ -7,6 +7,7 @@ import { verdictFields, writeReconciliation } from '../engine/reconcile-report.j
 import type { SettleDeps } from '../engine/settle.js';
 import { writeBatchResults } from '../engine/settle.js';
 import { dateIn, dayBefore } from '../reports/period.js';
+import { readShare } from '../engine/reads-under-way.js';
 
 /** What the daily reconciliation takes of the daemon's parts (the daemon's deps give it). */
 export interface DailyReconciliationDeps extends Pick<ReportDeps, 'store' | 'client' | 'workspace'> {
@@ -14,6 +15,8 @@ export interface DailyReconciliationDeps extends Pick<ReportDeps, 'store' | 'cli
   clock: Clock;
   log: PipelineLog;
   ledgerUrl?: string | null;
+  /** Several workers on PostgreSQL: the reconciliation reads at this worker's share of the polling rate [D17]. */
+  shared?: { readonly liveWorkers: number } | null;
 }
 
 /** The daily reconciliation: the day before today, in the reports' time zone. */
@@ -22,7 +25,7 @@ export async function reconcileYesterday(deps: DailyReconciliationDeps): Promise
   const date = dayBefore(dateIn(clock.now(), config.reports.time_zone));
   const outcome = await writeReconciliation(
     { date, format: 'csv', spreadsheet: false },
-    { store, client, workspace, clock, reports: config.reports, readsPerSecond: config.engine.polling.reads_per_second, ledgerUrl: deps.ledgerUrl ?? null },
+    { store, client, workspace, clock, reports: config.reports, readsPerSecond: readShare(config.engine.polling.reads_per_second, deps.shared?.liveWorkers ?? null), ledgerUrl: deps.ledgerUrl ?? null },
   );
   log('reconciliation_written', { date, ...verdictFields(outcome.verdict), files: outcome.files.length });
 }
