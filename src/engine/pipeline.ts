@@ -120,9 +120,9 @@ export class Pipeline {
     this.reading.throwFailure();
   }
 
-  /** The rows with a step under way in this process ("batch:line"). */
+  /** The rows with a step under way in this process, or a read started and waiting for its slot ("batch:line"). */
   workingRows(): string[] {
-    return [...this.working.keys()];
+    return [...this.working.keys(), ...this.reading.keys()];
   }
 
   /** The service stopped answering: the reason, when the last steps all failed for it (any, when `rowsLeft` at the end). */

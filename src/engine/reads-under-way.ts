@@ -33,6 +33,11 @@ export class ReadsUnderWay {
     return this.rows.size;
   }
 
+  /** The rows being read ("batch:line"), a read waiting for a call slot among them. */
+  keys(): string[] {
+    return [...this.rows];
+  }
+
   /** How many more reads may start now: a round's budget at this share, less the reads under way. */
   get room(): number {
     return Math.max(0, roundBudget(this.share()) - this.rows.size);

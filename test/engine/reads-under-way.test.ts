@@ -24,6 +24,8 @@ describe('reads under way', () => {
     const held = gate();
     const first = reads.start(row(1), () => held.opened);
     expect([reads.size, reads.room]).toEqual([1, 1]);
+    // Told as a row at work (the daemon's sweep of idle claims keeps it claimed), whether its read has a slot yet or not.
+    expect(reads.keys()).toEqual(['B1:1']);
     // Row 1 is listed again (still due): not read beside itself; one read of the budget of 2 is under way.
     expect(lines(reads.toStart([row(1), row(2), row(3)]))).toEqual([2]);
     // Not listed again (a webhook pushed its next read back): it takes its share all the same.
