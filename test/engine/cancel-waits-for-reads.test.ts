@@ -45,7 +45,8 @@ describe('paybatch cancel, its reads under way when its wait ends', () => {
       return { at: 'held', until: answerReads.opened };
     };
     const pauses: number[] = [];
-    const client = ctx.client();
+    // The held reads wait for the loop to end, however busy the machine, not for the helper's two-second timeout.
+    const client = ctx.client({ timeoutMs: 120_000 });
     const waitMs = 60_000;
     const from = ctx.clock.now();
     try {

@@ -35,7 +35,8 @@ describe('following: a slow read holds its own row, not the round after it', () 
     ctx = await engineContext(IN_FLIGHT_SANDBOX);
     tap = await serviceTap(ctx.sandbox.url);
     ctx.serviceUrl = tap.url;
-    client = ctx.client();
+    // A read held at the tap waits for the test, however busy the machine, not for the helper's two-second timeout.
+    client = ctx.client({ timeoutMs: 120_000 });
     const config = configSchema.parse({ intake: FAST_INTAKE, engine: FAST_ENGINE });
     ctx.drop(gbrRowsBatch(ctx.dir, 'two.csv', ['SLOW-1', 'SLOW-2']));
     const inbox = ctx.workspace.folders.inbox;

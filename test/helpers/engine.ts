@@ -161,7 +161,8 @@ export interface EngineContext {
    * and `waitMs` is only the bound, generous for a busy machine, not the time the run takes.
    */
   run(config?: Record<string, unknown>, waitMs?: number, client?: Partial<ClientOptions>, hooks?: Pick<RunDeps, 'beforeSending'> & { endWhen?: () => boolean }): Promise<RunReport>;
-  client(): PayoutClient;
+  /** A client of the service as the engine has it; `options` change it (a longer timeout for a call a test holds). */
+  client(options?: Partial<ClientOptions>): PayoutClient;
   results(batch: string): Promise<Record<string, string>[]>;
   stop(): Promise<void>;
 }
@@ -222,7 +223,7 @@ export async function engineContext(sandboxConfig: SandboxConfigInput = {}, opti
         await client.close();
       }
     },
-    client: () => newClient(),
+    client: (options) => newClient(options),
     async results(batch) {
       const { parse } = await import('csv-parse/sync');
       const { readFileSync } = await import('node:fs');
