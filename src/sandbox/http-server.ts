@@ -32,6 +32,8 @@ export interface HttpDeps {
   calls: CallWindows;
   random: Random;
   log: (line: string) => void;
+  /** How an injected latency is waited out: a timer of that length, unless a test holds it (SandboxOptions.latency). */
+  latency?: (ms: number) => Promise<unknown>;
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -130,7 +132,7 @@ export function createSandboxServer(deps: HttpDeps): Server {
       deps.calls.count(countedEndpoint(method, path));
       const faults = deps.faults.current();
       const fault = drawFault(faults, deps.random);
-      if (fault.delayMs > 0) latency = sleep(fault.delayMs);
+      if (fault.delayMs > 0) latency = (deps.latency ?? sleep)(fault.delayMs);
       if (fault.refusal === 429) return answer(429, { errors: ['rate limited'] }, { 'retry-after': String(faults.retry_after_s) });
       if (fault.refusal) return sendReply(failure(fault.refusal, 'service trouble (injected fault)'));
       // A write that lands late: a client that timed out and looked it up may find nothing yet [D7], then see it appear.

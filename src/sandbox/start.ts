@@ -28,6 +28,8 @@ export interface SandboxOptions {
   /** Whether a timer applies due steps by itself; tests with a manual clock may turn it off. */
   autoTick?: boolean;
   log?: (line: string) => void;
+  /** How an injected latency is waited out (a timer of its length by default): a test resolves it when it chooses. */
+  latency?: (ms: number) => Promise<unknown>;
 }
 
 export interface RunningSandbox {
@@ -70,6 +72,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     calls,
     random,
     log,
+    latency: options.latency,
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { connectService } from '../../src/cli/service-connection.js';
 import { ConfigError } from '../../src/errors.js';
+import { eventually } from '../helpers/daemon.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 describe('configuring the payout service', () => {
@@ -78,33 +79,31 @@ describe('configuring the payout service', () => {
   it('opens as many connections as calls may be in flight (engine.concurrency), past the client\'s default of 16', async () => {
     let open = 0;
     let most = 0;
-    // Every call is held until the first 24 are in, or 1.5 s have passed: with fewer connections, the most in at once says how many.
+    // Every call is held until all 24 are in at once; with fewer connections, fewer ever arrive, and the wait for them
+    // ends at its bound (a failure), not after a fixed time.
     const held: (() => void)[] = [];
     const server = createServer((req, res) => {
       req.resume();
       open += 1;
       most = Math.max(most, open);
-      const answer = (): void => {
+      held.push(() => {
         open -= 1;
         res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
-      };
-      held.push(answer);
-      if (held.length >= 24) for (const release of held.splice(0)) release();
-      else {
-        setTimeout(() => {
-          const at = held.indexOf(answer);
-          if (at >= 0) held.splice(at, 1).forEach((release) => release());
-        }, 1_500).unref();
-      }
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
     const config = loadConfig({ home, env: { PAYBATCH_BASE_URL: url, PAYBATCH_API_KEY: 'k', PAYBATCH_API_SECRET: 's' } });
     const connection = await connectService(config.service, { connections: 24 });
+    const calls = Promise.all(Array.from({ length: 24 }, (_, i) => connection.client.listCorridors(`C${String(i).padStart(2, '0')}`)));
     try {
-      await Promise.all(Array.from({ length: 24 }, (_, i) => connection.client.listCorridors(`C${String(i).padStart(2, '0')}`)));
+      await eventually(() => most >= 24, 10_000, 'all 24 calls in flight at once').catch(() => undefined);
       expect(most).toBe(24);
     } finally {
+      // Every call answered, those that came and those queued behind them, so that the client closes.
+      const release = setInterval(() => held.splice(0).forEach((answer) => answer()), 5);
+      await calls.catch(() => undefined);
+      clearInterval(release);
       await connection.close();
       server.close();
     }

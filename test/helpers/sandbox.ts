@@ -2,7 +2,7 @@
 import { authHeaders } from '../../src/api/signing.js';
 import { ManualClock } from '../../src/clock.js';
 import type { SandboxConfigInput } from '../../src/sandbox/config.js';
-import type { RunningSandbox } from '../../src/sandbox/start.js';
+import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/start.js';
 import { startSandbox } from '../../src/sandbox/start.js';
 
 export interface TestSandbox extends RunningSandbox {
@@ -10,10 +10,10 @@ export interface TestSandbox extends RunningSandbox {
   logs: string[];
 }
 
-export async function testSandbox(config: SandboxConfigInput = {}, dbFile?: string): Promise<TestSandbox> {
+export async function testSandbox(config: SandboxConfigInput = {}, dbFile?: string, latency?: SandboxOptions['latency']): Promise<TestSandbox> {
   const clock = new ManualClock();
   const logs: string[] = [];
-  const sandbox = await startSandbox({ config: { port: 0, ...config }, dbFile, clock, autoTick: false, log: (l) => logs.push(l) });
+  const sandbox = await startSandbox({ config: { port: 0, ...config }, dbFile, clock, autoTick: false, log: (l) => logs.push(l), latency });
   return Object.assign(sandbox, { clock, logs });
 }
 

@@ -1,16 +1,32 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, operator, testSandbox } from '../helpers/sandbox.js';
-import type { TestSandbox } from '../helpers/sandbox.js';
+import type { Answer, TestSandbox } from '../helpers/sandbox.js';
+import { gate, turns } from '../helpers/gates.js';
 import { createBody } from '../helpers/requests.js';
+
+/** A call's answer, and whether it has come, looked at once every request the sandbox received before has been worked. */
+function answering(sent: Promise<Answer>): { done: Promise<Answer>; before: () => Promise<boolean> } {
+  let answered = false;
+  const done = sent.finally(() => (answered = true));
+  return { done, before: async () => { await turns(20); return answered; } };
+}
 
 describe('injected faults', () => {
   let sandbox: TestSandbox;
+  /** The latencies the sandbox was asked to wait out, each held until the test lets it pass (no timer: no fixed wait). */
+  let latencies: { ms: number; pass: () => void }[] = [];
+  let asked = gate();
   beforeAll(async () => {
-    sandbox = await testSandbox();
+    sandbox = await testSandbox({}, undefined, (ms) => new Promise<void>((resolve) => {
+      latencies.push({ ms, pass: resolve });
+      asked.open();
+    }));
   });
   afterAll(() => sandbox.stop());
   beforeEach(async () => {
     await operator(sandbox, 'DELETE', '/faults');
+    latencies = [];
+    asked = gate();
   });
 
   it('answers 500 and 503 at the configured rates without processing the request', async () => {
@@ -35,59 +51,62 @@ describe('injected faults', () => {
 
   it('adds latency from the configured range', async () => {
     await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 120, max_ms: 150 } });
-    const started = performance.now();
-    expect((await call(sandbox, 'GET', '/corridors/GBR')).status).toBe(200);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(115);
+    const answer = answering(call(sandbox, 'GET', '/corridors/GBR'));
+    await asked.opened;
+    expect(latencies.map((l) => l.ms)).toEqual([expect.any(Number)]);
+    expect(latencies[0]?.ms).toBeGreaterThanOrEqual(120);
+    expect(latencies[0]?.ms).toBeLessThanOrEqual(150);
+    // Held: no answer before the latency has passed.
+    expect(await answer.before()).toBe(false);
+    latencies[0]?.pass();
+    expect((await answer.done).status).toBe(200);
   });
 
   /**
-   * A create sent under 600 ms of latency (and `faults`): whether the operator's routes (no latency) list it before
-   * its answer comes, when that was, its answer's status, when it came, and whether they list it then.
+   * A create sent under 600 ms of latency (and `faults`), the latency held: whether the operator's routes (no latency)
+   * list it and whether its answer came while the latency is held, then its answer's status once it has passed, and
+   * whether they list it then.
    */
-  async function createUnderLatency(faults: object = {}): Promise<{ firstLookMs: number; listedAtMs: number | null; status: number; answeredAtMs: number; listedAfter: boolean }> {
+  async function createUnderLatency(faults: object = {}): Promise<{ ms: number | undefined; listedBefore: boolean; answeredBefore: boolean; status: number; listedAfter: boolean }> {
     await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 600, max_ms: 600 }, ...faults });
     const body = createBody('gbr');
     const listed = async (): Promise<boolean> => ((await operator(sandbox, 'GET', '/transactions')).body as { external_id: string }[]).some((tx) => tx.external_id === body.external_id);
-    const started = performance.now();
-    let answered = false;
-    const answer = call(sandbox, 'POST', '/transactions', body).finally(() => (answered = true));
-    // Looked at again and again (no fixed wait) until it is listed or its answer has come: when it was first
-    // looked at, and when (if ever, before its answer) it was listed.
-    let firstLookMs: number | null = null;
-    let listedAtMs: number | null = null;
-    while (!answered && listedAtMs === null) {
-      const now = await listed();
-      const at = performance.now() - started;
-      firstLookMs ??= at;
-      if (now && !answered) listedAtMs = at;
-      else await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const { status } = await answer;
-    const answeredAtMs = performance.now() - started;
-    return { firstLookMs: firstLookMs ?? Infinity, listedAtMs, status, answeredAtMs, listedAfter: await listed() };
+    const answer = answering(call(sandbox, 'POST', '/transactions', body));
+    await asked.opened;
+    const listedBefore = await listed();
+    const answeredBefore = await answer.before();
+    latencies[0]?.pass();
+    const { status } = await answer.done;
+    return { ms: latencies[0]?.ms, listedBefore, answeredBefore, status, listedAfter: await listed() };
   }
 
   it('does the work as the request arrives, and answers when the latency has passed', async () => {
     const seen = await createUnderLatency();
-    // Well inside the latency, the transaction exists already.
-    expect(seen.listedAtMs).not.toBeNull();
-    expect(seen.listedAtMs).toBeLessThan(550);
+    // While the latency is held, the transaction exists already, and nothing is answered.
+    expect(seen.ms).toBe(600);
+    expect(seen.listedBefore).toBe(true);
+    expect(seen.answeredBefore).toBe(false);
     expect(seen.status).toBe(201);
-    expect(seen.answeredAtMs).toBeGreaterThanOrEqual(595);
   });
 
   it('answers its own internal error no sooner than the latency either', async () => {
     await operator(sandbox, 'PUT', '/faults', { latency: { rate: 1, min_ms: 300, max_ms: 300 } });
     const service = sandbox.service as unknown as { getTransaction: (id: string) => unknown };
     const original = service.getTransaction;
+    let failed = false;
     service.getTransaction = () => {
+      failed = true;
       throw new Error('a bug in the sandbox');
     };
     try {
-      const started = performance.now();
-      const answer = await call(sandbox, 'GET', '/transactions/tr_any');
-      expect(answer.status).toBe(500);
-      expect(performance.now() - started).toBeGreaterThanOrEqual(295);
+      const answer = answering(call(sandbox, 'GET', '/transactions/tr_any'));
+      await asked.opened;
+      expect(latencies[0]?.ms).toBe(300);
+      // The request was worked (and failed) while the latency is held; its 500 waits for the latency.
+      expect(await answer.before()).toBe(false);
+      expect(failed).toBe(true);
+      latencies[0]?.pass();
+      expect((await answer.done).status).toBe(500);
     } finally {
       service.getTransaction = original;
     }
@@ -95,9 +114,9 @@ describe('injected faults', () => {
 
   it('with late_commit_rate, a request takes effect only once its latency has passed', async () => {
     const seen = await createUnderLatency({ late_commit_rate: 1 });
-    // Looked at well inside the latency, and at every look until its answer, not there.
-    expect(seen.firstLookMs).toBeLessThan(550);
-    expect(seen.listedAtMs).toBeNull();
+    // Looked at while the latency is held: not there, not answered.
+    expect(seen.listedBefore).toBe(false);
+    expect(seen.answeredBefore).toBe(false);
     expect(seen.status).toBe(201);
     expect(seen.listedAfter).toBe(true);
   });
