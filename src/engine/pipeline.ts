@@ -281,12 +281,12 @@ export class Pipeline {
 
   /**
    * Starts the reads of these rows (due, in order), but those being read, within the room the budget leaves: how many.
-   * Each reads its row as stored when it starts, not as listed: it may wait for a slot, and the loop goes on meanwhile.
+   * A read may wait for a slot while the loop goes on: its answer is decided on the row as stored then (steps.read).
    */
   readRows(due: readonly PipelineRow[]): number {
     if (this.stopping.signal.aborted) return 0;
     const fresh = this.reading.toStart(due);
-    for (const row of fresh) this.background.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now), { asStoredNow: true }))));
+    for (const row of fresh) this.background.track(this.reading.start(row, () => this.slots.run(() => this.guarded(row, (now) => this.steps.read(now)))));
     return fresh.length;
   }
 
@@ -364,7 +364,7 @@ export class Pipeline {
    * One row's step must not end the others: a failure leaves the row in its
    * recorded phase, to be taken up again. Refused credentials end the run.
    */
-  private async guarded(row: PipelineRow, step: (fresh: PipelineRow) => Promise<void>, options: { asStoredNow?: boolean } = {}): Promise<boolean> {
+  private async guarded(row: PipelineRow, step: (fresh: PipelineRow) => Promise<void>): Promise<boolean> {
     if (this.stopping.signal.aborted) return false;
     const key = `${row.batch_id}:${row.line}`;
     const { shared } = this.deps;
@@ -373,7 +373,7 @@ export class Pipeline {
     this.working.set(key, (this.working.get(key) ?? 0) + 1);
     try {
       // Shared: the row as it stands now, under the claim (another worker may have moved it since it was listed).
-      const fresh = shared || options.asStoredNow ? await this.deps.store.row(row.batch_id, row.line) : row;
+      const fresh = shared ? await this.deps.store.row(row.batch_id, row.line) : row;
       if (!fresh || fresh.phase !== row.phase) return false;
       if (shared) {
         if ((await shared.withCallSlot(this.stopping.signal, () => step(fresh).then(() => true))) === null) return false;

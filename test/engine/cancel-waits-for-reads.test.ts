@@ -10,24 +10,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/config.js';
 import { cancelRows } from '../../src/engine/cancel.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, IN_FLIGHT_SANDBOX, engineContext, template } from '../helpers/engine.js';
+import { FAST_ENGINE, IN_FLIGHT_SANDBOX, template } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
-import { serviceTap } from '../helpers/service-tap.js';
+import { engineBehindTap } from '../helpers/service-tap.js';
 
 describe('paybatch cancel, its reads under way when its wait ends', () => {
   let ctx: EngineContext;
   let tap: ServiceTap;
   afterEach(async () => {
-    await tap.close();
     await ctx.stop();
   });
 
   it('reports the state the last reads brought, not the one before them', { timeout: 30_000 }, async () => {
     // Funded payouts stay pending (not cleared) for ten minutes: cancellable [D11].
-    ctx = await engineContext({ ...IN_FLIGHT_SANDBOX, payout: { ...IN_FLIGHT_SANDBOX.payout, clearing_ms: 600_000 } });
-    tap = await serviceTap(ctx.sandbox.url);
-    ctx.serviceUrl = tap.url;
+    ({ ctx, tap } = await engineBehindTap({ ...IN_FLIGHT_SANDBOX, payout: { ...IN_FLIGHT_SANDBOX.payout, clearing_ms: 600_000 } }));
     ctx.drop(template('templates/eur-iban-bank.csv'), 'eur.csv');
     const funded = (): boolean => (ctx.store as unknown as { db: { prepare(sql: string): { get(): { n: number } } } }).db.prepare("SELECT COUNT(*) AS n FROM rows WHERE phase = 'funded'").get().n === 3;
     const run = await ctx.run({}, 60_000, {}, { endWhen: funded });

@@ -15,10 +15,10 @@ import { configSchema } from '../../src/config/config.js';
 import { Pipeline } from '../../src/engine/pipeline.js';
 import { takeInboxFile } from '../../src/engine/run.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { FAST_ENGINE, FAST_INTAKE, IN_FLIGHT_SANDBOX, engineContext, gbrRowsBatch, sqliteOf } from '../helpers/engine.js';
+import { FAST_ENGINE, FAST_INTAKE, IN_FLIGHT_SANDBOX, gbrRowsBatch, sqliteOf } from '../helpers/engine.js';
 import { gate } from '../helpers/gates.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
-import { serviceTap } from '../helpers/service-tap.js';
+import { engineBehindTap } from '../helpers/service-tap.js';
 
 
 describe('following: a slow read holds its own row, not the round after it', () => {
@@ -27,14 +27,11 @@ describe('following: a slow read holds its own row, not the round after it', () 
   let client: PayoutClient;
   afterEach(async () => {
     await client.close();
-    await tap.close();
     await ctx.stop();
   });
 
   it('the next round reads the other row while the first read is held; the held row is not read twice; its answer is recorded once let go', { timeout: 30_000 }, async () => {
-    ctx = await engineContext(IN_FLIGHT_SANDBOX);
-    tap = await serviceTap(ctx.sandbox.url);
-    ctx.serviceUrl = tap.url;
+    ({ ctx, tap } = await engineBehindTap(IN_FLIGHT_SANDBOX));
     // A read held at the tap waits for the test, however busy the machine, not for the helper's two-second timeout.
     client = ctx.client({ timeoutMs: 120_000 });
     const config = configSchema.parse({ intake: FAST_INTAKE, engine: FAST_ENGINE });

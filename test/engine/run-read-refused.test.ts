@@ -7,23 +7,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthenticationRefused } from '../../src/api/errors.js';
 import type { EngineContext } from '../helpers/engine.js';
-import { IN_FLIGHT_SANDBOX, engineContext, template } from '../helpers/engine.js';
+import { IN_FLIGHT_SANDBOX, template } from '../helpers/engine.js';
 import type { ServiceTap } from '../helpers/service-tap.js';
-import { serviceTap } from '../helpers/service-tap.js';
+import { engineBehindTap } from '../helpers/service-tap.js';
 
 
 describe('run: a read refused in the background', () => {
   let ctx: EngineContext;
   let tap: ServiceTap;
   afterEach(async () => {
-    await tap.close();
     await ctx.stop();
   });
 
   it('stops the run with the refusal, after the rows were created and funded, and tells it in the log', { timeout: 30_000 }, async () => {
-    ctx = await engineContext(IN_FLIGHT_SANDBOX);
-    tap = await serviceTap(ctx.sandbox.url);
-    ctx.serviceUrl = tap.url;
+    ({ ctx, tap } = await engineBehindTap(IN_FLIGHT_SANDBOX));
     tap.decide = (call) => (call === 'read' ? { at: 'refused', until: Promise.resolve() } : { at: 'pass' });
     ctx.drop(template('templates/eur-iban-bank.csv'), 'eur.csv');
     // A wait of ten minutes on the run's own clock: only the refusal can end it before.

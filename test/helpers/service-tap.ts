@@ -9,6 +9,9 @@
 import { createServer, request } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { SandboxConfigInput } from '../../src/sandbox/config.js';
+import type { EngineContext } from './engine.js';
+import { engineContext } from './engine.js';
 
 export type ServiceCall = 'create' | 'fund' | 'read' | 'lookup' | 'other';
 
@@ -118,4 +121,20 @@ export async function serviceTap(serviceUrl: string): Promise<ServiceTap> {
     }),
   };
   return tap;
+}
+
+/**
+ * An engine context (engine.ts) whose service is its sandbox behind a tap, and the tap: the context's stop closes the
+ * tap too.
+ */
+export async function engineBehindTap(sandbox: SandboxConfigInput): Promise<{ ctx: EngineContext; tap: ServiceTap }> {
+  const ctx = await engineContext(sandbox);
+  const tap = await serviceTap(ctx.sandbox.url);
+  ctx.serviceUrl = tap.url;
+  const stopContext = ctx.stop.bind(ctx);
+  ctx.stop = async () => {
+    await tap.close();
+    await stopContext();
+  };
+  return { ctx, tap };
 }
