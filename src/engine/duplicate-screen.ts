@@ -18,7 +18,7 @@ import { isBeforeSending } from '../payout-states.js';
 const CHUNK = 1000;
 
 /** What the check asks of the store. */
-export type ScreenStore = Pick<DuplicateStore, 'lastRecipientLine' | 'sameBatchTwins' | 'batchTwins' | 'rowsAtLines' | 'recordPossibleDuplicates'>;
+export type ScreenStore = Pick<DuplicateStore, 'indexRecipients' | 'lastRecipientLine' | 'sameBatchTwins' | 'batchTwins' | 'rowsAtLines' | 'recordPossibleDuplicates'>;
 
 export type Finding = Omit<PossibleDuplicate, 'allowed_by' | 'allowed_reason' | 'allowed_at'>;
 
@@ -66,10 +66,14 @@ export function findingsOf(batchId: string, rows: readonly { line: number; exter
 
 /**
  * The check of a batch whose rows are all stored. Each sendable row's account was recorded with it as it was stored
- * (addRows; a row made invalid after lost its entry), so the check reads no row back: it looks for twins by ranges of
- * lines in the index, and reads only the rows found with one, to know they are still sendable and their external ids.
+ * (addRows; a row made invalid after lost its entry), so the check reads no row back: it writes the batch's accounts
+ * by payment, looks for twins by ranges of lines there, and reads only the rows found with one, to know they are
+ * still sendable and their external ids. Run again after a crash, it writes nothing twice and finds the same.
  */
 export async function screenDuplicates(batchId: string, receivedAt: number, deps: { store: ScreenStore; batch: Pick<BatchConfig, 'duplicate_window' | 'on_duplicate'> }): Promise<ScreenOutcome> {
+  // The batch's accounts where twins are looked for, in one pass in their order, its rows all stored: for this check
+  // (twins within the file are found there too), and for later files, with or without a window here.
+  await deps.store.indexRecipients(batchId);
   const since = windowStart(receivedAt, deps.batch.duplicate_window);
   const outcome: ScreenOutcome = { held: 0, warned: 0 };
   // With no window, nothing is looked for; the accounts are recorded all the same, for later files to be checked against.

@@ -284,6 +284,12 @@ export interface NotificationStore {
  * for later rows to be checked against.
  */
 export interface DuplicateStore {
+  /**
+   * Writes a batch's recipient entries where twins are looked for (by payment), once its rows are all stored and
+   * before it is screened: in that order, not row by row as they were stored. Until then none of its rows is anyone's
+   * twin. Writing them again changes nothing more.
+   */
+  indexRecipients(batchId: string): Promise<void>;
   /** The last line of a batch with a recipient entry; 0 when none has one. */
   lastRecipientLine(batchId: string): Promise<number>;
   /** These lines of a batch (ascending, each once): their external ids and phases, in line order (the rows found with a twin). */

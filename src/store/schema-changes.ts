@@ -370,3 +370,21 @@ export const compactRequests: SchemaChange = () => `
       -- before this version keep their JSON objects, read as they were.
       SELECT 1;
     `;
+
+/** SQLite 22, PostgreSQL 17. */
+export const recipientPayments: SchemaChange = (dialect) => `
+      -- The recipient entries by payment (account, currency, amount), where the possible-duplicate check looks for twins:
+      -- a table of its own, written in that order once a batch's rows are all stored (src/engine/duplicate-screen.ts),
+      -- instead of an index of row_recipients written row by row as they were stored, each entry on a page of its own.
+      CREATE TABLE recipient_payments (
+        recipient_key TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        batch_id TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        PRIMARY KEY (recipient_key, currency, amount, batch_id, line)
+      )${DIALECT[dialect].withoutRowid};
+      INSERT INTO recipient_payments (recipient_key, currency, amount, batch_id, line)
+        SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients ORDER BY recipient_key, currency, amount, batch_id, line;
+      DROP INDEX row_recipients_payment;
+    `;

@@ -36,6 +36,10 @@ const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     sqlite: 21, postgres: 16, name: 'requests kept compact: an older paybatch refuses the database rather than misread them', change: change.compactRequests,
     earlierWorkersMustStop: 'from this version requests are stored in a form earlier releases would misread',
   },
+  {
+    sqlite: 22, postgres: 17, name: 'recipient entries by payment in a table written in order, not an index written row by row', change: change.recipientPayments,
+    earlierWorkersMustStop: 'from this version the possible-duplicate check looks for twins where earlier releases write none',
+  },
 ];
 
 /** A database's migrations: its own and the shared ones, in order of version. PostgreSQL's ledger names the SQLite migration each shared one is. */

@@ -182,6 +182,8 @@ describe('paybatch validate on a large file, through a pipe', () => {
     };
     const batch = await store.beginBatch({ file_name: 'earlier.csv', sha256: 'e'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: new Date().toISOString(), file_mtime_ms: 1, send_after: 0 });
     await store.addRows(batch, [{ line: 2, external_id: request.external_id, request, errors: [] }]);
+    // As intake's screen does once a batch's rows are all stored: its accounts written where twins are looked for.
+    await store.indexRecipients(batch);
     await store.acceptBatch(batch);
     const row = await store.row(batch, 2);
     await store.commitRow(batch, 2, row?.revision as number, { changes: { phase: 'final', state: 'paid', transaction_id: 'tr_9' } });

@@ -28,12 +28,41 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
 
     const amountOf = (id: string): string => (id.endsWith('9') ? '99' : '10000');
 
-    /** A batch of these rows, each paying the same account; addRows records their recipient entries. */
+    /**
+     * A batch of these rows, each paying the same account; addRows records their recipient entries, and they are
+     * written by payment as intake's screen does once a batch's rows are all stored.
+     */
     async function batchOf(sha: string, ids: string[], receivedAt = AT, amount = amountOf): Promise<string> {
       const batch = await store.beginBatch({ file_name: `${sha}.csv`, sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: receivedAt, file_mtime_ms: 1, send_after: 0 });
       await store.addRows(batch, ids.map((id, i) => ({ line: i + 2, external_id: id, request: request(id, amount(id)), errors: [] })));
+      await store.indexRecipients(batch);
       return batch;
     }
+
+    it('looks for twins only among batches whose accounts were written by payment; written again (after a crash part way), nothing twice; in chunks, every one', async () => {
+      const since = '2026-02-01T00:00:00.000Z';
+      const first = await store.beginBatch({ file_name: 'w.csv', sha256: 'w'.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+      // More than SQLite's chunk of 5,000 a transaction, the last chunk part full: line 2 and every line after pay the same.
+      const count = 10_050;
+      await store.addRows(first, Array.from({ length: count }, (_, i) => ({ line: i + 2, external_id: `W-${i + 1}`, request: request(`W-${i + 1}`), errors: [] })));
+      // Stored (and sendable), not yet written by payment: nobody's twin, not even within its own file.
+      await store.acceptBatch(first);
+      expect(await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).toEqual([]);
+      expect(await store.sameBatchTwins(first, 0, count + 1)).toEqual([]);
+      // As a crash part way leaves them (SQLite commits a chunk at a time): some written, the rest written at the next try.
+      await store.indexRecipients(first);
+      await opened.exec?.('DELETE FROM recipient_payments WHERE line > 6000');
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, count + 10)).length).toBe(5999);
+      await store.indexRecipients(first);
+      await store.indexRecipients(first);
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, count + 10)).length).toBe(count);
+      const within = await store.sameBatchTwins(first, 0, count + 1);
+      expect(within.length).toBe(count - 1);
+      expect(within.every((twin, i) => twin.of_line === i + 3 && twin.line === 2 && twin.external_id === 'W-1')).toBe(true);
+      // A later batch finds each of them once.
+      const second = await batchOf('x', ['X-1']);
+      expect((await store.batchTwins(second, 0, 2, since)).length).toBe(count);
+    });
 
     it('finds rows of other batches paying the same account, amount and currency, not ended unpaid, within the window; holds, lists, allows', async () => {
       const first = await batchOf('a', ['P-1', 'P-2', 'P-9']);
@@ -145,6 +174,8 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
         { line: 6, external_id: 'G-5', request: { ...request('G-5'), type: 'cash', recipient: { country_code: 'DEU' } }, errors: [] },
       ]);
       await store.addRows(batch, [{ line: 7, external_id: 'G-6', request: request('G-6', '10000', 'DE44500105175407324931'), errors: [] }]);
+      // Written by payment, then made invalid: forgotten there too.
+      await store.indexRecipients(batch);
       await store.invalidateRow(batch, 4, { line: 4, column: 'external_id', code: 'duplicate_external_id', message: 'dup' });
       expect(await store.lastRecipientLine(batch)).toBe(7);
       expect(await store.sameBatchTwins(batch, 0, 7)).toEqual([{ of_line: 3, line: 2, external_id: 'G-1' }]);
@@ -202,7 +233,7 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => [t.batch_id, t.line, t.external_id, t.state])).toEqual([[old, 2, 'O-1', 'paid']]);
       expect((await store.twinsOf({ batch_id: '', line: 0, key: 'iban:DE44500105175407324931', currency: 'EUR', amount: '10000' }, since, 10)).map((t) => t.line)).toEqual([3]);
       // Once per database: an entry lost after it is not filled again at the next open.
-      await exec("DELETE FROM row_recipients WHERE line = 3");
+      await exec('DELETE FROM row_recipients WHERE line = 3; DELETE FROM recipient_payments WHERE line = 3');
       store = await reopen();
       expect(await store.twinsOf({ batch_id: '', line: 0, key: 'iban:DE44500105175407324931', currency: 'EUR', amount: '10000' }, since, 10)).toEqual([]);
 

@@ -9,6 +9,18 @@ import type { Finding } from '../queries/duplicates.js';
 import * as q from '../queries/duplicates.js';
 import type { PgConnection } from './client.js';
 
+/** Entries written by one indexing from which the planner's figures are taken again (as intake's ANALYZE_FROM_ROWS). */
+const ANALYZE_FROM_ENTRIES = 10_000;
+
+/**
+ * A batch's entries by payment (DuplicateStore.indexRecipients), in that order, in one statement: a transaction of
+ * its own, committed before the batch is screened, so that another worker screening a batch of its own meanwhile
+ * either sees them or is seen by this batch's screen. Fresh statistics after a large batch, as after its rows.
+ */
+export async function indexRecipientsPg(c: PgConnection, batchId: string): Promise<void> {
+  if ((await c.run(q.INDEX_PAYMENTS, [batchId])) >= ANALYZE_FROM_ENTRIES) await c.run('ANALYZE recipient_payments');
+}
+
 /**
  * Call inside a transaction: the findings kept, and each `hold` row still ready moved to duplicate_hold, a hundred
  * to a statement (a round trip each: one per finding was most of a million-row intake's time, docs/performance.md).

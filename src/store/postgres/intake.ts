@@ -89,6 +89,7 @@ export async function invalidateRow(c: PgConnection, batchId: string, line: numb
     if (!row) return;
     const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
     await tx.run(INTAKE_SQL.invalidate, [JSON.stringify(errors), batchId, line]);
+    await tx.run(INTAKE_SQL.forgetPayment, [batchId, line]);
     await tx.run(INTAKE_SQL.forgetRecipient, [batchId, line]);
   });
 }

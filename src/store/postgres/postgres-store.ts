@@ -81,6 +81,7 @@ function postgresStore(pool: pg.Pool, prepare: boolean): PostgresStore {
     commitRow: (batchId, line, revision, patch) => commitRow(c, batchId, line, revision, patch),
     // possible duplicates (engine/duplicates.ts decides)
     recordPossibleDuplicates: (found) => c.tx((tx) => duplicates.recordPossibleDuplicatesPg(tx, found)),
+    indexRecipients: (batchId) => duplicates.indexRecipientsPg(c, batchId),
     allowDuplicate: (batchId, line, allowance) => c.tx((tx) => duplicates.allowDuplicatePg(tx, batchId, line, allowance, (entry) => appendAuditIn(tx, entry))),
     // work shared between workers
     joinWorkers: (me, isAlive) => shared.joinWorkers(c, me, isAlive),

@@ -14,7 +14,14 @@ export async function backfillRecipientsPg(c: PgConnection, now: () => Date = ()
     const page = await c.all<q.StoredRequest>(q.PAGE_WITHOUT_ENTRY, after);
     if (page.length === 0) break;
     const { params, count } = q.entriesOfPage(page);
-    if (count > 0) filled += await c.run(q.insertEntriesStatement(count), params);
+    if (count > 0) {
+      const [byLine, byPayment] = q.insertEntriesStatements(count);
+      filled += await c.tx(async (tx) => {
+        const changes = await tx.run(byLine, params);
+        await tx.run(byPayment, params);
+        return changes;
+      });
+    }
     after = q.pageEnd(page);
   }
   await c.run(q.MARK_DONE, [q.BACKFILL_NAME, now().toISOString()]);

@@ -24,7 +24,13 @@ export const INTAKE_SQL = {
   addToTotal: 'UPDATE batches SET rows_total = rows_total + ? WHERE id = ?',
   /** Params: errors (JSON), batch, line. A finding across rows made it invalid. */
   invalidate: "UPDATE rows SET phase = 'invalid', errors = ? WHERE batch_id = ? AND line = ?",
-  /** Params: batch, line. With invalidate: a row made invalid is nobody's twin, not even within its own file. */
+  /**
+   * Params: batch, line. With invalidate: a row made invalid is nobody's twin, not even within its own file. Its entry
+   * by payment first (written once its batch's rows were all stored: there may be none yet), then its entry by line.
+   */
+  forgetPayment: `DELETE FROM recipient_payments WHERE (recipient_key, currency, amount, batch_id, line) IN
+    (SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients WHERE batch_id = ? AND line = ?)`,
+  /** Params: batch, line. */
   forgetRecipient: 'DELETE FROM row_recipients WHERE batch_id = ? AND line = ?',
   /** Params: reason, batch. False (0) when it was not in intake. */
   reject: "UPDATE batches SET status = 'rejected', reason = ? WHERE id = ? AND status = 'intake'",

@@ -38,13 +38,20 @@ export interface StoredRequest {
   request: string;
 }
 
-/** The statement writing `count` entries, never over one already there. */
-export function insertEntriesStatement(count: number): string {
-  return `INSERT INTO row_recipients (batch_id, line, recipient_key, currency, amount) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?)').join(', ')}
-    ON CONFLICT (batch_id, line) DO NOTHING`;
+/**
+ * The statements writing `count` entries, by line and by payment (where twins are looked for), never over one
+ * already there; both with the same parameters, in one transaction: a row given its entry by line is never looked at
+ * again.
+ */
+export function insertEntriesStatements(count: number): [string, string] {
+  const values = Array.from({ length: count }, () => '(?, ?, ?, ?, ?)').join(', ');
+  return [
+    `INSERT INTO row_recipients (batch_id, line, recipient_key, currency, amount) VALUES ${values} ON CONFLICT (batch_id, line) DO NOTHING`,
+    `INSERT INTO recipient_payments (batch_id, line, recipient_key, currency, amount) VALUES ${values} ON CONFLICT DO NOTHING`,
+  ];
 }
 
-/** The entries of a page, as parameters of insertEntriesStatement (rows naming no account have none), and how many. */
+/** The entries of a page, as parameters of insertEntriesStatements (rows naming no account have none), and how many. */
 export function entriesOfPage(page: readonly StoredRequest[]): { params: unknown[]; count: number } {
   const params: unknown[] = [];
   let count = 0;

@@ -22,7 +22,7 @@ export type DialectOwn =
   | 'commitRow' | 'stopCurrency' | 'batchCorridors' | 'endReadyRowsOfCorridor' | 'dueReads' | 'catchUpReads' | 'metricsFigures'
   | 'acquireLease' | 'appendAudit' | 'claimDueNotifications' | 'close'
   // possible duplicates: the writes of several statements (statements in duplicates.ts, run in each database's transaction)
-  | 'recordPossibleDuplicates' | 'allowDuplicate';
+  | 'recordPossibleDuplicates' | 'allowDuplicate' | 'indexRecipients';
 
 export type SharedStore = Omit<Store, DialectOwn>;
 

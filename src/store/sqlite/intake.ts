@@ -68,6 +68,7 @@ export async function invalidateRow(c: SqliteConnection, batchId: string, line: 
     if (row.phase === 'ready') c.sql(SQLITE_CORRIDORS.uncount).run(batchId, line);
     const errors = [...(row.errors ? (JSON.parse(row.errors) as Issue[]) : []), error];
     c.sql(INTAKE_SQL.invalidate).run(JSON.stringify(errors), batchId, line);
+    c.sql(INTAKE_SQL.forgetPayment).run(batchId, line);
     c.sql(INTAKE_SQL.forgetRecipient).run(batchId, line);
   });
 }

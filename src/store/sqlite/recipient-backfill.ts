@@ -12,7 +12,14 @@ export function backfillRecipientsSqlite(db: SqliteDatabase, now: () => Date = (
     const page = read.all(...after) as q.StoredRequest[];
     if (page.length === 0) break;
     const { params, count } = q.entriesOfPage(page);
-    if (count > 0) filled += db.prepare(q.insertEntriesStatement(count)).run(...params).changes;
+    if (count > 0) {
+      const [byLine, byPayment] = q.insertEntriesStatements(count);
+      filled += db.transaction(() => {
+        const { changes } = db.prepare(byLine).run(...params);
+        db.prepare(byPayment).run(...params);
+        return changes;
+      })();
+    }
     after = q.pageEnd(page);
   }
   db.prepare(q.MARK_DONE).run(q.BACKFILL_NAME, now().toISOString());

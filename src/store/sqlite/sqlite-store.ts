@@ -71,6 +71,7 @@ function sqliteStore(db: SqliteDatabase, options: ConnectionOptions): SqliteStor
     commitRow: (batchId, line, revision, patch, seen) => commitRow(c, learned, batchId, line, revision, patch, seen),
     // possible duplicates (engine/duplicates.ts decides)
     recordPossibleDuplicates: async (found) => c.atomic(() => duplicates.recordPossibleDuplicatesSqlite(c, found)),
+    indexRecipients: (batchId) => duplicates.indexRecipientsSqlite(c, batchId),
     allowDuplicate: async (batchId, line, allowance) => c.atomic(() => duplicates.allowDuplicateSqlite(c, batchId, line, allowance, (entry) => appendAuditNow(c, entry))),
   };
 }
