@@ -39,6 +39,9 @@ export async function indexRecipientsSqlite(c: SqliteConnection, batchId: string
   // Statements on the temporary table are compiled for this batch only: the table is dropped at the end.
   c.db.prepare('DROP TABLE IF EXISTS temp.recipients_in_order').run();
   c.db.prepare('CREATE TEMP TABLE recipients_in_order (recipient_key TEXT, currency TEXT, amount TEXT, line INTEGER)').run();
+  // The temporary database's page cache as small as the main one's (database.ts): SQLite's built default is 16 MB,
+  // which a million entries (some 60 MB) would fill, all of it in the process's memory.
+  c.db.pragma('temp.cache_size = -2000');
   try {
     // Rowids follow the order of insertion: the order of payment.
     const sorted = c.db.prepare(`INSERT INTO temp.recipients_in_order SELECT recipient_key, currency, amount, line FROM row_recipients
