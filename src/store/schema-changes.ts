@@ -384,7 +384,7 @@ export const recipientPayments: SchemaChange = (dialect) => `
         line INTEGER NOT NULL,
         PRIMARY KEY (recipient_key, currency, amount, batch_id, line)
       )${DIALECT[dialect].withoutRowid};
-      INSERT INTO recipient_payments (recipient_key, currency, amount, batch_id, line)
-        SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients ORDER BY recipient_key, currency, amount, batch_id, line;
+      -- Filled from the entries kept before at the first open after this, in chunks (src/store/queries/recipient-backfill.ts):
+      -- one migration is one transaction, and a long history copied in one would take the write-ahead log past its bound.
       DROP INDEX row_recipients_payment;
     `;

@@ -16,6 +16,8 @@ export interface OpenedStore {
   exec?(sql: string): Promise<void>;
   /** Takes the database back to the schema before the possible-duplicate check (SQLite 15, PostgreSQL 9), its rows kept. */
   rewindBeforeDuplicateCheck?(): Promise<void>;
+  /** Back to the schema before recipient_payments (SQLite 21, PostgreSQL 16): the index by payment on row_recipients. */
+  rewindBeforePayments?(): Promise<void>;
   done(): Promise<void>;
 }
 

@@ -64,6 +64,48 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       expect((await store.batchTwins(second, 0, 2, since)).length).toBe(count);
     });
 
+    it('screens two batches at once (watch takes several files): each one\'s every account written by payment under its own batch', async () => {
+      const since = '2026-02-01T00:00:00.000Z';
+      const account = (file: string, i: number): string => `DE${String(i).padStart(20, '0')}${file}`;
+      // More than two of SQLite's chunks each: the two screens take turns between chunks.
+      const count = 12_000;
+      const stored = async (sha: string, file: string): Promise<string> => {
+        const batch = await store.beginBatch({ file_name: `${sha}.csv`, sha256: sha.repeat(64), size_bytes: 1, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+        await store.addRows(batch, Array.from({ length: count }, (_, i) => ({ line: i + 2, external_id: `${file}-${i}`, request: request(`${file}-${i}`, '10000', account(file, i)), errors: [] })));
+        return batch;
+      };
+      const a = await stored('j', 'A');
+      const b = await stored('k', 'B');
+      const policy = { duplicate_window: '30d', on_duplicate: 'hold' as const };
+      expect(await Promise.all([screenDuplicates(a, Date.parse(AT), { store, batch: policy }), screenDuplicates(b, Date.parse(AT), { store, batch: policy })]))
+        .toEqual([{ held: 0, warned: 0 }, { held: 0, warned: 0 }]);
+      await store.acceptBatch(a);
+      await store.acceptBatch(b);
+      // A later payment to any account of either file finds its row, once, in its own batch.
+      for (const [file, batch] of [['A', a], ['B', b]] as const) {
+        for (const i of [0, 4_999, 5_000, 9_999, 10_000, count - 1]) {
+          const twins = await store.twinsOf({ batch_id: '', line: 0, key: `iban:${account(file, i)}`, currency: 'EUR', amount: '10000' }, since, 10);
+          expect(twins.map((t) => [t.batch_id, t.line]), `${file} ${i}`).toEqual([[batch, i + 2]]);
+        }
+      }
+    });
+
+    it('writes by payment, once, at the first open of a database made before that table (SQLite 22, PostgreSQL 17), every account kept before', async () => {
+      const { reopen, exec, rewindBeforePayments } = opened;
+      if (!reopen || !exec || !rewindBeforePayments) throw new Error('this contract needs reopen, exec and rewindBeforePayments');
+      const since = '2026-02-01T00:00:00.000Z';
+      const batch = await batchOf('u', ['U-1', 'U-2', 'U-9']);
+      await store.acceptBatch(batch);
+      await rewindBeforePayments.call(opened);
+      store = await reopen();
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => t.external_id).sort()).toEqual(['U-1', 'U-2']);
+      expect((await store.twinsOf({ batch_id: '', ...entry(0, '99') }, since, 10)).map((t) => t.external_id)).toEqual(['U-9']);
+      // Once per database: an entry lost after it is not written again at the next open.
+      await exec("DELETE FROM recipient_payments WHERE line = 2");
+      store = await reopen();
+      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => t.external_id)).toEqual(['U-2']);
+    });
+
     it('finds rows of other batches paying the same account, amount and currency, not ended unpaid, within the window; holds, lists, allows', async () => {
       const first = await batchOf('a', ['P-1', 'P-2', 'P-9']);
       await store.acceptBatch(first);

@@ -14,8 +14,9 @@ const ANALYZE_FROM_ENTRIES = 10_000;
 
 /**
  * A batch's entries by payment (DuplicateStore.indexRecipients), in that order, in one statement: a transaction of
- * its own, committed before the batch is screened, so that another worker screening a batch of its own meanwhile
- * either sees them or is seen by this batch's screen. Fresh statistics after a large batch, as after its rows.
+ * its own, committed before the batch is screened. (Its rows are nobody's twin before its acceptance all the same:
+ * they wait in 'checking', a phase never sent; docs/operations.md, Possible duplicate payments.) Fresh statistics
+ * after a large batch, as after its rows.
  */
 export async function indexRecipientsPg(c: PgConnection, batchId: string): Promise<void> {
   if ((await c.run(q.INDEX_PAYMENTS, [batchId])) >= ANALYZE_FROM_ENTRIES) await c.run('ANALYZE recipient_payments');

@@ -24,7 +24,7 @@ import { migratePg } from './migrate.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { claimDueNotifications } from './outbox.js';
 import * as pipeline from './pipeline.js';
-import { backfillRecipientsPg } from './recipient-backfill.js';
+import { backfillPaymentsPg, backfillRecipientsPg } from './recipient-backfill.js';
 import * as shared from './shared-work.js';
 
 export type PostgresStore = Store & SharedWorkStore;
@@ -53,6 +53,7 @@ export const PostgresStore = {
     try {
       await migratePg(pool, PG_MIGRATIONS);
       await backfillRecipientsPg(new PgConnection(pool, pool));
+      await backfillPaymentsPg(new PgConnection(pool, pool));
     } catch (error) {
       await pool.end().catch(() => {});
       if (error instanceof DatabaseUnusable) throw error;

@@ -27,3 +27,11 @@ export async function backfillRecipientsPg(c: PgConnection, now: () => Date = ()
   await c.run(q.MARK_DONE, [q.BACKFILL_NAME, now().toISOString()]);
   return filled;
 }
+
+/** Fills recipient_payments from the entries by line kept before it, once per database, in one statement. Workers opening at once may both run it. */
+export async function backfillPaymentsPg(c: PgConnection, now: () => Date = () => new Date()): Promise<number> {
+  if (await c.first(q.BACKFILL_DONE, [q.PAYMENTS_BACKFILL_NAME]) !== undefined) return 0;
+  const filled = await c.run(q.FILL_PAYMENTS);
+  await c.run(q.MARK_DONE, [q.PAYMENTS_BACKFILL_NAME, now().toISOString()]);
+  return filled;
+}

@@ -25,13 +25,18 @@ const TWINS = `SELECT r.batch_id, r.line, r.external_id, r.phase, r.state, COALE
     AND ${NOT_UNPAID} AND COALESCE(r.created_at, b.received_at) >= ?
   ORDER BY at DESC, r.batch_id, r.line LIMIT ?`;
 
-/** Twins of a batch's rows in a range of lines, found in one pass over the index: (line, twin) pairs. */
-const BATCH_TWINS = `SELECT k.line AS of_line, r.batch_id, r.line, r.external_id, r.phase, r.state, COALESCE(r.created_at, b.received_at) AS at
+/**
+ * Twins of a batch's rows in a range of lines: (line, twin) pairs. The batches before this one's id and those after
+ * it, each a range of the table by payment (its key ends in the batch and the line): a condition of "another batch"
+ * alone walked this batch's own entries of each payment for every row, ten thousand payments of one account one
+ * amount in one file 1.7 s a chunk of a thousand lines.
+ */
+const batchTwinsOn = (side: '<' | '>'): string => `SELECT k.line AS of_line, r.batch_id, r.line, r.external_id, r.phase, r.state, COALESCE(r.created_at, b.received_at) AS at
   FROM row_recipients k
-  JOIN recipient_payments t ON t.recipient_key = k.recipient_key AND t.currency = k.currency AND t.amount = k.amount AND t.batch_id <> k.batch_id
+  JOIN recipient_payments t ON t.recipient_key = k.recipient_key AND t.currency = k.currency AND t.amount = k.amount AND t.batch_id ${side} k.batch_id
   JOIN rows r ON r.batch_id = t.batch_id AND r.line = t.line JOIN batches b ON b.id = t.batch_id
-  WHERE k.batch_id = ? AND k.line > ? AND k.line <= ? AND ${NOT_UNPAID} AND COALESCE(r.created_at, b.received_at) >= ?
-  ORDER BY k.line`;
+  WHERE k.batch_id = ? AND k.line > ? AND k.line <= ? AND ${NOT_UNPAID} AND COALESCE(r.created_at, b.received_at) >= ?`;
+const BATCH_TWINS = `${batchTwinsOn('<')} UNION ALL ${batchTwinsOn('>')} ORDER BY of_line`;
 
 export type LineTwin = Twin & { of_line: number };
 
@@ -57,7 +62,7 @@ export async function twinsOf(c: SqlConnection, query: TwinQuery, since: string,
 }
 
 export async function batchTwins(c: SqlConnection, batchId: string, after: number, upto: number, since: string): Promise<LineTwin[]> {
-  return (await c.all<TwinColumns & { of_line: number }>(BATCH_TWINS, [batchId, after, upto, since])).map(toTwin);
+  return (await c.all<TwinColumns & { of_line: number }>(BATCH_TWINS, [batchId, after, upto, since, batchId, after, upto, since])).map(toTwin);
 }
 
 /**

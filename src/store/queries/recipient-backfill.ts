@@ -17,6 +17,16 @@ import { NEVER_SENT } from '../sql-lists.js';
 import { readRequest } from '../../batch/request-text.js';
 
 export const BACKFILL_NAME = 'row_recipients';
+/**
+ * The entries by payment (recipient_payments, SQLite 22, PostgreSQL 17) of the entries kept before the table, filled
+ * once per database at open, after the backfill above: every entry by line written by payment, never over one there.
+ */
+export const PAYMENTS_BACKFILL_NAME = 'recipient_payments';
+
+/** No param. The fill of recipient_payments in one statement, where the database has no bound on its log (PostgreSQL). */
+export const FILL_PAYMENTS = `INSERT INTO recipient_payments (recipient_key, currency, amount, batch_id, line)
+  SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients ORDER BY recipient_key, currency, amount, batch_id, line
+  ON CONFLICT DO NOTHING`;
 /** Rows per page: read, keyed and written together. */
 export const PAGE = 500;
 

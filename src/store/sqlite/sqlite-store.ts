@@ -23,7 +23,7 @@ import * as intake from './intake.js';
 import { MIGRATIONS } from './migrations.js';
 import { claimDueNotifications } from './outbox.js';
 import * as pipeline from './pipeline.js';
-import { backfillRecipientsSqlite } from './recipient-backfill.js';
+import { backfillPaymentsSqlite, backfillRecipientsSqlite } from './recipient-backfill.js';
 
 export interface SqliteStore extends Store {
   readonly db: SqliteDatabase;
@@ -41,6 +41,7 @@ export const SqliteStore = {
       db = openDatabase(file);
       migrate(db, MIGRATIONS);
       backfillRecipientsSqlite(db);
+      backfillPaymentsSqlite(db);
     } catch (error) {
       db?.close();
       if (isDamage(error)) throw new DatabaseUnusable(damagedMessage(file, [(error as Error).message]));
