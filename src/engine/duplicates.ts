@@ -41,9 +41,6 @@ const NEVER_SENT: ReadonlySet<string> = new Set(NEVER_SENT_PHASES);
 
 export function twinStanding(twin: Pick<Candidate, 'phase' | 'state' | 'same_file'>): TwinStanding {
   if (twin.same_file === true) return 'same_file';
-  // Still being checked: the store gives such a twin only while its batch is being taken in (queries/duplicates.ts),
-  // which may be accepted and sent in a moment.
-  if (twin.phase === 'checking') return 'in_flight';
   if (NEVER_SENT.has(twin.phase)) return 'unpaid';
   if (twin.phase === 'final') return twin.state === 'paid' ? 'paid' : 'unpaid';
   // Any other phase (in flight, held for a person, waiting to be sent) may still pay.

@@ -17,11 +17,6 @@ describe('what a twin is', () => {
       expect(twinStanding(twin(phase, state))).toBe('unpaid');
     }
   });
-
-  it('a row still being checked (the store gives one only while its batch is taken in) may still pay: held whatever the policy', () => {
-    expect(twinStanding(twin('checking', null))).toBe('in_flight');
-    expect(decideDuplicate([twin('checking', null)], 'allow', null)).toMatchObject({ action: 'hold', why: 'twin_in_flight' });
-  });
 });
 
 describe('decideDuplicate', () => {

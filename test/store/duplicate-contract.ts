@@ -90,32 +90,6 @@ export function duplicateContract(name: string, open: () => Promise<OpenedStore>
       }
     });
 
-    it('finds a row of a batch still being taken in (its accounts written): it may be accepted and sent in a moment; not once its batch is rejected', async () => {
-      const since = '2026-02-01T00:00:00.000Z';
-      // Stored and written by payment, not accepted: on PostgreSQL its rows wait in 'checking' until then.
-      const first = await batchOf('p', ['P-1']);
-      const second = await batchOf('q', ['Q-1'], '2026-03-02T09:05:00.000Z');
-      expect((await store.batchTwins(second, 0, 2, since)).map((t) => [t.batch_id, t.line, t.external_id])).toEqual([[first, 2, 'P-1']]);
-      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => t.external_id).sort()).toEqual(['P-1', 'Q-1']);
-      // Rejected (interrupted, refused): its rows end not sent, nobody's twin.
-      expect(await store.rejectBatch(first, 'interrupted')).toBe(true);
-      expect(await store.batchTwins(second, 0, 2, since)).toEqual([]);
-      // A batch accepted with a row refused (its external_id sent before): that row is nobody's twin.
-      await store.acceptBatch(second);
-      const third = await batchOf('r', ['Q-1', 'R-1'], '2026-03-02T09:10:00.000Z');
-      await store.acceptBatch(third);
-      expect((await store.twinsOf({ batch_id: '', ...entry(0) }, since, 10)).map((t) => [t.batch_id, t.external_id, t.phase])).toEqual([[third, 'R-1', 'ready'], [second, 'Q-1', 'ready']]);
-    });
-
-    it('does not take a copy of a row (its external_id) being taken in for its twin: only one of them is ever sent; another row paying the same finds both', async () => {
-      const since = '2026-02-01T00:00:00.000Z';
-      const original = await batchOf('m', ['C-1']);
-      const copy = await batchOf('n', ['C-1'], '2026-03-02T09:05:00.000Z');
-      expect(await store.batchTwins(original, 0, 2, since)).toEqual([]);
-      const other = await batchOf('o', ['C-2'], '2026-03-02T09:10:00.000Z');
-      expect((await store.batchTwins(other, 0, 2, since)).map((t) => [t.batch_id, t.external_id]).sort()).toEqual([[original, 'C-1'], [copy, 'C-1']].sort());
-    });
-
     it('writes by payment, once, at the first open of a database made before that table (SQLite 22, PostgreSQL 17), every account kept before', async () => {
       const { reopen, exec, rewindBeforePayments } = opened;
       if (!reopen || !exec || !rewindBeforePayments) throw new Error('this contract needs reopen, exec and rewindBeforePayments');

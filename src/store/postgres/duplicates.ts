@@ -14,8 +14,8 @@ const ANALYZE_FROM_ENTRIES = 10_000;
 
 /**
  * A batch's entries by payment (DuplicateStore.indexRecipients), in that order, in one statement: a transaction of
- * its own, committed before the batch is screened, so that a batch screened by another worker after it finds its
- * rows (waiting in 'checking' until the acceptance, twins all the same: queries/duplicates.ts). Fresh statistics
+ * its own, committed before the batch is screened. (Its rows are nobody's twin before its acceptance all the same:
+ * they wait in 'checking', a phase never sent; docs/operations.md, Possible duplicate payments.) Fresh statistics
  * after a large batch, as after its rows.
  */
 export async function indexRecipientsPg(c: PgConnection, batchId: string): Promise<void> {

@@ -15,18 +15,8 @@ import type { Allowance, PossibleDuplicate, RecipientEntry, SameBatchTwin, Twin,
 import { BEFORE_SENDING, phaseList } from '../sql-lists.js';
 import type { SqlConnection } from './connection.js';
 
-/**
- * Rows that ended unpaid are nobody's twin: never sent, or final but not paid (cancelled, refunded). A row waiting in
- * 'checking' while its batch is still taken in is one all the same: its batch may be accepted in a moment (on
- * PostgreSQL every row waits so until then, and two files paying the same, taken in at once by two workers, each
- * screened before the other was accepted, were both sent). But not one with the screened row's own external_id
- * (`sameId`: a condition true for those), a copy of the same file read at once or taken again: of two rows with one
- * external_id only one is ever sent. `r` is the twin's row, `b` its batch.
- */
-const notUnpaid = (sameId: string): string => `((r.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (r.phase = 'final' AND COALESCE(r.state, '') <> 'paid'))
-    OR (r.phase = 'checking' AND b.status = 'intake' AND NOT (${sameId})))`;
-/** A file not taken in yet (validate, preview), or a held row looked at again (allow): no external_id to compare. */
-const NOT_UNPAID = notUnpaid('false');
+/** Rows that ended unpaid are nobody's twin: never sent, or final but not paid (cancelled, refunded). */
+const NOT_UNPAID = `r.phase NOT IN ${phaseList(NEVER_SENT_PHASES)} AND NOT (r.phase = 'final' AND COALESCE(r.state, '') <> 'paid')`;
 
 const TWINS = `SELECT r.batch_id, r.line, r.external_id, r.phase, r.state, COALESCE(r.created_at, b.received_at) AS at
   FROM recipient_payments k JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line JOIN batches b ON b.id = k.batch_id
@@ -42,10 +32,10 @@ const TWINS = `SELECT r.batch_id, r.line, r.external_id, r.phase, r.state, COALE
  * amount in one file 1.7 s a chunk of a thousand lines.
  */
 const batchTwinsOn = (side: '<' | '>'): string => `SELECT k.line AS of_line, r.batch_id, r.line, r.external_id, r.phase, r.state, COALESCE(r.created_at, b.received_at) AS at
-  FROM row_recipients k JOIN rows kr ON kr.batch_id = k.batch_id AND kr.line = k.line
+  FROM row_recipients k
   JOIN recipient_payments t ON t.recipient_key = k.recipient_key AND t.currency = k.currency AND t.amount = k.amount AND t.batch_id ${side} k.batch_id
   JOIN rows r ON r.batch_id = t.batch_id AND r.line = t.line JOIN batches b ON b.id = t.batch_id
-  WHERE k.batch_id = ? AND k.line > ? AND k.line <= ? AND ${notUnpaid('r.external_id = kr.external_id')} AND COALESCE(r.created_at, b.received_at) >= ?`;
+  WHERE k.batch_id = ? AND k.line > ? AND k.line <= ? AND ${NOT_UNPAID} AND COALESCE(r.created_at, b.received_at) >= ?`;
 const BATCH_TWINS = `${batchTwinsOn('<')} UNION ALL ${batchTwinsOn('>')} ORDER BY of_line`;
 
 export type LineTwin = Twin & { of_line: number };
