@@ -211,7 +211,16 @@ describe('the exchange against a service that lies at the wire', () => {
   afterEach(async () => {
     // Nothing in flight is left: the client closes at once, every exchange timer is gone, every connection with it.
     const closing = client.close().then(() => 'closed');
-    expect(await Promise.race([closing, new Promise((resolve) => realSetTimeout(() => resolve('hung'), 3000))])).toBe('closed');
+    // Bounded: a close that hangs fails the test at the bound, and the bound's timer is cleared once it closes.
+    let bound: ReturnType<typeof realSetTimeout> | undefined;
+    const hung = new Promise<string>((_resolve, reject) => {
+      bound = realSetTimeout(() => reject(new Error('the client did not close within 3 s')), 3000);
+    });
+    try {
+      expect(await Promise.race([closing, hung])).toBe('closed');
+    } finally {
+      clearTimeout(bound);
+    }
     expect(timers.live.size).toBe(0);
     expect(timers.made).toBe(timers.cleared + timers.fired);
     expect(await eventually(() => wire.open.size === 0)).toBe(true);
