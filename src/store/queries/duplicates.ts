@@ -135,13 +135,16 @@ export function recordRecipientsStatement(count: number): string {
 }
 
 /**
- * Param: batch. Its entries by payment, in that order, never over one already there (so writing them again, after a
+ * Entries by line written by payment, in that order, never over one already there (so writing them again, after a
  * crash part way, changes nothing more): one statement, where the database has no limit on its log (PostgreSQL);
- * SQLite writes them in chunks (sqlite/duplicates.ts).
+ * SQLite writes them in chunks (sqlite/payments-in-order.ts). `which`: a condition on row_recipients, or none.
  */
-export const INDEX_PAYMENTS = `INSERT INTO recipient_payments (recipient_key, currency, amount, batch_id, line)
-  SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients WHERE batch_id = ?
-  ORDER BY recipient_key, currency, amount, line ON CONFLICT DO NOTHING`;
+export const paymentsInOrder = (which = ''): string => `INSERT INTO recipient_payments (recipient_key, currency, amount, batch_id, line)
+  SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients ${which}
+  ORDER BY recipient_key, currency, amount, batch_id, line ON CONFLICT DO NOTHING`;
+
+/** Param: batch. Its entries by payment (DuplicateStore.indexRecipients). */
+export const INDEX_PAYMENTS = paymentsInOrder('WHERE batch_id = ?');
 
 export const recipientParams = (batchId: string, entries: readonly RecipientEntry[]): unknown[] =>
   entries.flatMap((e) => [batchId, e.line, e.key, e.currency, e.amount]);

@@ -14,6 +14,7 @@
  */
 import { recipientKey } from '../../validate/recipient-key.js';
 import { NEVER_SENT } from '../sql-lists.js';
+import { paymentsInOrder } from './duplicates.js';
 import { readRequest } from '../../batch/request-text.js';
 
 export const BACKFILL_NAME = 'row_recipients';
@@ -24,9 +25,7 @@ export const BACKFILL_NAME = 'row_recipients';
 export const PAYMENTS_BACKFILL_NAME = 'recipient_payments';
 
 /** No param. The fill of recipient_payments in one statement, where the database has no bound on its log (PostgreSQL). */
-export const FILL_PAYMENTS = `INSERT INTO recipient_payments (recipient_key, currency, amount, batch_id, line)
-  SELECT recipient_key, currency, amount, batch_id, line FROM row_recipients ORDER BY recipient_key, currency, amount, batch_id, line
-  ON CONFLICT DO NOTHING`;
+export const FILL_PAYMENTS = paymentsInOrder();
 /** Rows per page: read, keyed and written together. */
 export const PAGE = 500;
 

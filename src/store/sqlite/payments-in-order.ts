@@ -32,8 +32,9 @@ export interface SortedEntries {
 /** A batch's entries (or, with null, every batch's) sorted by payment, ready to be written a chunk at a time. */
 export function sortedEntries(db: SqliteDatabase, batchId: string | null): SortedEntries {
   made += 1;
-  const table = `temp.payments_in_order_${made}`;
-  db.prepare(`CREATE TEMP TABLE ${table.slice('temp.'.length)} (recipient_key TEXT, currency TEXT, amount TEXT, batch_id TEXT, line INTEGER)`).run();
+  const name = `payments_in_order_${made}`;
+  const table = `temp.${name}`;
+  db.prepare(`CREATE TEMP TABLE ${name} (recipient_key TEXT, currency TEXT, amount TEXT, batch_id TEXT, line INTEGER)`).run();
   // The temporary database's page cache as small as the main one's (database.ts): SQLite's built default is 16 MB,
   // which a million entries (some 70 MB) would fill, all of it in the process's memory.
   db.pragma('temp.cache_size = -2000');
