@@ -81,6 +81,16 @@ export function bodyHash(body: string, version: number): string {
   return hash('sha256', framed(body, version), 'hex');
 }
 
+/**
+ * The bytes a new entry's hash is over, without the hash of the entry before it: `before`, then that hash, then
+ * `after` are what entryHash hashes. For a database that chains the entry itself, under its lock, in one statement
+ * (store/postgres/audit.ts); a hash is 64 hex digits, which JSON quotes as they are.
+ */
+export function encodedAround(entry: Hashed): { before: string; after: string } {
+  const rest = JSON.stringify([entry.at, entry.actor, entry.action, entry.subject, entry.details]);
+  return { before: framed('["', AUDIT_VERSION), after: `",${rest.slice(1)}` };
+}
+
 /** The entry to store after `prevHash`. */
 export function chained(prevHash: string, entry: NewAuditEntry): Omit<AuditEntry, 'seq'> {
   const stored = { at: entry.at, actor: entry.actor, action: entry.action, subject: entry.subject, details: canonicalJson(entry.details) };

@@ -24,10 +24,10 @@ describe.skipIf(!available)('PostgreSQL', () => {
         }
       },
       async rewindBeforeDuplicateCheck() {
-        await this.exec?.('DROP INDEX audit_log_batch; DROP INDEX audit_log_action; ALTER TABLE audit_log DROP COLUMN batch_id; DROP TABLE audit_checkpoint; DROP TABLE batch_summaries; DROP TABLE rate_buckets; DROP TABLE recipient_payments; DROP TABLE row_recipients; DROP TABLE possible_duplicates; DROP TABLE data_backfills; ALTER TABLE rows DROP COLUMN may_cancel; ALTER TABLE rows DROP COLUMN cancels_sent; ALTER TABLE rows DROP COLUMN cancel_sent_at; ALTER TABLE rows DROP COLUMN cancel_accepted_at; DELETE FROM pg_schema_migrations WHERE version >= 10');
+        await this.exec?.('DROP FUNCTION paybatch_append_audit; DROP TABLE batch_learned; DROP INDEX audit_log_batch; DROP INDEX audit_log_action; ALTER TABLE audit_log DROP COLUMN batch_id; DROP TABLE audit_checkpoint; DROP TABLE batch_summaries; DROP TABLE rate_buckets; DROP TABLE recipient_payments; DROP TABLE row_recipients; DROP TABLE possible_duplicates; DROP TABLE data_backfills; ALTER TABLE rows DROP COLUMN may_cancel; ALTER TABLE rows DROP COLUMN cancels_sent; ALTER TABLE rows DROP COLUMN cancel_sent_at; ALTER TABLE rows DROP COLUMN cancel_accepted_at; DELETE FROM pg_schema_migrations WHERE version >= 10');
       },
       async rewindBeforePayments() {
-        await this.exec?.("DROP TABLE recipient_payments; CREATE INDEX row_recipients_payment ON row_recipients(recipient_key, currency, amount); DELETE FROM data_backfills WHERE name = 'recipient_payments'; DELETE FROM pg_schema_migrations WHERE version >= 17");
+        await this.exec?.("DROP FUNCTION paybatch_append_audit; DROP TABLE batch_learned; DROP TABLE recipient_payments; CREATE INDEX row_recipients_payment ON row_recipients(recipient_key, currency, amount); DELETE FROM data_backfills WHERE name = 'recipient_payments'; DELETE FROM pg_schema_migrations WHERE version >= 17");
       },
       async reopen() {
         await store.close();

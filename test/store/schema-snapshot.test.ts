@@ -58,8 +58,8 @@ describe('the schema of a fresh database', () => {
     // Each database's ledger, and SQLite's own table of AUTOINCREMENT counters.
     for (const table of ['schema_migrations', 'sqlite_sequence']) delete sqlite[table];
     delete postgres.pg_schema_migrations;
-    // Work shared between workers (PostgreSQL's migrations 2, 7 and 11): SQLite has one worker.
-    for (const table of ['workers', 'call_slots', 'batch_files', 'batch_manifests', 'rate_buckets']) delete postgres[table];
+    // Work shared between workers (PostgreSQL's migrations 2, 7, 11 and 18): SQLite has one worker.
+    for (const table of ['workers', 'call_slots', 'batch_files', 'batch_manifests', 'rate_buckets', 'batch_learned']) delete postgres[table];
     for (const [table, column] of [['batches', 'taken_by'], ['rows', 'claimed_by'], ['rows', 'claimed_at'], ['webhook_events', 'claimed_by']] as const) {
       delete postgres[table]?.[column];
     }

@@ -1,7 +1,7 @@
 /**
  * The funding reservation in PostgreSQL, inside the commit's transaction: the
- * batch row locked, so that workers funding rows of one batch at once never
- * exceed its budget together; exceedsBudget decides.
+ * batch row locked when it has a budget, so that workers funding rows of one
+ * batch at once never exceed it together; exceedsBudget decides.
  */
 import type { CommitOutcome } from '../port.js';
 import type { Reservation } from '../queries/budget.js';
@@ -12,8 +12,10 @@ import type { PgConnection } from './client.js';
 const COMMITTED = BUDGET_SQL.committed('COALESCE(SUM(input_amount::numeric), 0)::text AS total');
 
 export async function reservationRefused(tx: PgConnection, batchId: string, line: number, reserve: Reservation): Promise<CommitOutcome | null> {
-  // The batch row locked: reservations of one batch, by any worker, are decided one at a time.
-  await tx.run('SELECT 1 FROM batches WHERE id = ? FOR UPDATE', [batchId]);
+  // With a budget, the batch row locked: reservations of one batch, by any worker, are decided one at a time. Without
+  // one there is no sum to keep, and every funding of the batch by every worker waited on that one row: a stop read
+  // just before another worker writes it lets through one funding the service refuses anyway (the balance ran out).
+  if (reserve.budget !== null) await tx.run('SELECT 1 FROM batches WHERE id = ? FOR UPDATE', [batchId]);
   const stop = await tx.first<{ detail: string }>(BUDGET_SQL.fundingStop, [batchId, reserve.currency]);
   if (stop) return { kind: 'stopped', detail: stop.detail };
   if (reserve.budget === null) return null;

@@ -4,10 +4,11 @@
  * transaction. The rules themselves are not here.
  */
 import type { CommitOutcome, RowChanges, RowPatch } from '../port.js';
-import { CHANGEABLE, CHANGE_COUNTER, PIPELINE_SQL, storedValue } from '../queries/pipeline.js';
+import { CHANGEABLE, PIPELINE_SQL, storedValue } from '../queries/pipeline.js';
 import { appendAuditIn } from './audit.js';
 import { reservationRefused } from './budget.js';
 import type { PgConnection } from './client.js';
+import { COUNT_LEARNED } from './learned.js';
 
 export async function commitRow(c: PgConnection, batchId: string, line: number, revision: number, patch: RowPatch): Promise<CommitOutcome> {
   try {
@@ -36,9 +37,7 @@ async function commitRowOnce(c: PgConnection, batchId: string, line: number, rev
       if (refusal) return refusal;
     }
     await update(tx, batchId, line, changes, patch.countRead === true);
-    if (patch.learned && changes.state !== undefined && changes.state !== now.state) {
-      await tx.run(`UPDATE batches SET ${CHANGE_COUNTER[patch.learned]} = ${CHANGE_COUNTER[patch.learned]} + 1 WHERE id = ?`, [batchId]);
-    }
+    if (patch.learned && changes.state !== undefined && changes.state !== now.state) await tx.run(COUNT_LEARNED[patch.learned], [batchId]);
     for (const audit of patch.audits ?? []) {
       await appendAuditIn(tx, { at: audit.at, actor: audit.actor ?? 'paybatch', action: audit.action, subject: `${batchId} line ${line}`, details: audit.details });
     }

@@ -129,4 +129,42 @@ export const PG_MIGRATIONS: readonly Migration[] = withSharedMigrations('postgre
       );
     `,
   },
+  {
+    version: 18,
+    name: 'state changes counted per connection, and audit entries chained by the database in one call',
+    sql: `
+      -- The state changes each connection learned (webhook, polling, answer), by batch: counted here, not on the
+      -- batch's own row, which every commit of every worker would otherwise wait for (src/store/postgres/learned.ts).
+      -- A batch's counts are its row's (earlier releases') plus every connection's here.
+      CREATE TABLE batch_learned (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        backend INTEGER NOT NULL,
+        changes_by_webhook BIGINT NOT NULL DEFAULT 0,
+        changes_by_polling BIGINT NOT NULL DEFAULT 0,
+        changes_by_answer BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (batch_id, backend)
+      );
+      -- An audit entry appended in one call: the chain's lock taken, the last hash read after it, the entry hashed
+      -- over before || that hash || after (src/audit/chain.ts encodedAround) and inserted. The lock is held from here
+      -- to the commit, one round trip shorter than three statements. Each statement of a volatile function reads
+      -- what was committed before it began: the last hash is read after the lock is held (src/store/postgres/audit.ts).
+      CREATE FUNCTION paybatch_append_audit(lock_key BIGINT, genesis TEXT, entry_version INTEGER, entry_at TEXT,
+          entry_actor TEXT, entry_action TEXT, entry_subject TEXT, entry_details TEXT, entry_batch TEXT,
+          hashed_before TEXT, hashed_after TEXT)
+        RETURNS TABLE (prev_hash TEXT, hash TEXT) LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        last_hash TEXT;
+        new_hash TEXT;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(lock_key);
+        SELECT a.hash INTO last_hash FROM audit_log a ORDER BY a.seq DESC LIMIT 1;
+        last_hash := COALESCE(last_hash, genesis);
+        new_hash := encode(sha256(convert_to(hashed_before || last_hash || hashed_after, 'UTF8')), 'hex');
+        INSERT INTO audit_log (version, at, actor, action, subject, details, prev_hash, hash, batch_id)
+          VALUES (entry_version, entry_at, entry_actor, entry_action, entry_subject, entry_details, last_hash, new_hash, entry_batch);
+        RETURN QUERY SELECT last_hash, new_hash;
+      END
+      $fn$;
+    `,
+  },
 ]);

@@ -20,6 +20,7 @@ import { commitRow } from './commit.js';
 import { connectionLost, lostDetail } from './connection.js';
 import { acquireLease } from './coordination.js';
 import * as intake from './intake.js';
+import { readsWithLearned } from './learned.js';
 import { migratePg } from './migrate.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { claimDueNotifications } from './outbox.js';
@@ -71,8 +72,11 @@ function postgresStore(pool: pg.Pool, prepare: boolean): PostgresStore {
   const c = new PgConnection(pool, pool, prepare);
   const slotsMade: shared.CallSlotsMade = { slots: 0 };
   const rateTokens = sharedTokens(c);
+  const common = sharedStore(c);
   return {
-    ...sharedStore(c),
+    ...common,
+    // Each batch read with the state changes every connection counted (learned.ts).
+    ...readsWithLearned(c, common),
     close: () => c.close(),
     ...dialectBindings(c, { ...intake, ...pipeline, acquireLease, appendAudit, claimDueNotifications }),
     // Rows are made ready only by the acceptance, in the transaction that ends the intake: none to give back.

@@ -2,7 +2,8 @@
  * The audit trail and the approvals kept beside it, the same in both
  * databases. Appending is each database's own (sqlite/audit.ts,
  * postgres/audit.ts): the entry is chained to the last one inside the caller's
- * transaction, with these statements.
+ * transaction, by SQLite with these statements, by PostgreSQL in one call of
+ * its own.
  */
 import type { AuditEntry, NewAuditEntry } from '../../audit/chain.js';
 import { GENESIS, chained } from '../../audit/chain.js';

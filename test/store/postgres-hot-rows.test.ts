@@ -1,0 +1,117 @@
+/**
+ * What every worker's commits touch on PostgreSQL, and how little they wait for
+ * each other there: the audit chain, chained by the database in one call under
+ * its lock (and refused where its hash is not paybatch's); state changes counted
+ * per connection, added to what the batch's own row counted; and the batch's row
+ * locked by a funding only when the batch has a budget to keep.
+ */
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditEntry, NewAuditEntry } from '../../src/audit/chain.js';
+import { ChainWalker, entryHash } from '../../src/audit/chain.js';
+import type { NewRow, PipelineRow } from '../../src/store/port.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
+
+const available = await postgresAvailable('the hot rows of PostgreSQL commits');
+const AT = '2026-03-02T09:00:00.000Z';
+
+const newRow = (line: number, id: string): NewRow => ({
+  line, external_id: id, errors: [],
+  request: { external_id: id, type: 'bank', input_currency_code: 'USD', output_currency_code: 'GBP', output_amount_in_cents: '10000', sender: { external_id: `S-${id}` }, recipient: { country_code: 'GBR' } },
+});
+
+/** Text with what JSON escapes or leaves alone: quotes, backslashes, control characters, beyond ASCII, beyond the BMP. */
+const ODD = ['"', '\\', '\n', '\t', '\u0001', '\u001f', '\u007f', 'é', '€', '😀', '\u2028', '/', "'", '<', '\u00a0'];
+const oddText = (i: number, length: number): string => Array.from({ length }, (_, k) => ((i * 7 + k * 13) % 5 === 0 ? ODD[(i + k) % ODD.length] : String.fromCharCode(97 + ((i + k) % 26)))).join('');
+
+describe.skipIf(!available)('PostgreSQL: what every commit touches', () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let one: PostgresStore;
+  let two: PostgresStore;
+  let admin: pg.Client;
+
+  beforeEach(async () => {
+    database = await freshDatabase();
+    one = await PostgresStore.open(database.url);
+    two = await PostgresStore.open(database.url);
+    admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+  });
+  afterEach(async () => {
+    await admin.end();
+    await one.close();
+    await two.close();
+    await database.drop();
+  });
+
+  const trail = async (): Promise<AuditEntry[]> => (await admin.query<AuditEntry>('SELECT seq, version, at, actor, action, subject, details, prev_hash, hash FROM audit_log ORDER BY seq')).rows;
+
+  it('audit entries appended by two stores at once, whatever their text, make one chain that verifies, each hashed as chain.ts hashes it', async () => {
+    const entry = (i: number): NewAuditEntry => ({ at: `${AT}${oddText(i, 3)}`, actor: oddText(i, 6), action: `act ${oddText(i + 1, 8)}`, subject: `B-${i} line ${i}`, details: { note: oddText(i + 2, 30), n: i, nested: { text: oddText(i + 3, 5) } } });
+    await Promise.all(Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? one : two).appendAudit(entry(i))));
+    const entries = await trail();
+    expect(entries).toHaveLength(120);
+    const walker = new ChainWalker();
+    for (const stored of entries) {
+      expect(entryHash(stored.prev_hash, stored, stored.version)).toBe(stored.hash);
+      expect(walker.next(stored)).toBeNull();
+    }
+    // Every entry is there once, with the text it was given.
+    expect(new Set(entries.map((e) => e.subject)).size).toBe(120);
+    expect(entries.find((e) => e.subject === 'B-7 line 7')?.actor).toBe(entry(7).actor);
+  });
+
+  it('an entry the database would hash otherwise than paybatch is refused, and nothing of its transaction is kept', async () => {
+    await one.appendAudit({ at: AT, actor: 'paybatch', action: 'configuration', subject: 'paybatch.config.json', details: {} });
+    const definition = (await admin.query<{ def: string }>("SELECT pg_get_functiondef('paybatch_append_audit'::regproc) AS def")).rows[0]?.def as string;
+    expect(definition).toContain('convert_to(hashed_before');
+    await admin.query(definition.replace('convert_to(hashed_before', "convert_to('x' || hashed_before"));
+    await expect(one.appendAudit({ at: AT, actor: 'paybatch', action: 'report_written', subject: 'r', details: {} })).rejects.toThrow(/does not hash as paybatch hashes it: nothing was changed/);
+    expect((await trail()).map((e) => e.action)).toEqual(['configuration']);
+  });
+
+  it('state changes counted by every connection add up, with what the batch row counted (earlier releases), in every read of the batch', async () => {
+    const batch = await one.beginBatch({ file_name: 'a.csv', sha256: 'a'.repeat(64), size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+    await one.addRows(batch, Array.from({ length: 30 }, (_, i) => newRow(i + 2, `E-${i}`)));
+    await one.acceptBatch(batch);
+    // What an earlier release counted on the batch's row.
+    await admin.query('UPDATE batches SET changes_by_answer = 5, changes_by_webhook = 1 WHERE id = $1', [batch]);
+    const rows = await Promise.all(Array.from({ length: 30 }, async (_, i) => (await one.row(batch, i + 2)) as PipelineRow));
+    // Thirty commits at once over two pools: every one counted, whichever connection made it.
+    const outcomes = await Promise.all(rows.map((r, i) => (i % 2 === 0 ? one : two).commitRow(batch, r.line, r.revision, { changes: { phase: 'created', transaction_id: `tr_${i}`, state: 'approved' }, learned: i < 20 ? 'answer' : 'webhook' })));
+    expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
+    const counted = { changes_by_answer: 25, changes_by_webhook: 11, changes_by_polling: 0 };
+    expect(await one.batch(batch)).toMatchObject(counted);
+    expect((await two.openBatches()).find((b) => b.id === batch)).toMatchObject(counted);
+    expect((await one.recentBatches('2026-01-01T00:00:00.000Z')).find((b) => b.id === batch)).toMatchObject(counted);
+    expect((await one.acceptedBatchWithContent('a'.repeat(64)))).toMatchObject(counted);
+    // Nothing counted on the batch's row by this release.
+    expect((await admin.query('SELECT changes_by_answer FROM batches WHERE id = $1', [batch])).rows[0]).toEqual({ changes_by_answer: 5 });
+  });
+
+  it("a funding waits for the batch's row only when the batch has a budget: without one, another transaction holding that row does not stop it", async () => {
+    const batch = await one.beginBatch({ file_name: 'b.csv', sha256: 'b'.repeat(64), size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+    await one.addRows(batch, [newRow(2, 'F-1'), newRow(3, 'F-2')]);
+    await one.acceptBatch(batch);
+    await admin.query('BEGIN');
+    await admin.query('SELECT 1 FROM batches WHERE id = $1 FOR UPDATE', [batch]);
+    const free = (await one.row(batch, 2)) as PipelineRow;
+    // Held by another transaction, and yet applied: no budget, nothing to add up.
+    expect(await one.commitRow(batch, 2, free.revision, { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: null } })).toEqual({ kind: 'applied' });
+    const budgeted = (await one.row(batch, 3)) as PipelineRow;
+    const waiting = one.commitRow(batch, 3, budgeted.revision, { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: 1_000_000n } });
+    // It waits for the row (seen by the server from another session: one in a transaction keeps its first look), and
+    // goes on once the row is let go, its budget checked.
+    const watcher = new pg.Client({ connectionString: database.url });
+    await watcher.connect();
+    try {
+      const blocked = async (): Promise<number> => (await watcher.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT 1 FROM batches%'")).rows[0]?.n ?? 0;
+      while ((await blocked()) !== 1) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      await watcher.end();
+    }
+    await admin.query('COMMIT');
+    expect(await waiting).toEqual({ kind: 'applied' });
+  });
+});
