@@ -368,12 +368,13 @@ export class Pipeline {
     if (this.stopping.signal.aborted) return false;
     const key = `${row.batch_id}:${row.line}`;
     const { shared } = this.deps;
-    // Another live worker holds the row: its step is running there; nothing is done here.
-    if (shared && !this.working.has(key) && !(await shared.claimRow(row))) return false;
+    // Held by another live worker: its step runs there. Claimed here: the row as it stands under the claim comes with it.
+    const claimed = shared && !this.working.has(key) ? await shared.claimRow(row) : undefined;
+    if (claimed === null) return false;
     this.working.set(key, (this.working.get(key) ?? 0) + 1);
     try {
-      // Shared: the row as it stands now, under the claim (another worker may have moved it since it was listed).
-      const fresh = shared ? await this.deps.store.row(row.batch_id, row.line) : row;
+      // Shared and already claimed here (another step of this worker is at it): the row as it stands now.
+      const fresh = !shared ? row : (claimed ?? (await this.deps.store.row(row.batch_id, row.line)));
       if (!fresh || fresh.phase !== row.phase) return false;
       if (shared) {
         if ((await shared.withCallSlot(this.stopping.signal, () => step(fresh).then(() => true))) === null) return false;

@@ -17,6 +17,13 @@ import type { PipelineRow, SharedWorkStore, WebhookEvent, WorkerRecord } from '.
 
 /** How long a worker waits before looking for a free call slot again, at most. */
 const SLOT_WAIT_MAX_MS = 50;
+/**
+ * How long a call slot stays with this worker once its step has ended, for the next step here to take without asking
+ * the database: taking and giving back are two writes each step, and the next step usually starts within a round trip.
+ * Shorter than a waiting worker's longest look (SLOT_WAIT_MAX_MS): a slot kept idle costs another worker no more than
+ * its own wait would.
+ */
+const SLOT_KEPT_MS = 20;
 
 function processAlive(pid: number): boolean {
   try {
@@ -41,8 +48,11 @@ export class SharedWork {
   /** Resolves if the lease is lost (another process took the name over, or renewals failed past the lease): the worker must stop. */
   readonly lost = new Promise<string>((resolve) => (this.lostWith = resolve));
   private timer: NodeJS.Timeout | null = null;
-  /** Call slots held by calls under way in this process. */
+  /** Call slots this worker holds in the database: used by a call under way, kept for the next step, or being given back. */
   private readonly slotsHeld = new Set<number>();
+  /** Of those, the ones no step uses now, kept for SLOT_KEPT_MS (last kept, first taken). */
+  private readonly keptSlots: number[] = [];
+  private keptTimer: NodeJS.Timeout | null = null;
   /**
    * Call slots whose call ended but whose return failed (the database did not answer): returned again before the
    * next slot is taken. Left to the sweep instead, every slot could stay taken by calls long ended, and a step
@@ -150,10 +160,13 @@ export class SharedWork {
 
   async leave(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.keptTimer) clearTimeout(this.keptTimer);
+    this.keptTimer = null;
     await this.store.leaveWorkers(this.me.name, this.me.token).catch(() => {});
   }
 
-  claimRow(row: Pick<PipelineRow, 'batch_id' | 'line'>): Promise<boolean> {
+  /** The row as it stands under this worker's claim; null while another live worker holds it. */
+  claimRow(row: Pick<PipelineRow, 'batch_id' | 'line'>): Promise<PipelineRow | null> {
     return this.store.claimRow(row.batch_id, row.line, this.me.name, this.clock.now());
   }
 
@@ -178,7 +191,8 @@ export class SharedWork {
    * free. Null (nothing run) when `signal` aborts while waiting.
    */
   async withCallSlot<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T | null> {
-    let slot: number | null = null;
+    // One kept from a step that ended here, if any: no look in the database.
+    let slot: number | null = signal.aborted || !this.leaseHeld() ? null : (this.keptSlots.pop() ?? null);
     for (let wait = 2; slot === null; wait = Math.min(SLOT_WAIT_MAX_MS, wait * 2)) {
       if (signal.aborted) return null;
       // The fence: no call starts once the lease may have passed to others (the worker is stopping).
@@ -192,9 +206,23 @@ export class SharedWork {
       if (!this.leaseHeld()) return null;
       return await work();
     } finally {
-      this.slotsHeld.delete(slot);
-      await this.returnSlot(slot);
+      this.keep(slot);
     }
+  }
+
+  /** A slot whose step ended, kept for the next step here; every slot still kept SLOT_KEPT_MS later is given back. */
+  private keep(slot: number): void {
+    this.keptSlots.push(slot);
+    if (this.keptTimer) return;
+    this.keptTimer = setTimeout(() => void this.giveBackKept(), SLOT_KEPT_MS);
+    this.keptTimer.unref();
+  }
+
+  /** Gives back every slot kept and not taken again since (a return that fails is made again before the next take). */
+  async giveBackKept(): Promise<void> {
+    if (this.keptTimer) clearTimeout(this.keptTimer);
+    this.keptTimer = null;
+    await Promise.all(this.keptSlots.splice(0).map((slot) => this.returnSlot(slot)));
   }
 
   private async returnSlot(slot: number): Promise<void> {
@@ -203,6 +231,9 @@ export class SharedWork {
       this.unreturned.delete(slot);
     } catch {
       this.unreturned.add(slot);
+    } finally {
+      // Held until given back: the sweep of idle claims leaves it alone meanwhile (see sweepIdle).
+      this.slotsHeld.delete(slot);
     }
   }
 

@@ -346,8 +346,8 @@ export interface SharedWorkStore {
   leaveWorkers(name: string, token: string): Promise<void>;
   /** Every worker that ever joined, with its lease. */
   workers(): Promise<WorkerRecord[]>;
-  /** Claims one row for `worker`; false while another live worker holds it. */
-  claimRow(batchId: string, line: number, worker: string, now: number): Promise<boolean>;
+  /** Claims one row for `worker`: the row as it stands under the claim, read in the same statement; null while another live worker holds it. */
+  claimRow(batchId: string, line: number, worker: string, now: number): Promise<PipelineRow | null>;
   releaseRow(batchId: string, line: number, worker: string): Promise<void>;
   /**
    * Claims up to `limit` ready rows of a batch that no live worker holds (nor

@@ -3,7 +3,8 @@
  * each other there: the audit chain, chained by the database in one call under
  * its lock (and refused where its hash is not paybatch's); state changes counted
  * per connection, added to what the batch's own row counted; and the batch's row
- * locked by a funding only when the batch has a budget to keep.
+ * locked by a funding only when the batch has a budget to keep (fundings without
+ * one only keep a budgeted one waiting).
  */
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,32 +87,56 @@ describe.skipIf(!available)('PostgreSQL: what every commit touches', () => {
     expect((await two.openBatches()).find((b) => b.id === batch)).toMatchObject(counted);
     expect((await one.recentBatches('2026-01-01T00:00:00.000Z')).find((b) => b.id === batch)).toMatchObject(counted);
     expect((await one.acceptedBatchWithContent('a'.repeat(64)))).toMatchObject(counted);
-    // Nothing counted on the batch's row by this release.
+    // Nothing counted on the batch's row by this release, until it is settled: then its counts are folded onto it.
     expect((await admin.query('SELECT changes_by_answer FROM batches WHERE id = $1', [batch])).rows[0]).toEqual({ changes_by_answer: 5 });
+    const late = (await one.row(batch, 31)) as PipelineRow;
+    await Promise.all([
+      one.settleBatch(batch, AT),
+      two.commitRow(batch, 31, late.revision, { changes: { state: 'paid' }, learned: 'polling' }),
+    ]);
+    expect(await one.batch(batch)).toMatchObject({ ...counted, changes_by_polling: 1, status: 'settled' });
+    const kept = (await admin.query('SELECT COUNT(*)::int AS n FROM batch_learned WHERE batch_id = $1', [batch])).rows[0] as { n: number };
+    expect(kept.n).toBeLessThanOrEqual(1);
+    expect((await admin.query('SELECT changes_by_answer, changes_by_webhook FROM batches WHERE id = $1', [batch])).rows[0]).toEqual({ changes_by_answer: 25, changes_by_webhook: 11 });
+    // Counted after the fold: on a connection's row again, and added.
+    const later = (await one.row(batch, 31)) as PipelineRow;
+    expect(await one.commitRow(batch, 31, later.revision, { changes: { state: 'refunded' }, learned: 'webhook' })).toEqual({ kind: 'applied' });
+    expect(await one.batch(batch)).toMatchObject({ changes_by_webhook: 12, changes_by_polling: 1, changes_by_answer: 25 });
   });
 
-  it("a funding waits for the batch's row only when the batch has a budget: without one, another transaction holding that row does not stop it", async () => {
+  it("fundings without a budget do not wait for each other on the batch's row; one with a budget waits for them and counts what they committed", async () => {
     const batch = await one.beginBatch({ file_name: 'b.csv', sha256: 'b'.repeat(64), size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
-    await one.addRows(batch, [newRow(2, 'F-1'), newRow(3, 'F-2')]);
+    await one.addRows(batch, [newRow(2, 'F-1'), newRow(3, 'F-2'), newRow(4, 'F-3')]);
     await one.acceptBatch(batch);
-    await admin.query('BEGIN');
-    await admin.query('SELECT 1 FROM batches WHERE id = $1 FOR UPDATE', [batch]);
-    const free = (await one.row(batch, 2)) as PipelineRow;
-    // Held by another transaction, and yet applied: no budget, nothing to add up.
-    expect(await one.commitRow(batch, 2, free.revision, { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: null } })).toEqual({ kind: 'applied' });
-    const budgeted = (await one.row(batch, 3)) as PipelineRow;
-    const waiting = one.commitRow(batch, 3, budgeted.revision, { changes: { phase: 'funding' }, reserve: { currency: 'USD', amount: 10_000n, budget: 1_000_000n } });
-    // It waits for the row (seen by the server from another session: one in a transaction keeps its first look), and
-    // goes on once the row is let go, its budget checked.
+    const [r2, r3, r4] = (await Promise.all([2, 3, 4].map((line) => one.row(batch, line)))) as PipelineRow[];
+    const fund = (amount: number, budget: bigint | null) => ({
+      changes: { phase: 'funding' as const, input_amount: String(amount), input_currency: 'USD', fund_attempts: 1 },
+      reserve: { currency: 'USD', amount: BigInt(amount), budget },
+      audits: [{ action: 'fund_requested', at: AT, details: { amount, currency: 'USD' } }],
+    });
     const watcher = new pg.Client({ connectionString: database.url });
     await watcher.connect();
+    // Sessions of this database waiting for a lock, seen from a session outside any transaction (one inside keeps its first look).
+    const waitingOn = async (what: string): Promise<number> => (await watcher.query<{ n: number }>(
+      "SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [`${what}%`])).rows[0]?.n ?? 0;
+    const until = async (what: string, n: number): Promise<void> => {
+      while ((await waitingOn(what)) !== n) await new Promise((resolve) => setImmediate(resolve));
+    };
     try {
-      const blocked = async (): Promise<number> => (await watcher.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT 1 FROM batches%'")).rows[0]?.n ?? 0;
-      while ((await blocked()) !== 1) await new Promise((resolve) => setImmediate(resolve));
+      // The audit trail's lock held elsewhere: each funding's row change waits there, uncommitted, as under load.
+      await admin.query('BEGIN');
+      await admin.query('SELECT pg_advisory_xact_lock(7281919)');
+      // Two fundings without a budget, on two pools: both reach the trail's lock (neither waited for the other's batch row).
+      const free = [one.commitRow(batch, 2, r2!.revision, fund(60_000, null)), two.commitRow(batch, 3, r3!.revision, fund(30_000, null))];
+      await until('SELECT prev_hash, hash FROM paybatch_append_audit', 2);
+      // With a budget of 1,000.00 it waits for them on the batch's row, and then counts them: 900.00 committed, 100.00 more is over.
+      const budgeted = one.commitRow(batch, 4, r4!.revision, fund(20_000, 100_000n));
+      await until('SELECT 1 FROM batches', 1);
+      await admin.query('COMMIT');
+      expect(await Promise.all(free)).toEqual([{ kind: 'applied' }, { kind: 'applied' }]);
+      expect(await budgeted).toEqual({ kind: 'over_budget', committed: 90_000n });
     } finally {
       await watcher.end();
     }
-    await admin.query('COMMIT');
-    expect(await waiting).toEqual({ kind: 'applied' });
   });
 });

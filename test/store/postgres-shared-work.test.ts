@@ -79,11 +79,12 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     const [pageP, pageQ] = await Promise.all([one.claimReadyRows(batch, 'p', now, 4), two.claimReadyRows(batch, 'q', now, 4)]);
     const lines = [...pageP, ...pageQ].map((r) => r.line);
     expect(new Set(lines).size).toBe(8);
-    expect(await one.claimRow(batch, pageQ[0]?.line as number, 'p', now)).toBe(false);
-    expect(await one.claimRow(batch, pageP[0]?.line as number, 'p', now)).toBe(true);
+    expect(await one.claimRow(batch, pageQ[0]?.line as number, 'p', now)).toBeNull();
+    // Claimed, the row comes as it stands.
+    expect(await one.claimRow(batch, pageP[0]?.line as number, 'p', now)).toMatchObject({ batch_id: batch, line: pageP[0]?.line, phase: 'ready', revision: pageP[0]?.revision });
     expect(await one.heldBy('p')).toEqual({ rows: 4, slots: 0 });
     await one.releaseRow(batch, pageP[0]?.line as number, 'p');
-    expect(await two.claimRow(batch, pageP[0]?.line as number, 'q', now)).toBe(true);
+    expect(await two.claimRow(batch, pageP[0]?.line as number, 'q', now)).toMatchObject({ line: pageP[0]?.line });
     // A worker's next page leaves out what it holds already.
     const heldByP = pageP.slice(1).map((r) => r.line);
     expect((await one.claimReadyRows(batch, 'p', now, 100)).map((r) => r.line).some((line) => heldByP.includes(line))).toBe(false);

@@ -1,7 +1,8 @@
 /**
  * The funding reservation in PostgreSQL, inside the commit's transaction: the
  * batch row locked when it has a budget, so that workers funding rows of one
- * batch at once never exceed it together; exceedsBudget decides.
+ * batch at once never exceed it together; exceedsBudget decides. Fundings
+ * without a budget only keep a budgeted one waiting, not each other.
  */
 import type { CommitOutcome } from '../port.js';
 import type { Reservation } from '../queries/budget.js';
@@ -13,9 +14,11 @@ const COMMITTED = BUDGET_SQL.committed('COALESCE(SUM(input_amount::numeric), 0):
 
 export async function reservationRefused(tx: PgConnection, batchId: string, line: number, reserve: Reservation): Promise<CommitOutcome | null> {
   // With a budget, the batch row locked: reservations of one batch, by any worker, are decided one at a time. Without
-  // one there is no sum to keep, and every funding of the batch by every worker waited on that one row: a stop read
-  // just before another worker writes it lets through one funding the service refuses anyway (the balance ran out).
-  if (reserve.budget !== null) await tx.run('SELECT 1 FROM batches WHERE id = ? FOR UPDATE', [batchId]);
+  // one, a lock only a budgeted reservation waits for (KEY SHARE: fundings without one do not wait for each other,
+  // where every funding of the batch by every worker waited on that one row): a worker whose engine.batch_budget is
+  // set still counts the funding of one whose is not, once it is committed. A stop read just before another worker
+  // writes it lets through one funding the service refuses anyway (the balance ran out).
+  await tx.run(`SELECT 1 FROM batches WHERE id = ? ${reserve.budget === null ? 'FOR KEY SHARE' : 'FOR UPDATE'}`, [batchId]);
   const stop = await tx.first<{ detail: string }>(BUDGET_SQL.fundingStop, [batchId, reserve.currency]);
   if (stop) return { kind: 'stopped', detail: stop.detail };
   if (reserve.budget === null) return null;

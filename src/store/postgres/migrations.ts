@@ -132,6 +132,7 @@ export const PG_MIGRATIONS: readonly Migration[] = withSharedMigrations('postgre
   {
     version: 18,
     name: 'state changes counted per connection, and audit entries chained by the database in one call',
+    earlierWorkersMustStop: 'from this version state changes are counted beside the batch, and earlier releases, which read them on the batch\'s row only, would show fewer',
     sql: `
       -- The state changes each connection learned (webhook, polling, answer), by batch: counted here, not on the
       -- batch's own row, which every commit of every worker would otherwise wait for (src/store/postgres/learned.ts).

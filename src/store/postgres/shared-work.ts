@@ -55,8 +55,10 @@ export async function workers(c: PgConnection): Promise<WorkerRecord[]> {
   return c.all<WorkerRecord>('SELECT * FROM workers ORDER BY name');
 }
 
-export async function claimRow(c: PgConnection, batchId: string, line: number, worker: string, now: number): Promise<boolean> {
-  return (await c.run(`UPDATE rows SET claimed_by = $3, claimed_at = $4 WHERE batch_id = $1 AND line = $2 AND ${claimable('claimed_by', '$3', '$4')}`, [batchId, line, worker, now])) === 1;
+export async function claimRow(c: PgConnection, batchId: string, line: number, worker: string, now: number): Promise<PipelineRow | null> {
+  const claimed = await c.first<PipelineColumns>(`UPDATE rows SET claimed_by = $3, claimed_at = $4 WHERE batch_id = $1 AND line = $2 AND ${claimable('claimed_by', '$3', '$4')}
+    RETURNING ${PIPELINE_COLUMNS}`, [batchId, line, worker, now]);
+  return claimed ? toPipelineRow(claimed) : null;
 }
 
 export async function releaseRow(c: PgConnection, batchId: string, line: number, worker: string): Promise<void> {
