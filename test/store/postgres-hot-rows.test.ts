@@ -104,6 +104,26 @@ describe.skipIf(!available)('PostgreSQL: what every commit touches', () => {
     expect(await one.batch(batch)).toMatchObject({ changes_by_webhook: 12, changes_by_polling: 1, changes_by_answer: 25 });
   });
 
+  it('two workers committing one row at one revision at once: one applied, the other moved, its state counted once', async () => {
+    const batch = await one.beginBatch({ file_name: 'c.csv', sha256: 'c'.repeat(64), size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+    await one.addRows(batch, Array.from({ length: 20 }, (_, i) => newRow(i + 2, `R-${i}`)));
+    await one.acceptBatch(batch);
+    const rows = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await one.row(batch, i + 2)) as PipelineRow));
+    const audits = [{ action: 'state_learned', at: AT, details: { state: 'approved' } }];
+    const raced = await Promise.all(rows.flatMap((r, i) => [
+      one.commitRow(batch, r.line, r.revision, { changes: { phase: 'created', transaction_id: `tr_${i}`, state: 'approved' }, learned: 'answer', audits }),
+      two.commitRow(batch, r.line, r.revision, { changes: { phase: 'created', transaction_id: `tr_${i}`, state: 'approved' }, learned: 'webhook', audits }),
+      // One with nothing but the row's own columns, at the same revision: a statement of its own.
+      two.commitRow(batch, r.line, r.revision, { changes: { next_read_at: 1 } }),
+    ]));
+    for (let i = 0; i < 20; i++) expect(raced.slice(i * 3, i * 3 + 3).filter((o) => o.kind === 'applied')).toHaveLength(1);
+    const counted = await one.batch(batch);
+    expect((counted?.changes_by_answer ?? 0) + (counted?.changes_by_webhook ?? 0)).toBe(raced.filter((o, k) => o.kind === 'applied' && k % 3 !== 2).length);
+    for (const r of rows) expect((await one.row(batch, r.line))?.revision).toBe(r.revision + 1);
+    // Every applied commit's entries, and no other's.
+    expect((await trail()).length).toBe(raced.filter((o, k) => o.kind === 'applied' && k % 3 !== 2).length);
+  });
+
   it("fundings without a budget do not wait for each other on the batch's row; one with a budget waits for them and counts what they committed", async () => {
     const batch = await one.beginBatch({ file_name: 'b.csv', sha256: 'b'.repeat(64), size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
     await one.addRows(batch, [newRow(2, 'F-1'), newRow(3, 'F-2'), newRow(4, 'F-3')]);
