@@ -9,11 +9,6 @@ import type { Reservation } from '../queries/budget.js';
 import { BUDGET_SQL, exceedsBudget } from '../queries/budget.js';
 import type { PgConnection } from './client.js';
 
-/** Params: currency, batch. Why funding in the currency stopped for the batch (BUDGET_SQL.fundingStop), the batch's row locked. */
-const stopLocked = (lock: string): string => `SELECT (${BUDGET_SQL.fundingStop.replace('batch_id = ?', 'batch_id = b.id')}) AS detail FROM batches b WHERE b.id = ? ${lock}`;
-const STOP_KEY_SHARE = stopLocked('FOR KEY SHARE');
-const STOP_FOR_UPDATE = stopLocked('FOR UPDATE');
-
 // Sums of amounts are numeric: exact, read as text.
 const COMMITTED = BUDGET_SQL.committed('COALESCE(SUM(input_amount::numeric), 0)::text AS total');
 
@@ -23,9 +18,9 @@ export async function reservationRefused(tx: PgConnection, batchId: string, line
   // where every funding of the batch by every worker waited on that one row): a worker whose engine.batch_budget is
   // set still counts the funding of one whose is not, once it is committed. A stop read just before another worker
   // writes it lets through one funding the service refuses anyway (the balance ran out).
-  // The stop is read with the lock, in one statement.
-  const stop = (await tx.first<{ detail: string | null }>(reserve.budget === null ? STOP_KEY_SHARE : STOP_FOR_UPDATE, [reserve.currency, batchId]))?.detail;
-  if (stop) return { kind: 'stopped', detail: stop };
+  await tx.run(`SELECT 1 FROM batches WHERE id = ? ${reserve.budget === null ? 'FOR KEY SHARE' : 'FOR UPDATE'}`, [batchId]);
+  const stop = await tx.first<{ detail: string }>(BUDGET_SQL.fundingStop, [batchId, reserve.currency]);
+  if (stop) return { kind: 'stopped', detail: stop.detail };
   if (reserve.budget === null) return null;
   const sum = await tx.first<{ total: string }>(COMMITTED, [batchId, reserve.currency, batchId, line]);
   const committed = BigInt((sum?.total ?? '0').split('.')[0] as string);
