@@ -24,6 +24,14 @@ const SLOT_WAIT_MAX_MS = 50;
  * its own wait would.
  */
 const SLOT_KEPT_MS = 20;
+/**
+ * How long after its take a slot may still be kept for the next step: past it, it goes back to the database when its
+ * step ends, where another worker waiting for one may take it (a busy worker would otherwise never let it go).
+ */
+const SLOT_REUSE_MS = 200;
+
+/** A call slot as this worker took it: `mark` is written as its taken_at, one value per take, so that a return frees that take only. */
+interface TakenSlot { slot: number; mark: number }
 
 function processAlive(pid: number): boolean {
   try {
@@ -48,17 +56,23 @@ export class SharedWork {
   /** Resolves if the lease is lost (another process took the name over, or renewals failed past the lease): the worker must stop. */
   readonly lost = new Promise<string>((resolve) => (this.lostWith = resolve));
   private timer: NodeJS.Timeout | null = null;
-  /** Call slots this worker holds in the database: used by a call under way, kept for the next step, or being given back. */
+  /** Call slots this worker holds in the database for a step: used by a call under way, or kept for the next step. */
   private readonly slotsHeld = new Set<number>();
   /** Of those, the ones no step uses now, kept for SLOT_KEPT_MS (last kept, first taken). */
-  private readonly keptSlots: number[] = [];
+  private readonly keptSlots: TakenSlot[] = [];
   private keptTimer: NodeJS.Timeout | null = null;
+  /** Slots whose return is under way, with how many returns of each: the sweep leaves them alone until answered. */
+  private readonly givingBack = new Map<number, number>();
+  /** The last mark given to a take: every take's is higher. */
+  private lastMark = 0;
   /**
-   * Call slots whose call ended but whose return failed (the database did not answer): returned again before the
-   * next slot is taken. Left to the sweep instead, every slot could stay taken by calls long ended, and a step
-   * waiting for one (a read, in the daemon's loop) would keep the sweep from running: nothing sent again.
+   * Call slots whose call ended but whose return failed (the database did not answer), with their take's mark:
+   * returned again before the next slot is taken. Left to the sweep instead, every slot could stay taken by calls long
+   * ended, and a step waiting for one (a read, in the daemon's loop) would keep the sweep from running: nothing sent
+   * again. A return freeing that take only, a return applied whose answer was lost frees nothing once the slot is taken
+   * again.
    */
-  private readonly unreturned = new Set<number>();
+  private readonly unreturned = new Map<number, number>();
   private returning: Promise<void> | null = null;
   private liveCount = 1;
 
@@ -162,6 +176,9 @@ export class SharedWork {
     if (this.timer) clearInterval(this.timer);
     if (this.keptTimer) clearTimeout(this.keptTimer);
     this.keptTimer = null;
+    // No call starts once it has left (its slots are freed with its lease).
+    this.renewedAt = -Infinity;
+    this.keptSlots.splice(0);
     await this.store.leaveWorkers(this.me.name, this.me.token).catch(() => {});
   }
 
@@ -191,28 +208,40 @@ export class SharedWork {
    * free. Null (nothing run) when `signal` aborts while waiting.
    */
   async withCallSlot<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T | null> {
-    // One kept from a step that ended here, if any: no look in the database.
-    let slot: number | null = signal.aborted || !this.leaseHeld() ? null : (this.keptSlots.pop() ?? null);
-    for (let wait = 2; slot === null; wait = Math.min(SLOT_WAIT_MAX_MS, wait * 2)) {
+    let taken: TakenSlot | null = null;
+    for (let wait = 2; taken === null; wait = Math.min(SLOT_WAIT_MAX_MS, wait * 2)) {
       if (signal.aborted) return null;
       // The fence: no call starts once the lease may have passed to others (the worker is stopping).
       if (!this.leaseHeld()) return null;
+      // One kept from a step that ended here, if any: no look in the database.
+      taken = this.keptSlots.pop() ?? null;
+      if (taken !== null) break;
       await this.returnUnreturned();
-      slot = await this.store.takeCallSlot(this.me.name, this.options.serviceConcurrency, this.clock.now());
-      if (slot === null) await new Promise((resolve) => setTimeout(resolve, wait + Math.floor(Math.random() * wait)));
+      const mark = Math.max(this.clock.now(), this.lastMark + 1);
+      this.lastMark = mark;
+      const slot = await this.store.takeCallSlot(this.me.name, this.options.serviceConcurrency, mark);
+      if (slot !== null) taken = { slot, mark };
+      else await new Promise((resolve) => setTimeout(resolve, wait + Math.floor(Math.random() * wait)));
     }
-    this.slotsHeld.add(slot);
+    this.slotsHeld.add(taken.slot);
     try {
       if (!this.leaseHeld()) return null;
       return await work();
     } finally {
-      this.keep(slot);
+      this.keep(taken);
     }
   }
 
-  /** A slot whose step ended, kept for the next step here; every slot still kept SLOT_KEPT_MS later is given back. */
-  private keep(slot: number): void {
-    this.keptSlots.push(slot);
+  /**
+   * A slot whose step ended: kept for the next step here, unless it was taken SLOT_REUSE_MS ago or more (then given
+   * back now); every slot still kept SLOT_KEPT_MS later is given back.
+   */
+  private keep(taken: TakenSlot): void {
+    if (this.clock.now() - taken.mark >= SLOT_REUSE_MS || !this.leaseHeld()) {
+      void this.giveBack(taken);
+      return;
+    }
+    this.keptSlots.push(taken);
     if (this.keptTimer) return;
     this.keptTimer = setTimeout(() => void this.giveBackKept(), SLOT_KEPT_MS);
     this.keptTimer.unref();
@@ -222,18 +251,28 @@ export class SharedWork {
   async giveBackKept(): Promise<void> {
     if (this.keptTimer) clearTimeout(this.keptTimer);
     this.keptTimer = null;
-    await Promise.all(this.keptSlots.splice(0).map((slot) => this.returnSlot(slot)));
+    await Promise.all(this.keptSlots.splice(0).map((taken) => this.giveBack(taken)));
   }
 
-  private async returnSlot(slot: number): Promise<void> {
+  /** No step holds the slot from now; kept out of the sweep until its return is answered (it may be taken again meanwhile). */
+  private async giveBack(taken: TakenSlot): Promise<void> {
+    this.slotsHeld.delete(taken.slot);
+    this.givingBack.set(taken.slot, (this.givingBack.get(taken.slot) ?? 0) + 1);
     try {
-      await this.store.returnCallSlot(slot, this.me.name);
-      this.unreturned.delete(slot);
-    } catch {
-      this.unreturned.add(slot);
+      await this.returnSlot(taken.slot, taken.mark);
     } finally {
-      // Held until given back: the sweep of idle claims leaves it alone meanwhile (see sweepIdle).
-      this.slotsHeld.delete(slot);
+      const left = (this.givingBack.get(taken.slot) ?? 1) - 1;
+      if (left > 0) this.givingBack.set(taken.slot, left);
+      else this.givingBack.delete(taken.slot);
+    }
+  }
+
+  private async returnSlot(slot: number, mark: number): Promise<void> {
+    try {
+      await this.store.returnCallSlot(slot, this.me.name, mark);
+      if (this.unreturned.get(slot) === mark) this.unreturned.delete(slot);
+    } catch {
+      this.unreturned.set(slot, mark);
     }
   }
 
@@ -241,7 +280,7 @@ export class SharedWork {
   private returnUnreturned(): Promise<void> {
     if (this.unreturned.size === 0) return Promise.resolve();
     this.returning ??= (async () => {
-      for (const slot of [...this.unreturned]) await this.returnSlot(slot);
+      for (const [slot, mark] of [...this.unreturned]) await this.returnSlot(slot, mark);
     })().finally(() => (this.returning = null));
     return this.returning;
   }
@@ -254,7 +293,7 @@ export class SharedWork {
   async sweepIdle(working: readonly string[], idleMs: number): Promise<{ rows: number; slots: number }> {
     // The slots to return again are returned by that, not here: a slot freed here could be taken again by this
     // worker, and a late return would then free it in use.
-    return this.store.sweepOwnClaims(this.me.name, this.clock.now() - idleMs, working, [...this.slotsHeld, ...this.unreturned]);
+    return this.store.sweepOwnClaims(this.me.name, this.clock.now() - idleMs, working, [...this.slotsHeld, ...this.givingBack.keys(), ...this.unreturned.keys()]);
   }
 
   /** What this worker holds now, for /healthz. */

@@ -361,7 +361,8 @@ export interface SharedWorkStore {
   claimWebhookEvents(worker: string, now: number, limit: number): Promise<WebhookEvent[]>;
   /** Takes one of the first `slots` call slots (the service's concurrency, shared by all workers); null when all are taken. */
   takeCallSlot(worker: string, slots: number, now: number): Promise<number | null>;
-  returnCallSlot(slot: number, worker: string): Promise<void>;
+  /** Frees the slot if it is still the take `takenAt` marked (takeCallSlot's `now`): a late return never frees a later take. */
+  returnCallSlot(slot: number, worker: string, takenAt: number): Promise<void>;
   /**
    * service.rate_limits, shared by every worker: reserves a token of each bucket; returns the time they are the
    * caller's, never before `now` (queries/rate-buckets.ts).

@@ -93,6 +93,110 @@ describe('SharedWork call slots', () => {
     expect(holder).toEqual([null, null]);
     await work.sweepIdle([], 60_000);
     expect(swept.at(-1)).toEqual([]);
+    // Taken 200 ms ago or more: given back when its step ends, not kept (another worker may be waiting for it).
+    const clock = new ManualClock(5_000);
+    const busy = await SharedWork.join(store, clock, { name: 'w2', leaseMs: 30_000, serviceConcurrency: 2 });
+    await busy.withCallSlot(signal, async () => {});
+    await busy.withCallSlot(signal, async () => clock.advance(200));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(holder).toEqual([null, null]);
+    await busy.leave();
+    await work.leave();
+    // Left: no call starts.
+    expect(await work.withCallSlot(signal, async () => 'after leaving')).toBeNull();
+  });
+
+  /** One slot, as PostgreSQL keeps it: a return frees the take it names only; its answer can be held back, or lost. */
+  function markedSlot(): { store: SharedWorkStore; table: { worker: string | null; takenAt: number | null }; answer: { held: Promise<void> | null; lost: number; refused: number }; applied: number[] } {
+    const table = { worker: null as string | null, takenAt: null as number | null };
+    const answer = { held: null as Promise<void> | null, lost: 0, refused: 0 };
+    const applied: number[] = [];
+    let me: WorkerRecord | undefined;
+    const store = {
+      joinWorkers: async (worker: WorkerRecord) => {
+        me = worker;
+        return null;
+      },
+      workers: async () => (me ? [me] : []),
+      renewWorker: async () => true,
+      leaveWorkers: async () => {},
+      takeCallSlot: async (worker: string, _slots: number, now: number) => {
+        if (table.worker !== null) return null;
+        Object.assign(table, { worker, takenAt: now });
+        return 0;
+      },
+      returnCallSlot: async (_slot: number, worker: string, takenAt: number) => {
+        if (answer.refused > 0) {
+          answer.refused -= 1;
+          throw new Error('the database cannot be reached (Connection terminated unexpectedly)');
+        }
+        if (table.worker === worker && table.takenAt === takenAt) Object.assign(table, { worker: null, takenAt: null });
+        applied.push(takenAt);
+        if (answer.held) await answer.held;
+        if (answer.lost > 0) {
+          answer.lost -= 1;
+          throw new Error('the database cannot be reached (Connection terminated unexpectedly)');
+        }
+      },
+      sweepOwnClaims: async (worker: string, before: number, _working: readonly string[], inUse: readonly number[]) => {
+        const freed = table.worker === worker && (table.takenAt ?? 0) < before && !inUse.includes(0);
+        if (freed) Object.assign(table, { worker: null, takenAt: null });
+        return { rows: 0, slots: freed ? 1 : 0 };
+      },
+    } as unknown as SharedWorkStore;
+    return { store, table, answer, applied };
+  }
+
+  it('a slot taken again while its last return is still unanswered stays held for its call, past the sweep', async () => {
+    const { store, table, answer } = markedSlot();
+    const clock = new ManualClock(1_000);
+    const work = await SharedWork.join(store, clock, { name: 'w1', leaseMs: 600_000, serviceConcurrency: 1 });
+    const signal = new AbortController().signal;
+    await work.withCallSlot(signal, async () => {});
+    let answerNow = (): void => {};
+    answer.held = new Promise((resolve) => (answerNow = resolve));
+    // The kept slot is given back: applied at once, its answer held back.
+    const givingBack = work.giveBackKept();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(table.worker).toBeNull();
+    answer.held = null;
+    await work.withCallSlot(signal, async () => {
+      expect(table.worker).toBe('w1');
+      // The old return is answered in the middle of the new call, which then outlasts the idle claims' time.
+      answerNow();
+      await givingBack;
+      clock.advance(61_000);
+      expect(await work.sweepIdle([], 60_000)).toEqual({ rows: 0, slots: 0 });
+      expect(table.worker).toBe('w1');
+    });
+    await work.giveBackKept();
+    expect(table.worker).toBeNull();
+    await work.leave();
+  });
+
+  it('a return applied whose answer was lost, made again once the slot is taken again, frees nothing in use', async () => {
+    const { store, table, answer, applied } = markedSlot();
+    const work = await SharedWork.join(store, new ManualClock(1_000), { name: 'w1', leaseMs: 600_000, serviceConcurrency: 1 });
+    await work.withCallSlot(new AbortController().signal, async () => {});
+    // Applied, its answer lost: the worker takes it for unreturned.
+    answer.lost = 1;
+    await work.giveBackKept();
+    expect(table.worker).toBeNull();
+    // Its next return fails before it is applied; the slot is taken again meanwhile, for a call.
+    answer.refused = 1;
+    const first = applied[0] as number;
+    await work.withCallSlot(new AbortController().signal, async () => {
+      const second = table.takenAt;
+      expect(second).not.toBe(first);
+      // Another step of the worker makes the lost return again before it looks for a slot (none is free: it gives up).
+      const other = new AbortController();
+      const waiting = work.withCallSlot(other.signal, async () => 'never');
+      while (applied.length < 2) await new Promise((resolve) => setImmediate(resolve));
+      expect(applied[1]).toBe(first);
+      expect(table).toEqual({ worker: 'w1', takenAt: second });
+      other.abort();
+      expect(await waiting).toBeNull();
+    });
     await work.leave();
   });
 });

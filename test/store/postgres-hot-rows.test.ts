@@ -12,6 +12,7 @@ import type { AuditEntry, NewAuditEntry } from '../../src/audit/chain.js';
 import { ChainWalker, entryHash } from '../../src/audit/chain.js';
 import type { NewRow, PipelineRow } from '../../src/store/port.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { PIPELINE_SQL } from '../../src/store/queries/pipeline.js';
 import { freshDatabase, postgresAvailable } from '../helpers/postgres.js';
 
 const available = await postgresAvailable('the hot rows of PostgreSQL commits');
@@ -122,6 +123,30 @@ describe.skipIf(!available)('PostgreSQL: what every commit touches', () => {
     for (const r of rows) expect((await one.row(batch, r.line))?.revision).toBe(r.revision + 1);
     // Every applied commit's entries, and no other's.
     expect((await trail()).length).toBe(raced.filter((o, k) => o.kind === 'applied' && k % 3 !== 2).length);
+  });
+
+  it("a budgeted funding that waited for the batch's row while a currency stop was written sees that stop: nothing of it kept", async () => {
+    const batch = await one.beginBatch({ file_name: 's.csv', sha256: 'd'.repeat(64), size_bytes: 10, policy: 'reject_file', received_at: AT, file_mtime_ms: 1, send_after: 0 });
+    await one.addRows(batch, [newRow(2, 'S-1')]);
+    await one.acceptBatch(batch);
+    const r = (await one.row(batch, 2)) as PipelineRow;
+    // What stopCurrency writes, left open: its foreign key holds the batch's row (KEY SHARE) until it commits.
+    await admin.query('BEGIN');
+    let n = 0;
+    await admin.query(PIPELINE_SQL.stopFunding.replace(/\?/g, () => `$${++n}`), ['USD', 'the USD balance ran out', AT]);
+    const funding = one.commitRow(batch, 2, r.revision, { changes: { phase: 'funding', input_amount: '10000', input_currency: 'USD' }, reserve: { currency: 'USD', amount: 10_000n, budget: 1_000_000n } });
+    const watcher = new pg.Client({ connectionString: database.url });
+    await watcher.connect();
+    try {
+      while (((await watcher.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]?.n ?? 0) < 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      await watcher.end();
+    }
+    await admin.query('COMMIT');
+    expect(await funding).toEqual({ kind: 'stopped', detail: 'the USD balance ran out' });
+    expect(await one.row(batch, 2)).toMatchObject({ phase: 'ready', revision: r.revision });
   });
 
   it("fundings without a budget do not wait for each other on the batch's row; one with a budget waits for them and counts what they committed", async () => {

@@ -105,7 +105,11 @@ describe.skipIf(!available)('PostgreSQL: work shared between workers', () => {
     const taken = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).takeCallSlot(i % 2 === 0 ? 's1' : 's2', 3, now)));
     expect(taken.filter((s) => s !== null).sort()).toEqual([0, 1, 2]);
     const ofS2 = (await two.heldBy('s2')).slots;
-    await one.returnCallSlot(taken.find((s) => s !== null) as number, 'nobody');
+    await one.returnCallSlot(taken.find((s) => s !== null) as number, 'nobody', now);
+    expect(await one.takeCallSlot('s1', 3, now)).toBeNull();
+    // A return frees the take it names only: a late one, for an earlier take of a slot taken again, frees nothing.
+    const mine = taken.find((s, i) => s !== null && i % 2 === 0) as number;
+    await one.returnCallSlot(mine, 's1', now - 1);
     expect(await one.takeCallSlot('s1', 3, now)).toBeNull();
     // s1 dies; at s1's expiry its slots go to s2.
     await two.renewWorker('s2', 'y', now + 20_000, now + 60_000);

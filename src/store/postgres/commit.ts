@@ -59,12 +59,13 @@ async function commitRowOnce(c: PgConnection, batchId: string, line: number, rev
 /**
  * The changes applied if the row is at `revision` (the UPDATE takes the row's lock, and a row moved by a commit that
  * held it first no longer matches): the state it had before them; undefined when it moved. A revision is changed by
- * every commit, and only a commit changes a state: the state at a revision is one.
+ * every commit, and only a commit changes a state: the state at a revision is one (and a row whose state is no longer
+ * the one read, whatever changed it, has moved).
  */
 async function update(c: PgConnection, batchId: string, line: number, revision: number, changes: RowChanges, countRead: boolean): Promise<{ state: string | null } | undefined> {
   const columns = CHANGEABLE.filter((column) => column in changes);
   const values = columns.map((column) => storedValue(column, (changes as Record<string, unknown>)[column]));
   const set = [...columns.map((column) => `${column} = ?`), 'revision = r.revision + 1', ...(countRead ? ['reads = r.reads + 1'] : [])].join(', ');
   return c.first<{ state: string | null }>(`UPDATE rows r SET ${set} FROM (SELECT state FROM rows WHERE batch_id = ? AND line = ?) AS was
-    WHERE r.batch_id = ? AND r.line = ? AND r.revision = ? RETURNING was.state`, [...values, batchId, line, batchId, line, revision]);
+    WHERE r.batch_id = ? AND r.line = ? AND r.revision = ? AND r.state IS NOT DISTINCT FROM was.state RETURNING was.state`, [...values, batchId, line, batchId, line, revision]);
 }

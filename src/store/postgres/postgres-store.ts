@@ -99,7 +99,7 @@ function postgresStore(pool: pg.Pool, prepare: boolean): PostgresStore {
     claimDueReads: (worker, now, limit) => shared.claimDueReads(c, worker, now, limit),
     claimWebhookEvents: (worker, now, limit) => shared.claimWebhookEvents(c, worker, now, limit),
     takeCallSlot: (worker, slots, now) => shared.takeCallSlot(c, slotsMade, worker, slots, now),
-    returnCallSlot: (slot, worker) => shared.returnCallSlot(c, slot, worker),
+    returnCallSlot: (slot, worker, takenAt) => shared.returnCallSlot(c, slot, worker, takenAt),
     reserveRateTokens: (buckets, now) => rateTokens(buckets, now),
     sweepOwnClaims: (worker, before, working, slots) => shared.sweepOwnClaims(c, worker, before, working, slots),
     heldBy: (worker) => shared.heldBy(c, worker),

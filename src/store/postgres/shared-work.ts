@@ -104,8 +104,8 @@ export async function takeCallSlot(c: PgConnection, made: CallSlotsMade, worker:
   return taken?.slot ?? null;
 }
 
-export async function returnCallSlot(c: PgConnection, slot: number, worker: string): Promise<void> {
-  await c.run('UPDATE call_slots SET worker = NULL, taken_at = NULL WHERE slot = $1 AND worker = $2', [slot, worker]);
+export async function returnCallSlot(c: PgConnection, slot: number, worker: string, takenAt: number): Promise<void> {
+  await c.run('UPDATE call_slots SET worker = NULL, taken_at = NULL WHERE slot = $1 AND worker = $2 AND taken_at = $3', [slot, worker, takenAt]);
 }
 
 export async function sweepOwnClaims(c: PgConnection, worker: string, before: number, working: readonly string[], slots: readonly number[]): Promise<{ rows: number; slots: number }> {
