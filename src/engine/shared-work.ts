@@ -28,7 +28,7 @@ const SLOT_KEPT_MS = 20;
  * How long after its take a slot may still be kept for the next step: past it, it goes back to the database when its
  * step ends, where another worker waiting for one may take it (a busy worker would otherwise never let it go).
  */
-const SLOT_REUSE_MS = 200;
+const SLOT_REUSE_MS = 1_000;
 
 /** A call slot as this worker took it: `mark` is written as its taken_at, one value per take, so that a return frees that take only. */
 interface TakenSlot { slot: number; mark: number }

@@ -93,11 +93,13 @@ describe('SharedWork call slots', () => {
     expect(holder).toEqual([null, null]);
     await work.sweepIdle([], 60_000);
     expect(swept.at(-1)).toEqual([]);
-    // Taken 200 ms ago or more: given back when its step ends, not kept (another worker may be waiting for it).
+    // Taken a second ago or more: given back when its step ends, not kept (another worker may be waiting for it).
     const clock = new ManualClock(5_000);
     const busy = await SharedWork.join(store, clock, { name: 'w2', leaseMs: 30_000, serviceConcurrency: 2 });
     await busy.withCallSlot(signal, async () => {});
-    await busy.withCallSlot(signal, async () => clock.advance(200));
+    await busy.withCallSlot(signal, async () => clock.advance(999));
+    expect(holder).toEqual(['w2', null]);
+    await busy.withCallSlot(signal, async () => clock.advance(1));
     await new Promise((resolve) => setImmediate(resolve));
     expect(holder).toEqual([null, null]);
     await busy.leave();
