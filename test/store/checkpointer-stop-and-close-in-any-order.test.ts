@@ -43,7 +43,8 @@ describe('hostile (2): the checkpointer state machine', () => {
     try {
       busySecond(checkpointer);
       expect(checkpointer.running).toBe(true);
-      await sleep(150);
+      // Its thread is up (an event, bounded), not a fixed wait.
+      expect(await until(() => threads() > before)).toBe(true);
       const first = checkpointer.stop();
       const second = checkpointer.stop();
       expect(autocheckpoint(db)).toBe(1000);
@@ -96,7 +97,7 @@ describe('hostile (2): the checkpointer state machine', () => {
     const out = capture();
     try {
       busySecond(checkpointer);
-      await sleep(100);
+      expect(await until(() => threads() > before)).toBe(true);
       await checkpointer.stop();
       expect(autocheckpoint(db)).toBe(1000);
       busySecond(checkpointer, Date.now() + 1000);
@@ -127,7 +128,7 @@ describe('hostile (2): the checkpointer state machine', () => {
   it('the database closed before the checkpointer, with its thread running: close() resolves and the thread ends', async () => {
     const checkpointer = new Checkpointer(db, file);
     busySecond(checkpointer);
-    await sleep(150);
+    expect(await until(() => threads() > before)).toBe(true);
     db.close();
     await checkpointer.close();
     expect(checkpointer.running).toBe(false);
