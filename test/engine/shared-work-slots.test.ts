@@ -10,13 +10,10 @@ import { ManualClock } from '../../src/clock.js';
 import { SharedWork } from '../../src/engine/shared-work.js';
 import type { SharedWorkStore, WorkerRecord } from '../../src/store/port.js';
 
-/** The call slots of a database, in memory; its returns fail while `down`. */
-function slotStore(size: number): { store: SharedWorkStore; holder: (string | null)[]; down: { now: boolean }; swept: number[][] } {
-  const holder: (string | null)[] = Array.from({ length: size }, () => null);
-  const down = { now: false };
-  const swept: number[][] = [];
+/** The workers of a database with one worker, the one that joins: its lease always renewed. */
+function oneWorker(): Pick<SharedWorkStore, 'joinWorkers' | 'workers' | 'renewWorker' | 'leaveWorkers'> {
   let me: WorkerRecord | undefined;
-  const store = {
+  return {
     joinWorkers: async (worker: WorkerRecord) => {
       me = worker;
       return null;
@@ -24,6 +21,16 @@ function slotStore(size: number): { store: SharedWorkStore; holder: (string | nu
     workers: async () => (me ? [me] : []),
     renewWorker: async () => true,
     leaveWorkers: async () => {},
+  };
+}
+
+/** The call slots of a database, in memory; its returns fail while `down`. */
+function slotStore(size: number): { store: SharedWorkStore; holder: (string | null)[]; down: { now: boolean }; swept: number[][] } {
+  const holder: (string | null)[] = Array.from({ length: size }, () => null);
+  const down = { now: false };
+  const swept: number[][] = [];
+  const store = {
+    ...oneWorker(),
     takeCallSlot: async (worker: string, slots: number) => {
       const free = holder.findIndex((h, i) => i < slots && h === null);
       if (free < 0) return null;
@@ -113,15 +120,8 @@ describe('SharedWork call slots', () => {
     const table = { worker: null as string | null, takenAt: null as number | null };
     const answer = { held: null as Promise<void> | null, lost: 0, refused: 0 };
     const applied: number[] = [];
-    let me: WorkerRecord | undefined;
     const store = {
-      joinWorkers: async (worker: WorkerRecord) => {
-        me = worker;
-        return null;
-      },
-      workers: async () => (me ? [me] : []),
-      renewWorker: async () => true,
-      leaveWorkers: async () => {},
+      ...oneWorker(),
       takeCallSlot: async (worker: string, _slots: number, now: number) => {
         if (table.worker !== null) return null;
         Object.assign(table, { worker, takenAt: now });
